@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libhintvm: boot and supervise a KVM virtual machine from a C program.
+ *
+ * The API is string-keyed on purpose: every option the `hintvm run` command
+ * line accepts is a key here (without the leading "--"), validated by the
+ * same code, so an orchestration tool, a config file and the command line
+ * cannot disagree about what a value means.
+ *
+ *	struct hvm_config *cfg = hvm_config_new();
+ *	hvm_config_set(cfg, "cpus", "2");
+ *	struct hvm_vm *vm = hvm_vm_create(cfg);
+ *	hvm_vm_start(vm);
+ *	struct hvm_exit exit;
+ *	hvm_vm_wait(vm, &exit);
+ *	hvm_vm_destroy(vm);
+ *	hvm_config_free(cfg);
+ *
+ * Functions that can fail return NULL or a negative errno value and leave a
+ * one-line, human-readable explanation in hvm_last_error() (per thread).
+ */
+#ifndef HINTVM_H
+#define HINTVM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HVM_API __attribute__((visibility("default")))
+
+struct hvm_config;
+struct hvm_vm;
+
+/* The library version, "MAJOR.MINOR.PATCH". */
+HVM_API const char *hvm_version(void);
+
+/* Explanation of the last failure in this thread; never NULL. */
+HVM_API const char *hvm_last_error(void);
+
+/* ---- configuration ---------------------------------------------------- */
+
+HVM_API struct hvm_config *hvm_config_new(void);
+HVM_API void hvm_config_free(struct hvm_config *cfg);
+
+/*
+ * Set option KEY (a long option name such as "mem" or "cpus") to VALUE.
+ * Flags that take no value accept NULL, "on"/"off", "yes"/"no", "1"/"0".
+ * Returns 0, or -EINVAL for an unknown key or a bad value.
+ */
+HVM_API int hvm_config_set(struct hvm_config *cfg, const char *key,
+			   const char *value);
+
+/*
+ * Read "key = value" lines ('#' starts a comment) from PATH. Keys already
+ * set by hvm_config_set() before this call win, so a command line parsed
+ * first overrides the file. Errors name the file and line.
+ */
+HVM_API int hvm_config_load_file(struct hvm_config *cfg, const char *path);
+
+/*
+ * Guest console wiring for embedders: the serial port reads guest input
+ * from IN_FD and writes guest output to OUT_FD (-1 for none). The file
+ * descriptors stay owned by the caller. Default: stdin and stdout.
+ */
+HVM_API int hvm_config_set_console_fds(struct hvm_config *cfg, int in_fd,
+				       int out_fd);
+
+/* Description of one option, for help texts and option parsers. */
+struct hvm_option_info {
+	const char *name; /* long name, e.g. "mem" */
+	char short_name; /* e.g. 'm', or 0 */
+	const char *arg; /* argument placeholder, e.g. "SIZE"; NULL: flag */
+	const char *help; /* one line */
+};
+
+/* All options, in help order; *count receives their number. */
+HVM_API const struct hvm_option_info *hvm_options(size_t *count);
+
+/* ---- virtual machine -------------------------------------------------- */
+
+enum hvm_exit_reason {
+	HVM_EXIT_POWEROFF, /* the guest powered off */
+	HVM_EXIT_REBOOT, /* the guest asked for a reset */
+	HVM_EXIT_DEBUG, /* the guest wrote the debug-exit port */
+	HVM_EXIT_CRASH, /* triple fault, KVM internal or emulation error */
+	HVM_EXIT_STOPPED, /* hvm_vm_stop() or a signal */
+	HVM_EXIT_HOST_ERROR, /* hintvm itself failed while running */
+};
+
+struct hvm_exit {
+	enum hvm_exit_reason reason;
+	uint32_t debug_code; /* value written to the debug-exit port */
+	int vcpu; /* vCPU that ended the VM, or -1 */
+	char detail[160]; /* human-readable cause */
+};
+
+/*
+ * Process exit statuses `hintvm run` uses; documented in README.md.
+ * Debug-exit values map to (code << 1) | 1 as QEMU's isa-debug-exit does,
+ * so every status hintvm itself picks is even.
+ */
+enum hvm_exit_status {
+	HVM_STATUS_POWEROFF = 0,
+	HVM_STATUS_USAGE = 2, /* bad option, file or host: guest never ran */
+	HVM_STATUS_REBOOT = 4,
+	HVM_STATUS_CRASH = 6,
+	HVM_STATUS_HOST_ERROR = 8,
+	HVM_STATUS_STOPPED = 10,
+};
+
+/* The process exit status for EXIT (see enum hvm_exit_status). */
+HVM_API int hvm_exit_status(const struct hvm_exit *exit);
+
+/* Human-readable name of REASON ("poweroff", "crash", ...). */
+HVM_API const char *hvm_exit_reason_name(enum hvm_exit_reason reason);
+
+/*
+ * Build the VM described by CFG: opens /dev/kvm, checks capabilities,
+ * allocates guest memory, loads the kernel and creates the vCPUs, but runs
+ * nothing. On failure nothing is left behind and NULL is returned. CFG may
+ * be freed afterwards.
+ */
+HVM_API struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg);
+
+/* Start the vCPU threads. */
+HVM_API int hvm_vm_start(struct hvm_vm *vm);
+
+/* Wait until the VM ends and describe why. */
+HVM_API int hvm_vm_wait(struct hvm_vm *vm, struct hvm_exit *exit);
+
+/*
+ * Ask a running VM to stop (async-signal-safe: callable from a signal
+ * handler). hvm_vm_wait() then reports HVM_EXIT_STOPPED.
+ */
+HVM_API void hvm_vm_stop(struct hvm_vm *vm);
+
+/* Stop the VM if it runs and free everything it holds. */
+HVM_API void hvm_vm_destroy(struct hvm_vm *vm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HINTVM_H */

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Diagnostics. Internal helpers return -errno and leave the explanation in
+ * the per-thread error buffer (hvm_set_error); the public API hands it out
+ * through hvm_last_error(). Messages name the thing, the value and what was
+ * expected.
+ */
+#ifndef HVM_CORE_LOG_H
+#define HVM_CORE_LOG_H
+
+#include <stdarg.h>
+
+/* Record why the current operation failed; returns -ERR for tail calls. */
+int hvm_set_error(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The recorded message (empty when none). */
+const char *hvm_error_message(void);
+
+enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
+
+/* Messages at or below LEVEL reach stderr; default LOG_WARN. */
+void log_set_level(enum log_level level);
+void log_msg(enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define pr_err(...) log_msg(LOG_ERROR, __VA_ARGS__)
+#define pr_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
+#define pr_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define pr_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * ACPI fixed-hardware power management registers: the PM1a event block
+ * (status/enable) and control block, where writing SLP_EN with SLP_TYP = S5
+ * powers off, and the RESET_REG port (0x06/0x0e resets). The built-in test
+ * kernel powers off through the same register Linux uses after reading the
+ * FADT and \_S5, so one path is tested by both.
+ */
+#ifndef HVM_DEVICES_ACPI_PM_H
+#define HVM_DEVICES_ACPI_PM_H
+
+#include "core/bus.h"
+#include "core/power.h"
+
+#define ACPI_PM1_EVT_LEN 4
+#define ACPI_PM1_CNT_LEN 2
+
+struct acpi_pm;
+
+struct acpi_pm *acpi_pm_create(struct power_sink power);
+void acpi_pm_destroy(struct acpi_pm *pm);
+
+extern const struct bus_ops acpi_pm1_evt_bus_ops;
+extern const struct bus_ops acpi_pm1_cnt_bus_ops;
+extern const struct bus_ops acpi_reset_bus_ops; /* 1 byte */
+
+#endif

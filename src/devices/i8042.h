@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The part of an i8042 keyboard controller a guest without a keyboard
+ * needs: a status port that never reads busy (Linux's probe and its reboot
+ * path poll it), the command/data handshake Linux's probe uses, and the
+ * 0xfe "pulse reset line" command, which resets the VM (reboot=k).
+ */
+#ifndef HVM_DEVICES_I8042_H
+#define HVM_DEVICES_I8042_H
+
+#include "core/bus.h"
+#include "core/power.h"
+
+struct i8042;
+
+struct i8042 *i8042_create(struct power_sink power);
+void i8042_destroy(struct i8042 *kbc);
+
+extern const struct bus_ops i8042_data_bus_ops; /* port 0x60, 1 byte */
+extern const struct bus_ops i8042_cmd_bus_ops; /* port 0x64, 1 byte */
+
+#endif

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * 16550A-compatible UART (the "8250" Linux drives at ttyS0). Guest output
+ * goes to a host fd; host input is queued with uart8250_receive(). Used as a
+ * PIO device on x86 and as an MMIO ns16550a on arm64 (register stride 1).
+ */
+#ifndef HVM_DEVICES_UART8250_H
+#define HVM_DEVICES_UART8250_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/bus.h"
+#include "core/irq.h"
+
+#define UART8250_REGS 8
+
+struct uart8250;
+
+/* OUT_FD receives guest output (-1: discard). Returns NULL on ENOMEM. */
+struct uart8250 *uart8250_create(struct irq_line irq, int out_fd);
+void uart8250_destroy(struct uart8250 *uart);
+
+/*
+ * Queue LEN bytes of host input for the guest; returns how many fit (the
+ * rest should be offered again later). Thread-safe against guest access.
+ */
+size_t uart8250_receive(struct uart8250 *uart, const uint8_t *buf,
+			size_t len);
+
+extern const struct bus_ops uart8250_bus_ops;
+
+#endif
