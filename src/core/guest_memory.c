@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "core/guest_memory.h"
+
+int guest_memory_add_region(struct guest_memory *mem, uint64_t gpa,
+			    uint64_t size, void *hva)
+{
+	uint64_t last;
+
+	if (size == 0 || !hva || __builtin_add_overflow(gpa, size - 1, &last))
+		return -EINVAL;
+	if (mem->nr_regions == GUEST_MAX_REGIONS)
+		return -ENOSPC;
+	for (unsigned int i = 0; i < mem->nr_regions; i++) {
+		const struct guest_region *r = &mem->regions[i];
+
+		if (gpa <= r->gpa + (r->size - 1) && r->gpa <= last)
+			return -EEXIST;
+	}
+	mem->regions[mem->nr_regions++] = (struct guest_region){
+		.gpa = gpa,
+		.size = size,
+		.hva = hva,
+	};
+	mem->ram_size += size;
+	return 0;
+}
+
+int guest_memory_map(struct guest_memory *mem, uint64_t size, bool hugetlb)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	void *p;
+
+	if (size == 0 || size > SIZE_MAX)
+		return -EINVAL;
+	if (hugetlb)
+		flags |= MAP_HUGETLB;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	/* THP is "madvise" on many hosts: ask, and do not mind a refusal. */
+	if (!hugetlb)
+		madvise(p, size, MADV_HUGEPAGE);
+	/* Guest RAM in a core dump of the VMM is large and private. */
+	madvise(p, size, MADV_DONTDUMP);
+	mem->mapping = p;
+	mem->mapping_size = size;
+	mem->hugetlb = hugetlb;
+	return 0;
+}
+
+void guest_memory_unmap(struct guest_memory *mem)
+{
+	if (mem->mapping)
+		munmap(mem->mapping, mem->mapping_size);
+	*mem = (struct guest_memory){ 0 };
+}
+
+void *guest_ptr(const struct guest_memory *mem, uint64_t gpa, uint64_t len)
+{
+	for (unsigned int i = 0; i < mem->nr_regions; i++) {
+		const struct guest_region *r = &mem->regions[i];
+		uint64_t off = gpa - r->gpa;
+
+		/* Unsigned arithmetic: gpa below the region wraps to huge. */
+		if (gpa >= r->gpa && off < r->size && len <= r->size - off)
+			return r->hva + off;
+	}
+	return NULL;
+}
+
+bool guest_range_is_ram(const struct guest_memory *mem, uint64_t gpa,
+			uint64_t len)
+{
+	return guest_ptr(mem, gpa, len) != NULL;
+}
+
+int guest_read(const struct guest_memory *mem, uint64_t gpa, void *dst,
+	       size_t len)
+{
+	const void *src = guest_ptr(mem, gpa, len);
+
+	if (!src)
+		return -EFAULT;
+	memcpy(dst, src, len);
+	return 0;
+}
+
+int guest_write(const struct guest_memory *mem, uint64_t gpa, const void *src,
+		size_t len)
+{
+	void *dst = guest_ptr(mem, gpa, len);
+
+	if (!dst)
+		return -EFAULT;
+	memcpy(dst, src, len);
+	return 0;
+}
