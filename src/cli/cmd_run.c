@@ -35,7 +35,8 @@ static void print_help(void)
 			 opts[i].short_name ? '-' : ' ',
 			 opts[i].short_name ? opts[i].short_name : ' ',
 			 opts[i].short_name ? ", " : "  ", opts[i].name,
-			 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
+			 opts[i].arg ? " " : "",
+			 opts[i].arg ? opts[i].arg : "");
 		printf("  %-30s %s\n", left, opts[i].help);
 	}
 	printf("  %-30s %s\n", "-h, --help", "show this help");
@@ -60,8 +61,8 @@ static int build_getopt(struct option **longopts, char *shortopts,
 	for (size_t i = 0; i < n; i++) {
 		lo[i] = (struct option){
 			.name = opts[i].name,
-			.has_arg = opts[i].arg ? required_argument :
-						 optional_argument,
+			.has_arg = opts[i].arg ? required_argument
+					       : optional_argument,
 			.val = 256 + (int)i,
 		};
 		if (opts[i].short_name && s + 3 < shortlen) {
@@ -118,9 +119,9 @@ static int parse_args(struct hvm_config *cfg, int argc, char **argv)
 				fprintf(stderr,
 					"hintvm run: option -%c %s (see hintvm run --help)\n",
 					optopt,
-					option_by_short(optopt) ?
-						"needs a value" :
-						"is unknown");
+					option_by_short(optopt)
+						? "needs a value"
+						: "is unknown");
 			else
 				fprintf(stderr,
 					"hintvm run: unknown option or missing value: '%s' (see hintvm run --help)\n",

@@ -39,8 +39,8 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
 	}
-	fprintf(stderr, "hintvm: '%s' is not a command; expected one of:",
-		argv[1]);
+	fprintf(stderr,
+		"hintvm: '%s' is not a command; expected one of:", argv[1]);
 	for (size_t i = 0; i < NR_COMMANDS; i++)
 		fprintf(stderr, " %s", commands[i].name);
 	fprintf(stderr, " (see hintvm --help)\n");

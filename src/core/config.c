@@ -65,9 +65,10 @@ static int parse_cpus(struct hvm_config *cfg, const char *name,
 	uint64_t n;
 
 	if (parse_uint(value, 1, HVM_MAX_CPUS, &n) < 0)
-		return hvm_set_error(-EINVAL,
-				     "--%s: '%s' is not a valid vCPU count; expected a number from 1 to %d",
-				     name, value ? value : "", HVM_MAX_CPUS);
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is not a valid vCPU count; expected a number from 1 to %d",
+			name, value ? value : "", HVM_MAX_CPUS);
 	cfg->cpus = (unsigned int)n;
 	return 0;
 }
@@ -78,13 +79,15 @@ static int parse_mem(struct hvm_config *cfg, const char *name,
 	uint64_t bytes;
 
 	if (parse_size(value, &bytes) < 0)
-		return hvm_set_error(-EINVAL,
-				     "--%s: '%s' is not a memory size; expected a number with an optional K, M, G or T suffix (no suffix: MiB), e.g. 512M",
-				     name, value ? value : "");
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is not a memory size; expected a number with an optional K, M, G or T suffix (no suffix: MiB), e.g. 512M",
+			name, value ? value : "");
 	if (bytes < HVM_MIN_MEM)
-		return hvm_set_error(-EINVAL,
-				     "--%s: '%s' is too small; a VM needs at least %llu MiB",
-				     name, value, HVM_MIN_MEM >> 20);
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is too small; a VM needs at least %llu MiB",
+			name, value, HVM_MIN_MEM >> 20);
 	if (bytes % 4096)
 		return hvm_set_error(-EINVAL,
 				     "--%s: '%s' is not a multiple of 4 KiB",
@@ -96,9 +99,10 @@ static int parse_mem(struct hvm_config *cfg, const char *name,
 static int parse_flag(bool *field, const char *name, const char *value)
 {
 	if (parse_bool(value, field) < 0)
-		return hvm_set_error(-EINVAL,
-				     "--%s: '%s' is not a switch value; expected on or off",
-				     name, value);
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is not a switch value; expected on or off",
+			name, value);
 	return 0;
 }
 
@@ -122,9 +126,10 @@ static int parse_console(struct hvm_config *cfg, const char *name,
 	else if (value && !strcmp(value, "none"))
 		cfg->console = CONSOLE_NONE;
 	else
-		return hvm_set_error(-EINVAL,
-				     "--%s: '%s' is not a console; expected serial or none",
-				     name, value ? value : "");
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is not a console; expected serial or none",
+			name, value ? value : "");
 	return 0;
 }
 
@@ -134,9 +139,10 @@ static int parse_verbose(struct hvm_config *cfg, const char *name,
 	uint64_t level = 1;
 
 	if (value && parse_uint(value, 0, 3, &level) < 0)
-		return hvm_set_error(-EINVAL,
-				     "--%s: '%s' is not a verbosity; expected 0 to 3",
-				     name, value);
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is not a verbosity; expected 0 to 3", name,
+			value);
 	cfg->verbosity = (int)level;
 	return 0;
 }
@@ -157,17 +163,30 @@ static int parse_config_file(struct hvm_config *cfg, const char *name,
 
 /* Order is help order. Bit positions in set_mask follow the index. */
 static const struct option_def options[] = {
-	{ { "kernel", 'k', "FILE", "kernel image: PVH ELF or bzImage (default: built-in test kernel)" }, parse_kernel },
+	{ { "kernel", 'k', "FILE",
+	    "kernel image: PVH ELF or bzImage (default: built-in test kernel)" },
+	  parse_kernel },
 	{ { "initrd", 'i', "FILE", "initial ramdisk" }, parse_initrd },
 	{ { "cmdline", 'p', "STR", "kernel command line" }, parse_cmdline },
-	{ { "cpus", 'c', "N", "number of vCPUs (1-255, default 1)" }, parse_cpus },
-	{ { "mem", 'm', "SIZE", "guest RAM, e.g. 512M or 2G (default 256M)" }, parse_mem },
-	{ { "hugepages", 0, NULL, "back guest RAM with hugetlbfs pages" }, parse_hugepages },
-	{ { "mem-overcommit", 0, NULL, "allow more guest RAM than the host has" }, parse_mem_overcommit },
-	{ { "console", 0, "KIND", "guest console: serial (ttyS0 on stdio) or none" }, parse_console },
-	{ { "verbose", 'v', NULL, "log what hintvm does (repeat or =N for more)" }, parse_verbose },
-	{ { "kvm-device", 0, "PATH", "KVM device node (default /dev/kvm)" }, parse_kvm_device },
-	{ { "config", 0, "FILE", "read options from FILE (key = value lines)" }, parse_config_file },
+	{ { "cpus", 'c', "N", "number of vCPUs (1-255, default 1)" },
+	  parse_cpus },
+	{ { "mem", 'm', "SIZE", "guest RAM, e.g. 512M or 2G (default 256M)" },
+	  parse_mem },
+	{ { "hugepages", 0, NULL, "back guest RAM with hugetlbfs pages" },
+	  parse_hugepages },
+	{ { "mem-overcommit", 0, NULL,
+	    "allow more guest RAM than the host has" },
+	  parse_mem_overcommit },
+	{ { "console", 0, "KIND",
+	    "guest console: serial (ttyS0 on stdio) or none" },
+	  parse_console },
+	{ { "verbose", 'v', NULL,
+	    "log what hintvm does (repeat or =N for more)" },
+	  parse_verbose },
+	{ { "kvm-device", 0, "PATH", "KVM device node (default /dev/kvm)" },
+	  parse_kvm_device },
+	{ { "config", 0, "FILE", "read options from FILE (key = value lines)" },
+	  parse_config_file },
 };
 
 #define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -267,12 +286,13 @@ int hvm_config_set(struct hvm_config *cfg, const char *key, const char *value)
 	int r;
 
 	if (!cfg || !key)
-		return hvm_set_error(-EINVAL, "hvm_config_set: no config or key");
+		return hvm_set_error(-EINVAL,
+				     "hvm_config_set: no config or key");
 	opt = find_option(key, &index);
 	if (!opt)
-		return hvm_set_error(-EINVAL,
-				     "unknown option '%s' (see hintvm run --help)",
-				     key);
+		return hvm_set_error(
+			-EINVAL, "unknown option '%s' (see hintvm run --help)",
+			key);
 	r = opt->parse(cfg, key, value);
 	if (r == 0)
 		cfg->set_mask |= 1ULL << index;
@@ -349,15 +369,17 @@ int hvm_config_load_file(struct hvm_config *cfg, const char *path)
 			key += 2;
 		opt = find_option(key, &index);
 		if (!opt) {
-			r = hvm_set_error(-EINVAL,
-					  "%s:%u: unknown option '%s'; expected 'option = value' with a long option name of hintvm run",
-					  path, lineno, key);
+			r = hvm_set_error(
+				-EINVAL,
+				"%s:%u: unknown option '%s'; expected 'option = value' with a long option name of hintvm run",
+				path, lineno, key);
 			break;
 		}
 		if (opt->info.arg && !eq) {
-			r = hvm_set_error(-EINVAL,
-					  "%s:%u: option '%s' needs a value ('%s = %s')",
-					  path, lineno, key, key, opt->info.arg);
+			r = hvm_set_error(
+				-EINVAL,
+				"%s:%u: option '%s' needs a value ('%s = %s')",
+				path, lineno, key, key, opt->info.arg);
 			break;
 		}
 		if (cfg->set_mask & (1ULL << index))

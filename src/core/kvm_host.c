@@ -20,9 +20,10 @@ int kvm_require_caps(int fd, const struct kvm_required_cap *caps, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (kvm_check_cap(fd, caps[i].cap) <= 0)
-			return hvm_set_error(-ENOTSUP,
-					     "KVM on this host lacks %s, which hintvm requires",
-					     caps[i].name);
+			return hvm_set_error(
+				-ENOTSUP,
+				"KVM on this host lacks %s, which hintvm requires",
+				caps[i].name);
 	}
 	return 0;
 }
@@ -45,13 +46,15 @@ int kvm_host_open(struct kvm_host *kvm, const char *path)
 		int err = errno;
 
 		if (err == ENOENT)
-			return hvm_set_error(err,
-					     "%s does not exist: this host has no KVM (is the kvm module loaded, or is this a VM without nested virtualization?)",
-					     path);
+			return hvm_set_error(
+				err,
+				"%s does not exist: this host has no KVM (is the kvm module loaded, or is this a VM without nested virtualization?)",
+				path);
 		if (err == EACCES || err == EPERM)
-			return hvm_set_error(err,
-					     "no permission to open %s: add your user to the group owning it (usually 'kvm') or run as root",
-					     path);
+			return hvm_set_error(
+				err,
+				"no permission to open %s: add your user to the group owning it (usually 'kvm') or run as root",
+				path);
 		return hvm_set_error(err, "cannot open %s: %s", path,
 				     strerror(err));
 	}
@@ -59,9 +62,10 @@ int kvm_host_open(struct kvm_host *kvm, const char *path)
 	version = ioctl(kvm->fd, KVM_GET_API_VERSION, 0);
 	if (version != KVM_API_VERSION) {
 		kvm_host_close(kvm);
-		return hvm_set_error(-ENOTSUP,
-				     "%s speaks KVM API version %d; hintvm needs version %d",
-				     path, version, KVM_API_VERSION);
+		return hvm_set_error(
+			-ENOTSUP,
+			"%s speaks KVM API version %d; hintvm needs version %d",
+			path, version, KVM_API_VERSION);
 	}
 
 	r = kvm_require_caps(kvm->fd, common_caps,
@@ -74,8 +78,8 @@ int kvm_host_open(struct kvm_host *kvm, const char *path)
 	r = ioctl(kvm->fd, KVM_GET_VCPU_MMAP_SIZE, 0);
 	if (r <= 0) {
 		kvm_host_close(kvm);
-		return hvm_set_error(-ENOTSUP,
-				     "KVM_GET_VCPU_MMAP_SIZE failed on %s", path);
+		return hvm_set_error(
+			-ENOTSUP, "KVM_GET_VCPU_MMAP_SIZE failed on %s", path);
 	}
 	kvm->run_size = (size_t)r;
 
@@ -84,7 +88,8 @@ int kvm_host_open(struct kvm_host *kvm, const char *path)
 		kvm->max_vcpus = kvm_check_cap(kvm->fd, KVM_CAP_NR_VCPUS);
 	if (kvm->max_vcpus <= 0)
 		kvm->max_vcpus = 4; /* what the API documents as the floor */
-	kvm->coalesced_mmio_page = kvm_check_cap(kvm->fd, KVM_CAP_COALESCED_MMIO);
+	kvm->coalesced_mmio_page =
+		kvm_check_cap(kvm->fd, KVM_CAP_COALESCED_MMIO);
 	if (kvm->coalesced_mmio_page < 0)
 		kvm->coalesced_mmio_page = 0;
 	kvm->coalesced_pio = kvm_check_cap(kvm->fd, KVM_CAP_COALESCED_PIO) > 0;

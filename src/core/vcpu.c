@@ -30,8 +30,10 @@ int vcpu_signal_setup(void)
 
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(VCPU_KICK_SIGNAL, &sa, NULL) < 0)
-		return hvm_set_error(-errno, "cannot install the vCPU kick signal handler: %s",
-				     strerror(errno));
+		return hvm_set_error(
+			-errno,
+			"cannot install the vCPU kick signal handler: %s",
+			strerror(errno));
 	return 0;
 }
 
@@ -50,8 +52,9 @@ int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id)
 	run = mmap(NULL, vm->kvm.run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		   vcpu->fd, 0);
 	if (run == MAP_FAILED)
-		return hvm_set_error(-errno, "cannot map kvm_run of vCPU %u: %s",
-				     id, strerror(errno));
+		return hvm_set_error(-errno,
+				     "cannot map kvm_run of vCPU %u: %s", id,
+				     strerror(errno));
 	vcpu->run = run;
 	if (id == 0 && vm->kvm.coalesced_mmio_page > 0) {
 		size_t off = (size_t)vm->kvm.coalesced_mmio_page *
@@ -92,8 +95,8 @@ static void drain_coalesced(struct vm *vm)
 	struct kvm_coalesced_mmio_ring *ring = vm->coalesced_ring;
 	uint32_t max;
 
-	if (!ring || ring->first == __atomic_load_n(&ring->last,
-						    __ATOMIC_ACQUIRE))
+	if (!ring ||
+	    ring->first == __atomic_load_n(&ring->last, __ATOMIC_ACQUIRE))
 		return;
 	max = (uint32_t)((sysconf(_SC_PAGESIZE) - sizeof(*ring)) /
 			 sizeof(struct kvm_coalesced_mmio));
@@ -105,8 +108,8 @@ static void drain_coalesced(struct vm *vm)
 		if (first >= max)
 			break; /* cannot happen with a sane kernel */
 		m = &ring->coalesced_mmio[first];
-		bus_access(m->pio ? &vm->pio : &vm->mmio, m->phys_addr,
-			   m->data, m->len > 8 ? 8 : m->len, true);
+		bus_access(m->pio ? &vm->pio : &vm->mmio, m->phys_addr, m->data,
+			   m->len > 8 ? 8 : m->len, true);
 		__atomic_store_n(&ring->first, (first + 1) % max,
 				 __ATOMIC_RELEASE);
 	}
@@ -216,11 +219,12 @@ static bool vcpu_handle_exit(struct vcpu *vcpu)
 				where);
 		return false;
 	case KVM_EXIT_FAIL_ENTRY:
-		vm_request_stop(vm, HVM_EXIT_CRASH, 0, (int)vcpu->id,
-				"vCPU %u: VM entry failed (hardware reason 0x%llx)",
-				vcpu->id,
-				(unsigned long long)run->fail_entry
-					.hardware_entry_failure_reason);
+		vm_request_stop(
+			vm, HVM_EXIT_CRASH, 0, (int)vcpu->id,
+			"vCPU %u: VM entry failed (hardware reason 0x%llx)",
+			vcpu->id,
+			(unsigned long long)
+				run->fail_entry.hardware_entry_failure_reason);
 		return false;
 	case KVM_EXIT_SYSTEM_EVENT:
 		handle_system_event(vcpu);
@@ -257,8 +261,8 @@ static void vcpu_run_loop(struct vcpu *vcpu)
 			}
 			vm_request_stop(vm, HVM_EXIT_HOST_ERROR, 0,
 					(int)vcpu->id,
-					"vCPU %u: KVM_RUN failed: %s",
-					vcpu->id, strerror(err));
+					"vCPU %u: KVM_RUN failed: %s", vcpu->id,
+					strerror(err));
 			return;
 		}
 		if (!vcpu_handle_exit(vcpu))

@@ -19,14 +19,16 @@ int vm_map_memory(struct vm *vm)
 	int r;
 
 	if (vm->cfg->hugepages && size % (2ULL << 20))
-		return hvm_set_error(-EINVAL,
-				     "--mem %llu MiB is not a multiple of the 2 MiB huge page size (--hugepages)",
-				     (unsigned long long)(size >> 20));
+		return hvm_set_error(
+			-EINVAL,
+			"--mem %llu MiB is not a multiple of the 2 MiB huge page size (--hugepages)",
+			(unsigned long long)(size >> 20));
 	r = guest_memory_map(&vm->mem, size, vm->cfg->hugepages);
 	if (r == -ENOMEM && vm->cfg->hugepages)
-		return hvm_set_error(r,
-				     "--hugepages: cannot get %llu MiB of huge pages; reserve them first (sysctl vm.nr_hugepages)",
-				     (unsigned long long)(size >> 20));
+		return hvm_set_error(
+			r,
+			"--hugepages: cannot get %llu MiB of huge pages; reserve them first (sysctl vm.nr_hugepages)",
+			(unsigned long long)(size >> 20));
 	if (r < 0)
 		return hvm_set_error(r, "cannot map %llu MiB of guest RAM: %s",
 				     (unsigned long long)(size >> 20),
@@ -34,8 +36,7 @@ int vm_map_memory(struct vm *vm)
 	return 0;
 }
 
-int vm_add_ram(struct vm *vm, uint64_t gpa, uint64_t size,
-	       uint64_t host_offset)
+int vm_add_ram(struct vm *vm, uint64_t gpa, uint64_t size, uint64_t host_offset)
 {
 	struct kvm_userspace_memory_region region;
 	uint8_t *hva = (uint8_t *)vm->mem.mapping + host_offset;
@@ -43,9 +44,9 @@ int vm_add_ram(struct vm *vm, uint64_t gpa, uint64_t size,
 
 	if (host_offset > vm->mem.mapping_size ||
 	    size > vm->mem.mapping_size - host_offset)
-		return hvm_set_error(-EINVAL,
-				     "RAM region at 0x%llx is outside the mapping",
-				     (unsigned long long)gpa);
+		return hvm_set_error(
+			-EINVAL, "RAM region at 0x%llx is outside the mapping",
+			(unsigned long long)gpa);
 	r = guest_memory_add_region(&vm->mem, gpa, size, hva);
 	if (r < 0)
 		return hvm_set_error(r, "cannot add RAM region at 0x%llx: %s",
@@ -57,11 +58,11 @@ int vm_add_ram(struct vm *vm, uint64_t gpa, uint64_t size,
 		.userspace_addr = (uintptr_t)hva,
 	};
 	if (ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &region) < 0)
-		return hvm_set_error(-errno,
-				     "KVM_SET_USER_MEMORY_REGION (slot %u, %llu MiB at 0x%llx) failed: %s",
-				     vm->nr_memslots,
-				     (unsigned long long)(size >> 20),
-				     (unsigned long long)gpa, strerror(errno));
+		return hvm_set_error(
+			-errno,
+			"KVM_SET_USER_MEMORY_REGION (slot %u, %llu MiB at 0x%llx) failed: %s",
+			vm->nr_memslots, (unsigned long long)(size >> 20),
+			(unsigned long long)gpa, strerror(errno));
 	vm->nr_memslots++;
 	return 0;
 }
@@ -73,12 +74,12 @@ static int vm_register(struct vm *vm, struct bus *bus, const char *space,
 	int r = bus_register(bus, base, len, ops, dev, name);
 
 	if (r < 0)
-		return hvm_set_error(r,
-				     "cannot place device %s at %s 0x%llx+0x%llx: %s",
-				     name, space, (unsigned long long)base,
-				     (unsigned long long)len,
-				     r == -EEXIST ? "overlaps another device" :
-						    strerror(-r));
+		return hvm_set_error(
+			r, "cannot place device %s at %s 0x%llx+0x%llx: %s",
+			name, space, (unsigned long long)base,
+			(unsigned long long)len,
+			r == -EEXIST ? "overlaps another device"
+				     : strerror(-r));
 	return 0;
 }
 
@@ -104,8 +105,8 @@ int vm_irq_line_set(void *opaque, uint32_t gsi, bool level)
 	return 0;
 }
 
-void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason,
-		     uint32_t code, int vcpu, const char *fmt, ...)
+void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason, uint32_t code,
+		     int vcpu, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -155,10 +156,11 @@ static int vm_check_config(const struct hvm_config *cfg)
 	uint64_t host = host_memory_bytes();
 
 	if (cfg->mem > host && !cfg->mem_overcommit)
-		return hvm_set_error(-EINVAL,
-				     "--mem %llu MiB is more than this host's %llu MiB of RAM; use --mem-overcommit to allow it",
-				     (unsigned long long)(cfg->mem >> 20),
-				     (unsigned long long)(host >> 20));
+		return hvm_set_error(
+			-EINVAL,
+			"--mem %llu MiB is more than this host's %llu MiB of RAM; use --mem-overcommit to allow it",
+			(unsigned long long)(cfg->mem >> 20),
+			(unsigned long long)(host >> 20));
 	return 0;
 }
 
@@ -167,7 +169,9 @@ static int vm_register_coalesced(struct vm *vm, struct bus *bus, bool pio)
 	for (size_t i = 0; i < bus->nr; i++) {
 		const struct bus_region *r = &bus->regions[i];
 		struct kvm_coalesced_mmio_zone zone = {
-			.addr = r->base, .size = (uint32_t)r->len, .pio = pio,
+			.addr = r->base,
+			.size = (uint32_t)r->len,
+			.pio = pio,
 		};
 
 		if (!r->coalesced)
@@ -176,9 +180,10 @@ static int vm_register_coalesced(struct vm *vm, struct bus *bus, bool pio)
 		    (pio && !vm->kvm.coalesced_pio))
 			continue; /* every write exits: slower, still right */
 		if (ioctl(vm->fd, KVM_REGISTER_COALESCED_MMIO, &zone) < 0)
-			return hvm_set_error(-errno,
-					     "KVM_REGISTER_COALESCED_MMIO for %s failed: %s",
-					     r->name, strerror(errno));
+			return hvm_set_error(
+				-errno,
+				"KVM_REGISTER_COALESCED_MMIO for %s failed: %s",
+				r->name, strerror(errno));
 	}
 	return 0;
 }
@@ -243,9 +248,10 @@ struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 		goto fail;
 	if (cfg->cpus > (unsigned int)vm->kvm.max_vcpus ||
 	    cfg->cpus > arch_max_vcpus()) {
-		hvm_set_error(-EINVAL,
-			      "--cpus %u is more than this host supports (KVM: %d, hintvm on this architecture: %u)",
-			      cfg->cpus, vm->kvm.max_vcpus, arch_max_vcpus());
+		hvm_set_error(
+			-EINVAL,
+			"--cpus %u is more than this host supports (KVM: %d, hintvm on this architecture: %u)",
+			cfg->cpus, vm->kvm.max_vcpus, arch_max_vcpus());
 		goto fail;
 	}
 
@@ -286,8 +292,7 @@ fail:
 	return NULL;
 }
 
-static size_t console_deliver_nothing(void *ctx, const uint8_t *buf,
-				      size_t len)
+static size_t console_deliver_nothing(void *ctx, const uint8_t *buf, size_t len)
 {
 	return len;
 }

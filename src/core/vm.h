@@ -55,7 +55,8 @@ struct vm {
 	pthread_mutex_t coalesced_lock;
 	struct power_sink power;
 	struct console *console;
-	struct console_sink console_sink; /* set by whoever owns the console device */
+	struct console_sink
+		console_sink; /* set by whoever owns the console device */
 	void *arch; /* owned by src/arch/<arch> */
 
 	/* Lifecycle: the first stop request wins and is what wait reports. */
@@ -88,8 +89,8 @@ int vm_irq_line_set(void *vm, uint32_t gsi, bool level);
  * End the VM for REASON (first caller wins) and kick every vCPU out of
  * KVM_RUN. Callable from any thread, including vCPU threads.
  */
-void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason,
-		     uint32_t code, int vcpu, const char *fmt, ...)
+void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason, uint32_t code,
+		     int vcpu, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
 /* The vCPU whose exit this thread is handling, or -1. */

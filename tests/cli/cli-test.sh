@@ -55,7 +55,7 @@ expect "missing value" 2 "" -- run --mem
 expect "stray argument" 2 "unexpected argument 'vmlinuz'" -- run vmlinuz
 expect "-m 0" 2 "--mem: '0' is too small" -- run -m 0
 expect "-m 12q" 2 "--mem: '12q' is not a memory size" -- run -m 12q
-expect "-m unaligned" 2 "not a multiple of 4 KiB" -- run -m 5000B
+expect "-m unaligned" 2 "not a multiple of 4 KiB" -- run -m 4097K
 expect "-m more than the host" 2 "more than this host's .* MiB of RAM; use --mem-overcommit" -- run -m 64T
 expect "-c 0" 2 "--cpus: '0' is not a valid vCPU count; expected a number from 1 to" -- run -c 0
 expect "-c 9999" 2 "--cpus: '9999'" -- run -c 9999

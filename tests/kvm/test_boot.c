@@ -51,18 +51,18 @@ static void boot_payload_ok(const char *payload, unsigned int cpus)
 	guest_run_free(&run);
 }
 
-#define PAYLOAD_TESTS(name)                                  \
-	static void test_##name##_1(void **state)            \
-	{                                                    \
-		boot_payload_ok(#name, 1);                   \
-	}                                                    \
-	static void test_##name##_2(void **state)            \
-	{                                                    \
-		boot_payload_ok(#name, 2);                   \
-	}                                                    \
-	static void test_##name##_4(void **state)            \
-	{                                                    \
-		boot_payload_ok(#name, 4);                   \
+#define PAYLOAD_TESTS(name)                       \
+	static void test_##name##_1(void **state) \
+	{                                         \
+		boot_payload_ok(#name, 1);        \
+	}                                         \
+	static void test_##name##_2(void **state) \
+	{                                         \
+		boot_payload_ok(#name, 2);        \
+	}                                         \
+	static void test_##name##_4(void **state) \
+	{                                         \
+		boot_payload_ok(#name, 4);        \
 	}
 
 PAYLOAD_TESTS(hello)
@@ -104,9 +104,8 @@ static void test_triple_fault_is_a_crash(void **state)
 	for (unsigned int cpus = 1; cpus <= 2; cpus++) {
 		struct guest_run run;
 
-		assert_int_equal(guest_boot(&run, NULL, cpus, "test=fault",
-					    NULL),
-				 0);
+		assert_int_equal(
+			guest_boot(&run, NULL, cpus, "test=fault", NULL), 0);
 		assert_int_equal(run.exit.reason, HVM_EXIT_CRASH);
 		assert_int_equal(hvm_exit_status(&run.exit), HVM_STATUS_CRASH);
 		assert_non_null(strstr(run.exit.detail, "triple fault"));
@@ -119,9 +118,8 @@ static void test_debug_exit_passes_the_code_through(void **state)
 	struct guest_run run;
 
 	/* An unknown payload fails through the debug-exit port. */
-	assert_int_equal(guest_boot(&run, NULL, 1, "test=no-such-payload",
-				    NULL),
-			 0);
+	assert_int_equal(
+		guest_boot(&run, NULL, 1, "test=no-such-payload", NULL), 0);
 	assert_int_equal(run.exit.reason, HVM_EXIT_DEBUG);
 	assert_int_not_equal(run.exit.debug_code, 0);
 	assert_int_equal(hvm_exit_status(&run.exit),

@@ -16,8 +16,8 @@
 int cpuid_get_supported(int kvm_fd, struct kvm_cpuid2 **out)
 {
 	for (unsigned int nent = 128; nent <= 4096; nent *= 2) {
-		struct kvm_cpuid2 *c = calloc(1, sizeof(*c) +
-							 nent * sizeof(c->entries[0]));
+		struct kvm_cpuid2 *c =
+			calloc(1, sizeof(*c) + nent * sizeof(c->entries[0]));
 
 		if (!c)
 			return hvm_set_error(-ENOMEM, "out of memory");
@@ -28,15 +28,16 @@ int cpuid_get_supported(int kvm_fd, struct kvm_cpuid2 **out)
 		}
 		free(c);
 		if (errno != E2BIG)
-			return hvm_set_error(-errno,
-					     "KVM_GET_SUPPORTED_CPUID failed: %s",
-					     strerror(errno));
+			return hvm_set_error(
+				-errno, "KVM_GET_SUPPORTED_CPUID failed: %s",
+				strerror(errno));
 	}
-	return hvm_set_error(-E2BIG, "KVM_GET_SUPPORTED_CPUID: table too large");
+	return hvm_set_error(-E2BIG,
+			     "KVM_GET_SUPPORTED_CPUID: table too large");
 }
 
-struct kvm_cpuid_entry2 *cpuid_find(struct kvm_cpuid2 *table,
-				    uint32_t function, uint32_t index)
+struct kvm_cpuid_entry2 *cpuid_find(struct kvm_cpuid2 *table, uint32_t function,
+				    uint32_t index)
 {
 	for (uint32_t i = 0; i < table->nent; i++) {
 		struct kvm_cpuid_entry2 *e = &table->entries[i];
@@ -109,8 +110,9 @@ void cpuid_for_vcpu(const struct kvm_cpuid2 *src, struct kvm_cpuid2 *dst,
 			break;
 		case 4:
 			/* Cores per package - 1 in EAX[31:26]. */
-			e->eax = (e->eax & 0x03ffffff) |
-				 ((uint32_t)((1u << order_base_2(n)) - 1) << 26);
+			e->eax =
+				(e->eax & 0x03ffffff) |
+				((uint32_t)((1u << order_base_2(n)) - 1) << 26);
 			break;
 		case 0xb:
 		case 0x1f:

@@ -32,7 +32,7 @@ void cpuid_for_vcpu(const struct kvm_cpuid2 *src, struct kvm_cpuid2 *dst,
 		    unsigned int apic_id, const struct cpuid_vm_params *params);
 
 /* The entry for FUNCTION/INDEX in TABLE, or NULL. */
-struct kvm_cpuid_entry2 *cpuid_find(struct kvm_cpuid2 *table,
-				    uint32_t function, uint32_t index);
+struct kvm_cpuid_entry2 *cpuid_find(struct kvm_cpuid2 *table, uint32_t function,
+				    uint32_t index);
 
 #endif

@@ -106,9 +106,9 @@ int mptable_write(const struct guest_memory *mem, uint64_t gpa, uint64_t max,
 	uint8_t *p;
 
 	if (nr_cpus == 0 || nr_cpus > 254 || size > max || !base)
-		return hvm_set_error(-EINVAL,
-				     "MP table for %u CPUs does not fit at 0x%llx",
-				     nr_cpus, (unsigned long long)gpa);
+		return hvm_set_error(
+			-EINVAL, "MP table for %u CPUs does not fit at 0x%llx",
+			nr_cpus, (unsigned long long)gpa);
 	memset(base, 0, size);
 	mpf = (struct mpf_intel *)base;
 	mpc = (struct mpc_table *)(mpf + 1);
@@ -119,37 +119,47 @@ int mptable_write(const struct guest_memory *mem, uint64_t gpa, uint64_t max,
 			.type = MP_PROCESSOR,
 			.apicid = (uint8_t)i,
 			.apicver = APIC_VERSION,
-			.cpuflag = CPU_ENABLED | (i == 0 ? CPU_BOOTPROCESSOR : 0),
+			.cpuflag =
+				CPU_ENABLED | (i == 0 ? CPU_BOOTPROCESSOR : 0),
 			.cpufeature = 0x600, /* family 6 */
 			.featureflag = 0x201, /* FPU, APIC */
 		};
 		memcpy(p, &cpu, sizeof(cpu));
 		p += sizeof(cpu);
 	}
-	struct mpc_bus bus = { .type = MP_BUS, .busid = 0,
+	struct mpc_bus bus = { .type = MP_BUS,
+			       .busid = 0,
 			       .bustype = { 'I', 'S', 'A', ' ', ' ', ' ' } };
 	memcpy(p, &bus, sizeof(bus));
 	p += sizeof(bus);
-	struct mpc_ioapic ioapic = { .type = MP_IOAPIC, .apicid = ioapic_id,
-				     .apicver = IOAPIC_VERSION, .flags = 1,
+	struct mpc_ioapic ioapic = { .type = MP_IOAPIC,
+				     .apicid = ioapic_id,
+				     .apicver = IOAPIC_VERSION,
+				     .flags = 1,
 				     .apicaddr = X86_IOAPIC_GPA };
 	memcpy(p, &ioapic, sizeof(ioapic));
 	p += sizeof(ioapic);
 	/* KVM's default routing sends ISA IRQ n to I/O APIC pin n. */
 	for (unsigned int irq = 0; irq < ISA_IRQS; irq++) {
 		struct mpc_intsrc src = {
-			.type = MP_INTSRC, .irqtype = MP_IRQ_INT,
-			.srcbus = 0, .srcbusirq = (uint8_t)irq,
-			.dstapic = ioapic_id, .dstirq = (uint8_t)irq,
+			.type = MP_INTSRC,
+			.irqtype = MP_IRQ_INT,
+			.srcbus = 0,
+			.srcbusirq = (uint8_t)irq,
+			.dstapic = ioapic_id,
+			.dstirq = (uint8_t)irq,
 		};
 		memcpy(p, &src, sizeof(src));
 		p += sizeof(src);
 	}
 	struct mpc_intsrc lint0 = { .type = MP_LINTSRC,
 				    .irqtype = MP_IRQ_EXTINT,
-				    .dstapic = MP_APIC_ALL, .dstirq = 0 };
-	struct mpc_intsrc lint1 = { .type = MP_LINTSRC, .irqtype = MP_IRQ_NMI,
-				    .dstapic = MP_APIC_ALL, .dstirq = 1 };
+				    .dstapic = MP_APIC_ALL,
+				    .dstirq = 0 };
+	struct mpc_intsrc lint1 = { .type = MP_LINTSRC,
+				    .irqtype = MP_IRQ_NMI,
+				    .dstapic = MP_APIC_ALL,
+				    .dstirq = 1 };
 	memcpy(p, &lint0, sizeof(lint0));
 	p += sizeof(lint0);
 	memcpy(p, &lint1, sizeof(lint1));

@@ -40,7 +40,7 @@ extern const unsigned char hvm_builtin_kernel_end[] __attribute__((weak));
 #define APIC_MODE_NMI 0x400
 
 /* Paravirt features that need a hypercall the host must serve. */
-#define KVM_PV_HYPERCALL_FEATURES                                   \
+#define KVM_PV_HYPERCALL_FEATURES                                          \
 	((1u << KVM_FEATURE_PV_UNHALT) | (1u << KVM_FEATURE_PV_SEND_IPI) | \
 	 (1u << KVM_FEATURE_PV_SCHED_YIELD))
 
@@ -132,10 +132,11 @@ static size_t serial_deliver(void *ctx, const uint8_t *buf, size_t len)
 static int x86_setup_devices(struct vm *vm)
 {
 	struct x86_vm *a = x86(vm);
-	struct irq_line com1 = { .set_level = vm_irq_line_set, .ctx = vm,
+	struct irq_line com1 = { .set_level = vm_irq_line_set,
+				 .ctx = vm,
 				 .gsi = X86_COM1_IRQ };
-	int out_fd = vm->cfg->console == CONSOLE_NONE ? -1 :
-							 vm->cfg->console_out_fd;
+	int out_fd =
+		vm->cfg->console == CONSOLE_NONE ? -1 : vm->cfg->console_out_fd;
 	int r;
 
 	a->uart = uart8250_create(com1, out_fd);
@@ -147,8 +148,8 @@ static int x86_setup_devices(struct vm *vm)
 	vm->console_sink = (struct console_sink){ .deliver = serial_deliver,
 						  .ctx = a->uart };
 
-	r = vm_register_pio(vm, X86_COM1_PORT, UART8250_REGS,
-			    &uart8250_bus_ops, a->uart, "ttyS0");
+	r = vm_register_pio(vm, X86_COM1_PORT, UART8250_REGS, &uart8250_bus_ops,
+			    a->uart, "ttyS0");
 	if (!r)
 		r = vm_register_pio(vm, X86_CMOS_PORT, 2, &cmos_rtc_bus_ops,
 				    a->rtc, "cmos-rtc");
@@ -198,10 +199,11 @@ static int x86_load_initrd(struct vm *vm)
 	gpa = (a->low_ram_end - size) & ~0xfffULL;
 	if (size > a->low_ram_end || gpa < a->kernel_end) {
 		free(data);
-		return hvm_set_error(-E2BIG,
-				     "initrd %s (%zu bytes) does not fit in guest RAM below 0x%llx next to the kernel; give the VM more --mem",
-				     vm->cfg->initrd, size,
-				     (unsigned long long)a->low_ram_end);
+		return hvm_set_error(
+			-E2BIG,
+			"initrd %s (%zu bytes) does not fit in guest RAM below 0x%llx next to the kernel; give the VM more --mem",
+			vm->cfg->initrd, size,
+			(unsigned long long)a->low_ram_end);
 	}
 	memcpy(guest_ptr(&vm->mem, gpa, size), data, size);
 	free(data);
@@ -228,8 +230,9 @@ static int x86_load_kernel(struct vm *vm)
 		img = data;
 	} else {
 		if (!hvm_builtin_kernel_start)
-			return hvm_set_error(-ENOENT,
-					     "this build has no built-in test kernel; pass --kernel");
+			return hvm_set_error(
+				-ENOENT,
+				"this build has no built-in test kernel; pass --kernel");
 		img = hvm_builtin_kernel_start;
 		size = (size_t)(hvm_builtin_kernel_end -
 				hvm_builtin_kernel_start);
@@ -240,9 +243,10 @@ static int x86_load_kernel(struct vm *vm)
 		r = pvh_load_elf(img, size, path, &vm->mem, X86_HIGH_MEM_START,
 				 &image);
 	} else {
-		r = hvm_set_error(-EINVAL,
-				  "kernel %s is not a kernel hintvm can boot: expected a PVH ELF (vmlinux) or a bzImage",
-				  path);
+		r = hvm_set_error(
+			-EINVAL,
+			"kernel %s is not a kernel hintvm can boot: expected a PVH ELF (vmlinux) or a bzImage",
+			path);
 	}
 	free(data);
 	if (r < 0)
@@ -258,17 +262,17 @@ static int x86_write_cmdline(struct vm *vm)
 	size_t len = strlen(cmdline) + 1;
 
 	if (len > X86_CMDLINE_MAX)
-		return hvm_set_error(-E2BIG,
-				     "--cmdline is %zu bytes long; at most %d fit",
-				     len - 1, X86_CMDLINE_MAX - 1);
+		return hvm_set_error(
+			-E2BIG, "--cmdline is %zu bytes long; at most %d fit",
+			len - 1, X86_CMDLINE_MAX - 1);
 	return guest_write(&vm->mem, X86_CMDLINE_GPA, cmdline, len);
 }
 
 /* Host-supported KVM paravirt features this host can also serve. */
 static uint32_t x86_default_pv_features(struct x86_vm *a)
 {
-	struct kvm_cpuid_entry2 *e = cpuid_find(a->supported_cpuid,
-						KVM_CPUID_FEATURES_LEAF, 0);
+	struct kvm_cpuid_entry2 *e =
+		cpuid_find(a->supported_cpuid, KVM_CPUID_FEATURES_LEAF, 0);
 
 	return e ? e->eax & ~KVM_PV_HYPERCALL_FEATURES : 0;
 }
@@ -306,8 +310,8 @@ static int x86_vcpu_set_cpuid(struct vm *vm, struct vcpu *vcpu)
 {
 	struct x86_vm *a = x86(vm);
 	const struct kvm_cpuid2 *src = a->supported_cpuid;
-	struct kvm_cpuid2 *c = calloc(1, sizeof(*c) +
-						 src->nent * sizeof(c->entries[0]));
+	struct kvm_cpuid2 *c =
+		calloc(1, sizeof(*c) + src->nent * sizeof(c->entries[0]));
 	int r = 0;
 
 	if (!c)
@@ -358,13 +362,19 @@ static int x86_vcpu_set_lapic(struct vcpu *vcpu)
 	return 0;
 }
 
-static void flat_segment(struct kvm_segment *s, uint16_t selector,
-			 uint8_t type)
+static void flat_segment(struct kvm_segment *s, uint16_t selector, uint8_t type)
 {
 	*s = (struct kvm_segment){
-		.base = 0, .limit = 0xffffffff, .selector = selector,
-		.type = type, .present = 1, .dpl = 0, .db = 1, .s = 1,
-		.l = 0, .g = 1,
+		.base = 0,
+		.limit = 0xffffffff,
+		.selector = selector,
+		.type = type,
+		.present = 1,
+		.dpl = 0,
+		.db = 1,
+		.s = 1,
+		.l = 0,
+		.g = 1,
 	};
 }
 
@@ -408,17 +418,16 @@ int arch_vcpu_init(struct vm *vm, struct vcpu *vcpu)
 		return r;
 	/* Registers come back with every exit: crash reports need no ioctl. */
 	if (vm->kvm.sync_regs)
-		vcpu->run->kvm_valid_regs = KVM_SYNC_X86_REGS |
-					    KVM_SYNC_X86_SREGS;
+		vcpu->run->kvm_valid_regs =
+			KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
 	/* APs wait for the guest's INIT/SIPI in the in-kernel LAPIC. */
 	if (vcpu->id == 0)
 		return x86_vcpu_set_boot_regs(vm, vcpu);
 	return 0;
 }
 
-static void x86_memmap_add(struct hvm_memmap_table_entry *map,
-			   uint32_t *n, uint64_t addr, uint64_t size,
-			   uint32_t type)
+static void x86_memmap_add(struct hvm_memmap_table_entry *map, uint32_t *n,
+			   uint64_t addr, uint64_t size, uint32_t type)
 {
 	map[(*n)++] = (struct hvm_memmap_table_entry){ .addr = addr,
 						       .size = size,

@@ -53,7 +53,7 @@ static void test_option_values(void **state)
 	assert_non_null(strstr(hvm_last_error(), "too small"));
 	assert_int_equal(hvm_config_set(cfg, "mem", "12q"), -EINVAL);
 	assert_non_null(strstr(hvm_last_error(), "'12q' is not a memory size"));
-	assert_int_equal(hvm_config_set(cfg, "mem", "5000B"), -EINVAL);
+	assert_int_equal(hvm_config_set(cfg, "mem", "4097K"), -EINVAL);
 	assert_int_equal(hvm_config_set(cfg, "mem", "64M"), 0);
 	assert_int_equal(cfg->mem, 64ULL << 20);
 
@@ -66,7 +66,8 @@ static void test_option_values(void **state)
 	assert_int_equal(hvm_config_set(cfg, "console", "ttyS9"), -EINVAL);
 	assert_int_equal(hvm_config_set(cfg, "kernel", ""), -EINVAL);
 	assert_int_equal(hvm_config_set(cfg, "no-such-option", "1"), -EINVAL);
-	assert_non_null(strstr(hvm_last_error(), "unknown option 'no-such-option'"));
+	assert_non_null(
+		strstr(hvm_last_error(), "unknown option 'no-such-option'"));
 	hvm_config_free(cfg);
 }
 
@@ -110,8 +111,7 @@ static void test_config_file_errors_name_file_and_line(void **state)
 	char expect[128];
 
 	assert_int_equal(hvm_config_load_file(cfg, path), -EINVAL);
-	snprintf(expect, sizeof(expect), "%s:2: unknown option 'memory'",
-		 path);
+	snprintf(expect, sizeof(expect), "%s:2: unknown option 'memory'", path);
 	assert_non_null(strstr(hvm_last_error(), expect));
 	unlink(path);
 	free(path);
@@ -170,7 +170,8 @@ int main(void)
 		cmocka_unit_test(test_option_values),
 		cmocka_unit_test(test_config_file_and_precedence),
 		cmocka_unit_test(test_config_file_errors_name_file_and_line),
-		cmocka_unit_test(test_config_file_cannot_include_itself_forever),
+		cmocka_unit_test(
+			test_config_file_cannot_include_itself_forever),
 		cmocka_unit_test(test_option_table_is_described),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

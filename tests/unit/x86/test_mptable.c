@@ -29,11 +29,9 @@ static void check_table(unsigned int cpus)
 	uint32_t physptr;
 	uint16_t len;
 
-	assert_int_equal(guest_memory_add_region(&mem, 0, sizeof(ram), ram),
-			 0);
-	assert_int_equal(mptable_write(&mem, X86_MPTABLE_GPA, X86_MPTABLE_MAX,
-				       cpus),
-			 0);
+	assert_int_equal(guest_memory_add_region(&mem, 0, sizeof(ram), ram), 0);
+	assert_int_equal(
+		mptable_write(&mem, X86_MPTABLE_GPA, X86_MPTABLE_MAX, cpus), 0);
 	assert_memory_equal(mpf, "_MP_", 4);
 	assert_int_equal(sum(mpf, 16), 0);
 	memcpy(&physptr, mpf + 4, 4);
@@ -80,10 +78,11 @@ static void test_rejects_impossible_counts(void **state)
 {
 	struct guest_memory mem = { 0 };
 
-	assert_int_equal(guest_memory_add_region(&mem, 0, sizeof(ram), ram),
-			 0);
-	assert_true(mptable_write(&mem, X86_MPTABLE_GPA, X86_MPTABLE_MAX, 0) < 0);
-	assert_true(mptable_write(&mem, X86_MPTABLE_GPA, X86_MPTABLE_MAX, 255) < 0);
+	assert_int_equal(guest_memory_add_region(&mem, 0, sizeof(ram), ram), 0);
+	assert_true(mptable_write(&mem, X86_MPTABLE_GPA, X86_MPTABLE_MAX, 0) <
+		    0);
+	assert_true(mptable_write(&mem, X86_MPTABLE_GPA, X86_MPTABLE_MAX, 255) <
+		    0);
 	assert_true(mptable_write(&mem, sizeof(ram) - 64, 4096, 4) < 0);
 }
 

@@ -61,7 +61,8 @@ static void make_image(struct image *img)
 		.p_offset = offsetof(struct image, note),
 		.p_filesz = sizeof(img->note),
 	};
-	img->note.nh = (Elf64_Nhdr){ .n_namesz = 4, .n_descsz = 4,
+	img->note.nh = (Elf64_Nhdr){ .n_namesz = 4,
+				     .n_descsz = 4,
 				     .n_type = XEN_ELFNOTE_PHYS32_ENTRY };
 	memcpy(img->note.name, "Xen", 4);
 	img->note.entry = 0x100010;
