@@ -28,6 +28,7 @@
  * (IPI_VECTOR_BASE + sender number) so a receiver knows the sender. */
 #define EXCEPTION_VECTORS 32
 #define IPI_VECTOR_BASE 0x40
+#define WAKE_VECTOR 0xf0 /* ends a wait_halted: no handler, just EOI */
 #define SPURIOUS_VECTOR 0xff
 
 /* Control registers and MSRs. */
