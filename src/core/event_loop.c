@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#include "core/event_loop.h"
+#include "core/log.h"
+
+struct event_loop {
+	struct io_uring ring;
+	pthread_mutex_t sq_lock; /* the submission queue has one producer */
+	pthread_t thread;
+	bool started;
+	struct event_op stop_op;
+};
+
+int event_loop_create(struct event_loop **out, unsigned int entries)
+{
+	struct event_loop *loop = calloc(1, sizeof(*loop));
+	int ret;
+
+	if (!loop)
+		return -ENOMEM;
+	ret = io_uring_queue_init(entries, &loop->ring, 0);
+	if (ret < 0) {
+		free(loop);
+		return hvm_set_error(ret, "io_uring_queue_init(%u): %s",
+				     entries, strerror(-ret));
+	}
+	pthread_mutex_init(&loop->sq_lock, NULL);
+	*out = loop;
+	return 0;
+}
+
+bool event_loop_on_thread(const struct event_loop *loop)
+{
+	return loop->started && pthread_equal(pthread_self(), loop->thread);
+}
+
+static void dispatch(struct event_op *op, int32_t res, uint32_t flags)
+{
+	op->cqe_flags = flags;
+	op->done(op, res);
+}
+
+static void *loop_thread(void *arg)
+{
+	struct event_loop *loop = arg;
+	bool stop = false;
+
+	while (!stop) {
+		struct io_uring_cqe *cqe;
+		unsigned int head, seen = 0;
+		int ret;
+
+		pthread_mutex_lock(&loop->sq_lock);
+		ret = io_uring_submit(&loop->ring);
+		pthread_mutex_unlock(&loop->sq_lock);
+		if (ret < 0 && ret != -EBUSY && ret != -EAGAIN)
+			pr_err("event loop: io_uring_submit: %s",
+			       strerror(-ret));
+		ret = io_uring_wait_cqe(&loop->ring, &cqe);
+		if (ret == -EINTR || ret == -EAGAIN)
+			continue;
+		if (ret < 0) {
+			pr_err("event loop: io_uring_wait_cqe: %s",
+			       strerror(-ret));
+			break;
+		}
+		io_uring_for_each_cqe(&loop->ring, head, cqe)
+		{
+			struct event_op *op = io_uring_cqe_get_data(cqe);
+
+			seen++;
+			if (op == &loop->stop_op)
+				stop = true;
+			else if (op)
+				dispatch(op, cqe->res, cqe->flags);
+		}
+		io_uring_cq_advance(&loop->ring, seen);
+	}
+	return NULL;
+}
+
+int event_loop_start(struct event_loop *loop, const char *name)
+{
+	int ret;
+
+	loop->started = true; /* before the thread can test it */
+	ret = pthread_create(&loop->thread, NULL, loop_thread, loop);
+	if (ret) {
+		loop->started = false;
+		return hvm_set_error(ret, "event loop thread: %s",
+				     strerror(ret));
+	}
+	pthread_setname_np(loop->thread, name);
+	return 0;
+}
+
+/* A free submission slot, with sq_lock held. */
+static struct io_uring_sqe *get_sqe(struct event_loop *loop)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&loop->ring);
+
+	if (!sqe) {
+		io_uring_submit(&loop->ring);
+		sqe = io_uring_get_sqe(&loop->ring);
+	}
+	return sqe;
+}
+
+/*
+ * Hand a prepared entry to the kernel, with sq_lock held: the loop thread
+ * batches (it submits before it waits), other threads submit now because
+ * the loop may be asleep in io_uring_wait_cqe.
+ */
+static int commit(struct event_loop *loop, struct io_uring_sqe *sqe,
+		  struct event_op *op)
+{
+	int ret;
+
+	io_uring_sqe_set_data(sqe, op);
+	if (event_loop_on_thread(loop))
+		return 0;
+	ret = io_uring_submit(&loop->ring);
+	return ret < 0 ? ret : 0;
+}
+
+#define SUBMIT(loop, op, prep)                             \
+	({                                                 \
+		struct io_uring_sqe *sqe_;                 \
+		int ret_ = -EBUSY;                         \
+		pthread_mutex_lock(&(loop)->sq_lock);      \
+		sqe_ = get_sqe(loop);                      \
+		if (sqe_) {                                \
+			prep;                              \
+			ret_ = commit((loop), sqe_, (op)); \
+		}                                          \
+		pthread_mutex_unlock(&(loop)->sq_lock);    \
+		ret_;                                      \
+	})
+
+static void watch_done(struct event_op *op, int32_t res)
+{
+	struct event_watch *w =
+		(struct event_watch *)((char *)op -
+				       offsetof(struct event_watch, op));
+	int ret;
+
+	if (res == -ECANCELED)
+		return; /* the loop is going away */
+	if (res < 0) {
+		pr_err("event loop: poll on fd %d: %s", w->fd, strerror(-res));
+		return;
+	}
+	if (w->drain_eventfd) {
+		uint64_t count;
+
+		/* Non-blocking eventfd: EAGAIN just means already drained. */
+		if (read(w->fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+			pr_warn("event loop: read eventfd %d: %s", w->fd,
+				strerror(errno));
+	}
+	w->ready(w);
+	/* A multishot poll ends (no F_MORE) on overflow; arm it again. */
+	if (!(op->cqe_flags & IORING_CQE_F_MORE)) {
+		ret = SUBMIT(w->loop, op,
+			     io_uring_prep_poll_multishot(sqe_, w->fd, POLLIN));
+		if (ret)
+			pr_err("event loop: re-arming poll on fd %d: %s", w->fd,
+			       strerror(-ret));
+	}
+}
+
+int event_loop_watch(struct event_loop *loop, struct event_watch *w, int fd,
+		     bool drain_eventfd, void (*ready)(struct event_watch *w))
+{
+	w->op.done = watch_done;
+	w->loop = loop;
+	w->fd = fd;
+	w->drain_eventfd = drain_eventfd;
+	w->ready = ready;
+	return SUBMIT(loop, &w->op,
+		      io_uring_prep_poll_multishot(sqe_, fd, POLLIN));
+}
+
+int event_loop_readv(struct event_loop *loop, struct event_op *op, int fd,
+		     const struct iovec *iov, unsigned int nr, uint64_t offset)
+{
+	return SUBMIT(loop, op, io_uring_prep_readv(sqe_, fd, iov, nr, offset));
+}
+
+int event_loop_writev(struct event_loop *loop, struct event_op *op, int fd,
+		      const struct iovec *iov, unsigned int nr, uint64_t offset)
+{
+	return SUBMIT(loop, op,
+		      io_uring_prep_writev(sqe_, fd, iov, nr, offset));
+}
+
+int event_loop_fsync(struct event_loop *loop, struct event_op *op, int fd,
+		     bool datasync)
+{
+	return SUBMIT(loop, op,
+		      io_uring_prep_fsync(
+			      sqe_, fd, datasync ? IORING_FSYNC_DATASYNC : 0));
+}
+
+int event_loop_fallocate(struct event_loop *loop, struct event_op *op, int fd,
+			 int mode, uint64_t offset, uint64_t len)
+{
+	return SUBMIT(loop, op,
+		      io_uring_prep_fallocate(sqe_, fd, mode, offset, len));
+}
+
+int event_loop_call(struct event_loop *loop, struct event_op *op)
+{
+	return SUBMIT(loop, op, io_uring_prep_nop(sqe_));
+}
+
+void event_loop_destroy(struct event_loop *loop)
+{
+	if (!loop)
+		return;
+	if (loop->started) {
+		int tries = 0;
+
+		/* The loop thread exits when it sees this no-op complete. */
+		while (SUBMIT(loop, &loop->stop_op, io_uring_prep_nop(sqe_)) &&
+		       ++tries < 1000)
+			usleep(1000);
+		pthread_join(loop->thread, NULL);
+	}
+	io_uring_queue_exit(&loop->ring);
+	pthread_mutex_destroy(&loop->sq_lock);
+	free(loop);
+}

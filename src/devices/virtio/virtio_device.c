@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/virtio_config.h>
+
+#include "core/log.h"
+#include "devices/virtio/virtio_device.h"
+
+int virtio_device_init(struct virtio_device *vdev, const char *name,
+		       const struct virtio_device_ops *ops,
+		       const struct guest_memory *mem, uint32_t device_id,
+		       uint64_t features, uint16_t nr_vqs, uint16_t queue_size,
+		       void *config, uint32_t config_size)
+{
+	*vdev = (struct virtio_device){
+		.name = name,
+		.ops = ops,
+		.mem = mem,
+		.device_id = device_id,
+		.device_features = features | VIRTIO_BIT(VIRTIO_F_VERSION_1),
+		.config = config,
+		.config_size = config_size,
+		.nr_vqs = nr_vqs,
+	};
+	vdev->vqs = calloc(nr_vqs ? nr_vqs : 1, sizeof(*vdev->vqs));
+	if (!vdev->vqs)
+		return -ENOMEM;
+	for (uint16_t q = 0; q < nr_vqs; q++)
+		virtq_init(&vdev->vqs[q], mem, queue_size);
+	pthread_mutex_init(&vdev->lock, NULL);
+	return 0;
+}
+
+void virtio_device_destroy(struct virtio_device *vdev)
+{
+	free(vdev->vqs);
+	vdev->vqs = NULL;
+	pthread_mutex_destroy(&vdev->lock);
+}
+
+int virtio_features_check(uint64_t offered, uint64_t accepted)
+{
+	uint64_t extra = accepted & ~offered;
+
+	if (extra)
+		return hvm_set_error(
+			EINVAL,
+			"driver accepted features 0x%llx the device did not offer",
+			(unsigned long long)extra);
+	if (!(accepted & VIRTIO_BIT(VIRTIO_F_VERSION_1)))
+		return hvm_set_error(
+			EINVAL,
+			"driver did not accept VIRTIO_F_VERSION_1 (legacy drivers are not supported)");
+	return 0;
+}
+
+uint32_t virtio_device_features_word(const struct virtio_device *vdev,
+				     uint32_t sel)
+{
+	if (sel > 1)
+		return 0;
+	return (uint32_t)(vdev->device_features >> (32 * sel));
+}
+
+uint32_t virtio_driver_features_word(const struct virtio_device *vdev,
+				     uint32_t sel)
+{
+	if (sel > 1)
+		return 0;
+	return (uint32_t)(vdev->driver_features >> (32 * sel));
+}
+
+void virtio_driver_features_write(struct virtio_device *vdev, uint32_t sel,
+				  uint32_t value)
+{
+	uint64_t mask;
+
+	/* Features are negotiated between DRIVER and FEATURES_OK only. */
+	if (!(vdev->status & VIRTIO_CONFIG_S_DRIVER) ||
+	    (vdev->status & VIRTIO_CONFIG_S_FEATURES_OK) || sel > 1)
+		return;
+	mask = 0xffffffffull << (32 * sel);
+	vdev->driver_features = (vdev->driver_features & ~mask) |
+				((uint64_t)value << (32 * sel));
+}
+
+void virtio_device_reset(struct virtio_device *vdev)
+{
+	if (vdev->ops->reset)
+		vdev->ops->reset(vdev);
+	for (uint16_t q = 0; q < vdev->nr_vqs; q++)
+		virtq_reset(&vdev->vqs[q]);
+	vdev->status = 0;
+	vdev->driver_features = 0;
+}
+
+bool virtio_device_live(const struct virtio_device *vdev)
+{
+	return (vdev->status & VIRTIO_CONFIG_S_DRIVER_OK) &&
+	       !(vdev->status & VIRTIO_CONFIG_S_NEEDS_RESET);
+}
+
+void virtio_device_set_needs_reset(struct virtio_device *vdev)
+{
+	if (vdev->status & VIRTIO_CONFIG_S_NEEDS_RESET)
+		return;
+	pr_warn("%s: driver error, device needs reset", vdev->name);
+	vdev->status |= VIRTIO_CONFIG_S_NEEDS_RESET;
+	if ((vdev->status & VIRTIO_CONFIG_S_DRIVER_OK) &&
+	    vdev->transport.signal_config)
+		vdev->transport.signal_config(vdev);
+}
+
+static bool features_acceptable(struct virtio_device *vdev)
+{
+	if (virtio_features_check(vdev->device_features,
+				  vdev->driver_features)) {
+		pr_warn("%s: %s", vdev->name, hvm_error_message());
+		return false;
+	}
+	if (vdev->ops->validate_features &&
+	    vdev->ops->validate_features(vdev, vdev->driver_features)) {
+		pr_warn("%s: %s", vdev->name, hvm_error_message());
+		return false;
+	}
+	return true;
+}
+
+void virtio_set_status(struct virtio_device *vdev, uint8_t status)
+{
+	uint8_t added;
+
+	if (status == 0) {
+		virtio_device_reset(vdev);
+		return;
+	}
+	/* A driver may only add bits (virtio 1.x 2.1.1); NEEDS_RESET is ours. */
+	status &= ~VIRTIO_CONFIG_S_NEEDS_RESET;
+	added = status & ~vdev->status;
+	if ((added & VIRTIO_CONFIG_S_FEATURES_OK) &&
+	    (!(vdev->status & VIRTIO_CONFIG_S_DRIVER) ||
+	     !features_acceptable(vdev)))
+		added &= ~VIRTIO_CONFIG_S_FEATURES_OK;
+	if (added & VIRTIO_CONFIG_S_DRIVER_OK) {
+		if (!((vdev->status | added) & VIRTIO_CONFIG_S_FEATURES_OK)) {
+			pr_warn("%s: DRIVER_OK without FEATURES_OK",
+				vdev->name);
+			added &= ~VIRTIO_CONFIG_S_DRIVER_OK;
+			vdev->status |= added;
+			virtio_device_set_needs_reset(vdev);
+			return;
+		}
+		vdev->status |= added;
+		if (vdev->ops->activate && vdev->ops->activate(vdev)) {
+			pr_warn("%s: activation failed: %s", vdev->name,
+				hvm_error_message());
+			virtio_device_set_needs_reset(vdev);
+		}
+		return;
+	}
+	vdev->status |= added;
+}
+
+int virtio_config_read(struct virtio_device *vdev, uint32_t off, uint8_t *data,
+		       uint32_t len)
+{
+	if (off > vdev->config_size || len > vdev->config_size - off) {
+		memset(data, 0, len);
+		return -EINVAL;
+	}
+	memcpy(data, (const uint8_t *)vdev->config + off, len);
+	return 0;
+}
+
+int virtio_config_write(struct virtio_device *vdev, uint32_t off,
+			const uint8_t *data, uint32_t len)
+{
+	if (off > vdev->config_size || len > vdev->config_size - off)
+		return -EINVAL;
+	/* Only the device knows which fields are writable. */
+	if (vdev->ops->config_written) {
+		memcpy((uint8_t *)vdev->config + off, data, len);
+		vdev->ops->config_written(vdev, off, len);
+	}
+	return 0;
+}
+
+void virtio_config_changed(struct virtio_device *vdev)
+{
+	vdev->config_generation++;
+	if ((vdev->status & VIRTIO_CONFIG_S_DRIVER_OK) &&
+	    vdev->transport.signal_config)
+		vdev->transport.signal_config(vdev);
+}
+
+int virtio_queue_enable(struct virtio_device *vdev, uint16_t q)
+{
+	int ret;
+
+	if (q >= vdev->nr_vqs)
+		return -EINVAL;
+	ret = virtq_enable(&vdev->vqs[q], vdev->driver_features);
+	if (ret) {
+		pr_warn("%s: queue %u: %s", vdev->name, q, hvm_error_message());
+		virtio_device_set_needs_reset(vdev);
+	}
+	return ret;
+}
+
+void virtio_queue_notify_driver(struct virtio_device *vdev, uint16_t q)
+{
+	if (q >= vdev->nr_vqs || !vdev->transport.signal_queue)
+		return;
+	if (virtq_should_notify(&vdev->vqs[q]))
+		vdev->transport.signal_queue(vdev, q);
+}
+
+void virtio_queue_failed(struct virtio_device *vdev, uint16_t q)
+{
+	pr_warn("%s: queue %u: %s", vdev->name, q, hvm_error_message());
+	virtio_device_set_needs_reset(vdev);
+}
