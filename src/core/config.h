@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "hintvm/hintvm.h"
+#include "sched/sched_config.h"
 
 enum console_kind { CONSOLE_SERIAL, CONSOLE_NONE };
 
@@ -27,6 +28,7 @@ struct hvm_config {
 	int console_out_fd;
 	int verbosity;
 	char *kvm_path;
+	struct sched_options sched; /* --pin, --halt-poll, --pv, --stats... */
 	/* Which options were set explicitly: a config file never overrides. */
 	uint64_t set_mask;
 };
