@@ -15,6 +15,7 @@
 #ifndef HVM_CORE_ARCH_H
 #define HVM_CORE_ARCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct kvm_host;
@@ -36,5 +37,8 @@ unsigned int arch_max_vcpus(void);
  * for an exit it does not know.
  */
 int arch_vcpu_exit(struct vcpu *vcpu);
+
+/* A short description of where VCPU is (e.g. "rip=0x... cr0=0x..."). */
+void arch_vcpu_describe(struct vcpu *vcpu, char *buf, size_t len);
 
 #endif

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The CPUID a vCPU sees: what KVM supports on this host, made coherent for
+ * a VM of N CPUs (APIC ids, topology leaves) and marked as a KVM guest
+ * (hypervisor bit, KVM signature and paravirt feature leaves), because the
+ * raw KVM_GET_SUPPORTED_CPUID table describes neither.
+ */
+#ifndef HVM_X86_CPUID_H
+#define HVM_X86_CPUID_H
+
+#include <linux/kvm.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define KVM_CPUID_SIGNATURE_LEAF 0x40000000
+#define KVM_CPUID_FEATURES_LEAF 0x40000001
+
+/* KVM_GET_SUPPORTED_CPUID into a malloc'ed table (free()). */
+int cpuid_get_supported(int kvm_fd, struct kvm_cpuid2 **out);
+
+struct cpuid_vm_params {
+	unsigned int nr_cpus;
+	bool tsc_deadline; /* KVM_CAP_TSC_DEADLINE_TIMER */
+	uint32_t kvm_features; /* leaf 0x40000001 EAX */
+};
+
+/*
+ * Fill DST (with room for SRC->nent entries) with SRC adjusted for vCPU
+ * APIC_ID of a VM described by PARAMS.
+ */
+void cpuid_for_vcpu(const struct kvm_cpuid2 *src, struct kvm_cpuid2 *dst,
+		    unsigned int apic_id, const struct cpuid_vm_params *params);
+
+/* The entry for FUNCTION/INDEX in TABLE, or NULL. */
+struct kvm_cpuid_entry2 *cpuid_find(struct kvm_cpuid2 *table, uint32_t function,
+				    uint32_t index);
+
+#endif

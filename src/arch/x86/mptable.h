@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Intel MultiProcessor Specification 1.4 tables: how a guest booted without
+ * ACPI (acpi=off, or a tiny kernel) finds its CPUs, the I/O APIC and the
+ * ISA interrupt wiring.
+ */
+#ifndef HVM_X86_MPTABLE_H
+#define HVM_X86_MPTABLE_H
+
+#include <stdint.h>
+
+#include "core/guest_memory.h"
+
+/*
+ * Write the floating pointer and configuration table for NR_CPUS CPUs
+ * (APIC ids 0..NR_CPUS-1) at GPA, using at most MAX bytes.
+ */
+int mptable_write(const struct guest_memory *mem, uint64_t gpa, uint64_t max,
+		  unsigned int nr_cpus);
+
+#endif

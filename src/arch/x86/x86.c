@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The x86-64 machine: in-kernel irqchip and PIT, RAM below the 3 GiB MMIO
+ * hole and above 4 GiB, the legacy platform devices Linux probes, kernel
+ * loading (PVH ELF), and the per-vCPU state (CPUID, MSRs, LAPIC, registers).
+ */
+#include <asm/kvm_para.h>
+#include <errno.h>
+#include <linux/kvm.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "arch/x86/cpuid.h"
+#include "arch/x86/mptable.h"
+#include "arch/x86/platform.h"
+#include "arch/x86/pvh.h"
+#include "core/arch.h"
+#include "core/file.h"
+#include "core/log.h"
+#include "core/vm.h"
+#include "devices/acpi_pm.h"
+#include "devices/cmos_rtc.h"
+#include "devices/debug_exit.h"
+#include "devices/i8042.h"
+#include "devices/uart8250.h"
+
+/* The built-in test kernel, when this build embeds one. */
+extern const unsigned char hvm_builtin_kernel_start[] __attribute__((weak));
+extern const unsigned char hvm_builtin_kernel_end[] __attribute__((weak));
+
+#define MAX_KERNEL_SIZE (512u << 20)
+#define MAX_INITRD_SIZE (1u << 30)
+#define MSR_IA32_MISC_ENABLE 0x1a0
+#define MISC_ENABLE_FAST_STRING 1
+#define APIC_LVT0 0x350
+#define APIC_LVT1 0x360
+#define APIC_MODE_EXTINT 0x700
+#define APIC_MODE_NMI 0x400
+
+/* Paravirt features that need a hypercall the host must serve. */
+#define KVM_PV_HYPERCALL_FEATURES                                          \
+	((1u << KVM_FEATURE_PV_UNHALT) | (1u << KVM_FEATURE_PV_SEND_IPI) | \
+	 (1u << KVM_FEATURE_PV_SCHED_YIELD))
+
+struct x86_vm {
+	struct kvm_cpuid2 *supported_cpuid;
+	struct cpuid_vm_params cpuid;
+	struct uart8250 *uart;
+	struct cmos_rtc *rtc;
+	struct i8042 *kbc;
+	struct acpi_pm *pm;
+	uint64_t entry;
+	uint64_t kernel_end;
+	uint64_t initrd_gpa;
+	uint64_t initrd_size;
+	uint64_t low_ram_end; /* RAM below the MMIO hole ends here */
+};
+
+static struct x86_vm *x86(struct vm *vm)
+{
+	return vm->arch;
+}
+
+static const struct kvm_required_cap x86_caps[] = {
+	{ KVM_CAP_PIT2, "KVM_CAP_PIT2 (in-kernel PIT)" },
+	{ KVM_CAP_SET_TSS_ADDR, "KVM_CAP_SET_TSS_ADDR" },
+	{ KVM_CAP_EXT_CPUID, "KVM_CAP_EXT_CPUID" },
+	{ KVM_CAP_MP_STATE, "KVM_CAP_MP_STATE" },
+};
+
+int arch_check_kvm(struct kvm_host *kvm)
+{
+	return kvm_require_caps(kvm->fd, x86_caps,
+				sizeof(x86_caps) / sizeof(x86_caps[0]));
+}
+
+unsigned int arch_max_vcpus(void)
+{
+	return 254; /* xAPIC ids, with one id left for the I/O APIC */
+}
+
+static int x86_create_irqchip(struct vm *vm)
+{
+	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
+
+	if (ioctl(vm->fd, KVM_SET_IDENTITY_MAP_ADDR,
+		  &(uint64_t){ X86_KVM_IDENTITY_MAP_GPA }) < 0)
+		return hvm_set_error(-errno, "KVM_SET_IDENTITY_MAP_ADDR: %s",
+				     strerror(errno));
+	if (ioctl(vm->fd, KVM_SET_TSS_ADDR, X86_KVM_TSS_GPA) < 0)
+		return hvm_set_error(-errno, "KVM_SET_TSS_ADDR: %s",
+				     strerror(errno));
+	if (ioctl(vm->fd, KVM_CREATE_IRQCHIP, 0) < 0)
+		return hvm_set_error(-errno, "KVM_CREATE_IRQCHIP: %s",
+				     strerror(errno));
+	if (ioctl(vm->fd, KVM_CREATE_PIT2, &pit) < 0)
+		return hvm_set_error(-errno, "KVM_CREATE_PIT2: %s",
+				     strerror(errno));
+	return 0;
+}
+
+static int x86_setup_memory(struct vm *vm)
+{
+	uint64_t mem = vm->cfg->mem;
+	uint64_t low = mem < X86_MMIO_HOLE_START ? mem : X86_MMIO_HOLE_START;
+	int r;
+
+	r = vm_map_memory(vm);
+	if (r < 0)
+		return r;
+	r = vm_add_ram(vm, 0, low, 0);
+	if (r < 0)
+		return r;
+	if (mem > low) {
+		r = vm_add_ram(vm, X86_MMIO_HOLE_END, mem - low, low);
+		if (r < 0)
+			return r;
+	}
+	x86(vm)->low_ram_end = low;
+	return 0;
+}
+
+static const struct bus_ops post_port_ops = { 0 };
+
+static size_t serial_deliver(void *ctx, const uint8_t *buf, size_t len)
+{
+	return uart8250_receive(ctx, buf, len);
+}
+
+static int x86_setup_devices(struct vm *vm)
+{
+	struct x86_vm *a = x86(vm);
+	struct irq_line com1 = { .set_level = vm_irq_line_set,
+				 .ctx = vm,
+				 .gsi = X86_COM1_IRQ };
+	int out_fd =
+		vm->cfg->console == CONSOLE_NONE ? -1 : vm->cfg->console_out_fd;
+	int r;
+
+	a->uart = uart8250_create(com1, out_fd);
+	a->rtc = cmos_rtc_create(NULL);
+	a->kbc = i8042_create(vm->power);
+	a->pm = acpi_pm_create(vm->power);
+	if (!a->uart || !a->rtc || !a->kbc || !a->pm)
+		return hvm_set_error(-ENOMEM, "out of memory for devices");
+	vm->console_sink = (struct console_sink){ .deliver = serial_deliver,
+						  .ctx = a->uart };
+
+	r = vm_register_pio(vm, X86_COM1_PORT, UART8250_REGS, &uart8250_bus_ops,
+			    a->uart, "ttyS0");
+	if (!r)
+		r = vm_register_pio(vm, X86_CMOS_PORT, 2, &cmos_rtc_bus_ops,
+				    a->rtc, "cmos-rtc");
+	if (!r)
+		r = vm_register_pio(vm, X86_I8042_DATA_PORT, 1,
+				    &i8042_data_bus_ops, a->kbc, "i8042-data");
+	if (!r)
+		r = vm_register_pio(vm, X86_I8042_CMD_PORT, 1,
+				    &i8042_cmd_bus_ops, a->kbc, "i8042-cmd");
+	if (!r)
+		r = vm_register_pio(vm, X86_DEBUG_EXIT_PORT, DEBUG_EXIT_LEN,
+				    &debug_exit_bus_ops, &vm->power,
+				    "debug-exit");
+	if (!r)
+		r = vm_register_pio(vm, X86_PM1A_EVT_PORT, ACPI_PM1_EVT_LEN,
+				    &acpi_pm1_evt_bus_ops, a->pm, "pm1a-evt");
+	if (!r)
+		r = vm_register_pio(vm, X86_PM1A_CNT_PORT, ACPI_PM1_CNT_LEN,
+				    &acpi_pm1_cnt_bus_ops, a->pm, "pm1a-cnt");
+	if (!r)
+		r = vm_register_pio(vm, X86_RESET_PORT, 1, &acpi_reset_bus_ops,
+				    a->pm, "reset");
+	/* Linux's io_delay writes here; batch them instead of exiting. */
+	if (!r)
+		r = vm_register_pio(vm, X86_POST_PORT, 1, &post_port_ops, NULL,
+				    "post");
+	if (!r)
+		r = bus_set_coalesced(&vm->pio, X86_POST_PORT);
+	return r;
+}
+
+static int x86_load_initrd(struct vm *vm)
+{
+	struct x86_vm *a = x86(vm);
+	uint8_t *data;
+	size_t size;
+	uint64_t gpa;
+	int r;
+
+	if (!vm->cfg->initrd)
+		return 0;
+	r = read_whole_file(vm->cfg->initrd, "initrd", MAX_INITRD_SIZE, &data,
+			    &size);
+	if (r < 0)
+		return r;
+	/* As high as possible in low RAM, page aligned, above the kernel. */
+	gpa = (a->low_ram_end - size) & ~0xfffULL;
+	if (size > a->low_ram_end || gpa < a->kernel_end) {
+		free(data);
+		return hvm_set_error(
+			-E2BIG,
+			"initrd %s (%zu bytes) does not fit in guest RAM below 0x%llx next to the kernel; give the VM more --mem",
+			vm->cfg->initrd, size,
+			(unsigned long long)a->low_ram_end);
+	}
+	memcpy(guest_ptr(&vm->mem, gpa, size), data, size);
+	free(data);
+	a->initrd_gpa = gpa;
+	a->initrd_size = size;
+	return 0;
+}
+
+static int x86_load_kernel(struct vm *vm)
+{
+	const char *path = vm->cfg->kernel;
+	struct x86_vm *a = x86(vm);
+	struct pvh_image image;
+	uint8_t *data = NULL;
+	const uint8_t *img;
+	size_t size;
+	int r;
+
+	if (path) {
+		r = read_whole_file(path, "kernel", MAX_KERNEL_SIZE, &data,
+				    &size);
+		if (r < 0)
+			return r;
+		img = data;
+	} else {
+		if (!hvm_builtin_kernel_start)
+			return hvm_set_error(
+				-ENOENT,
+				"this build has no built-in test kernel; pass --kernel");
+		img = hvm_builtin_kernel_start;
+		size = (size_t)(hvm_builtin_kernel_end -
+				hvm_builtin_kernel_start);
+		path = "(built-in test kernel)";
+	}
+
+	if (pvh_is_elf(img, size)) {
+		r = pvh_load_elf(img, size, path, &vm->mem, X86_HIGH_MEM_START,
+				 &image);
+	} else {
+		r = hvm_set_error(
+			-EINVAL,
+			"kernel %s is not a kernel hintvm can boot: expected a PVH ELF (vmlinux) or a bzImage",
+			path);
+	}
+	free(data);
+	if (r < 0)
+		return r;
+	a->entry = image.entry;
+	a->kernel_end = image.load_end;
+	return x86_load_initrd(vm);
+}
+
+static int x86_write_cmdline(struct vm *vm)
+{
+	const char *cmdline = vm->cfg->cmdline ? vm->cfg->cmdline : "";
+	size_t len = strlen(cmdline) + 1;
+
+	if (len > X86_CMDLINE_MAX)
+		return hvm_set_error(
+			-E2BIG, "--cmdline is %zu bytes long; at most %d fit",
+			len - 1, X86_CMDLINE_MAX - 1);
+	return guest_write(&vm->mem, X86_CMDLINE_GPA, cmdline, len);
+}
+
+/* Host-supported KVM paravirt features this host can also serve. */
+static uint32_t x86_default_pv_features(struct x86_vm *a)
+{
+	struct kvm_cpuid_entry2 *e =
+		cpuid_find(a->supported_cpuid, KVM_CPUID_FEATURES_LEAF, 0);
+
+	return e ? e->eax & ~KVM_PV_HYPERCALL_FEATURES : 0;
+}
+
+int arch_vm_init(struct vm *vm)
+{
+	struct x86_vm *a = calloc(1, sizeof(*a));
+	int r;
+
+	if (!a)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	vm->arch = a;
+	r = cpuid_get_supported(vm->kvm.fd, &a->supported_cpuid);
+	if (r < 0)
+		return r;
+	a->cpuid = (struct cpuid_vm_params){
+		.nr_cpus = vm->cfg->cpus,
+		.tsc_deadline = kvm_check_cap(vm->kvm.fd,
+					      KVM_CAP_TSC_DEADLINE_TIMER) > 0,
+		.kvm_features = x86_default_pv_features(a),
+	};
+	r = x86_create_irqchip(vm);
+	if (!r)
+		r = x86_setup_memory(vm);
+	if (!r)
+		r = x86_setup_devices(vm);
+	if (!r)
+		r = x86_load_kernel(vm);
+	if (!r)
+		r = x86_write_cmdline(vm);
+	return r;
+}
+
+static int x86_vcpu_set_cpuid(struct vm *vm, struct vcpu *vcpu)
+{
+	struct x86_vm *a = x86(vm);
+	const struct kvm_cpuid2 *src = a->supported_cpuid;
+	struct kvm_cpuid2 *c =
+		calloc(1, sizeof(*c) + src->nent * sizeof(c->entries[0]));
+	int r = 0;
+
+	if (!c)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	cpuid_for_vcpu(src, c, vcpu->id, &a->cpuid);
+	if (ioctl(vcpu->fd, KVM_SET_CPUID2, c) < 0)
+		r = hvm_set_error(-errno, "KVM_SET_CPUID2 on vCPU %u: %s",
+				  vcpu->id, strerror(errno));
+	free(c);
+	return r;
+}
+
+static int x86_vcpu_set_msrs(struct vcpu *vcpu)
+{
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry entries[1];
+	} msrs = {
+		.hdr.nmsrs = 1,
+		.entries = { { .index = MSR_IA32_MISC_ENABLE,
+			       .data = MISC_ENABLE_FAST_STRING } },
+	};
+
+	if (ioctl(vcpu->fd, KVM_SET_MSRS, &msrs) != 1)
+		return hvm_set_error(-EIO, "KVM_SET_MSRS on vCPU %u failed",
+				     vcpu->id);
+	return 0;
+}
+
+/* LINT0 as ExtINT (the PIC) and LINT1 as NMI, as firmware leaves them. */
+static int x86_vcpu_set_lapic(struct vcpu *vcpu)
+{
+	struct kvm_lapic_state lapic;
+	uint32_t v;
+
+	if (ioctl(vcpu->fd, KVM_GET_LAPIC, &lapic) < 0)
+		return hvm_set_error(-errno, "KVM_GET_LAPIC on vCPU %u: %s",
+				     vcpu->id, strerror(errno));
+	memcpy(&v, &lapic.regs[APIC_LVT0], 4);
+	v = (v & ~0x700u) | APIC_MODE_EXTINT;
+	memcpy(&lapic.regs[APIC_LVT0], &v, 4);
+	memcpy(&v, &lapic.regs[APIC_LVT1], 4);
+	v = (v & ~0x700u) | APIC_MODE_NMI;
+	memcpy(&lapic.regs[APIC_LVT1], &v, 4);
+	if (ioctl(vcpu->fd, KVM_SET_LAPIC, &lapic) < 0)
+		return hvm_set_error(-errno, "KVM_SET_LAPIC on vCPU %u: %s",
+				     vcpu->id, strerror(errno));
+	return 0;
+}
+
+static void flat_segment(struct kvm_segment *s, uint16_t selector, uint8_t type)
+{
+	*s = (struct kvm_segment){
+		.base = 0,
+		.limit = 0xffffffff,
+		.selector = selector,
+		.type = type,
+		.present = 1,
+		.dpl = 0,
+		.db = 1,
+		.s = 1,
+		.l = 0,
+		.g = 1,
+	};
+}
+
+/* PVH entry state: 32-bit protected mode, flat segments, paging off. */
+static int x86_vcpu_set_boot_regs(struct vm *vm, struct vcpu *vcpu)
+{
+	struct kvm_sregs sregs;
+	struct kvm_regs regs = {
+		.rip = x86(vm)->entry,
+		.rbx = X86_PVH_START_INFO_GPA,
+		.rflags = 0x2,
+	};
+
+	if (ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0)
+		return hvm_set_error(-errno, "KVM_GET_SREGS: %s",
+				     strerror(errno));
+	flat_segment(&sregs.cs, 0x10, 0xb); /* execute/read, accessed */
+	flat_segment(&sregs.ds, 0x18, 0x3); /* read/write, accessed */
+	sregs.es = sregs.fs = sregs.gs = sregs.ss = sregs.ds;
+	sregs.cr0 = 0x11; /* PE | ET */
+	sregs.cr4 = 0;
+	sregs.efer = 0;
+	if (ioctl(vcpu->fd, KVM_SET_SREGS, &sregs) < 0)
+		return hvm_set_error(-errno, "KVM_SET_SREGS: %s",
+				     strerror(errno));
+	if (ioctl(vcpu->fd, KVM_SET_REGS, &regs) < 0)
+		return hvm_set_error(-errno, "KVM_SET_REGS: %s",
+				     strerror(errno));
+	return 0;
+}
+
+int arch_vcpu_init(struct vm *vm, struct vcpu *vcpu)
+{
+	int r = x86_vcpu_set_cpuid(vm, vcpu);
+
+	if (!r)
+		r = x86_vcpu_set_msrs(vcpu);
+	if (!r)
+		r = x86_vcpu_set_lapic(vcpu);
+	if (r)
+		return r;
+	/* Registers come back with every exit: crash reports need no ioctl. */
+	if (vm->kvm.sync_regs)
+		vcpu->run->kvm_valid_regs =
+			KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
+	/* APs wait for the guest's INIT/SIPI in the in-kernel LAPIC. */
+	if (vcpu->id == 0)
+		return x86_vcpu_set_boot_regs(vm, vcpu);
+	return 0;
+}
+
+static void x86_memmap_add(struct hvm_memmap_table_entry *map, uint32_t *n,
+			   uint64_t addr, uint64_t size, uint32_t type)
+{
+	map[(*n)++] = (struct hvm_memmap_table_entry){ .addr = addr,
+						       .size = size,
+						       .type = type };
+}
+
+static int x86_write_start_info(struct vm *vm)
+{
+	struct x86_vm *a = x86(vm);
+	struct hvm_memmap_table_entry map[4];
+	struct hvm_modlist_entry mod = { .paddr = a->initrd_gpa,
+					 .size = a->initrd_size };
+	struct hvm_start_info info = {
+		.magic = HVM_START_MAGIC,
+		.version = 1,
+		.cmdline_paddr = X86_CMDLINE_GPA,
+		.memmap_paddr = X86_PVH_MEMMAP_GPA,
+	};
+	uint32_t n = 0;
+	int r;
+
+	x86_memmap_add(map, &n, 0, X86_LOW_RAM_END, 1);
+	x86_memmap_add(map, &n, X86_LOW_RAM_END,
+		       X86_HIGH_MEM_START - X86_LOW_RAM_END, 2);
+	x86_memmap_add(map, &n, X86_HIGH_MEM_START,
+		       a->low_ram_end - X86_HIGH_MEM_START, 1);
+	if (vm->cfg->mem > a->low_ram_end)
+		x86_memmap_add(map, &n, X86_MMIO_HOLE_END,
+			       vm->cfg->mem - a->low_ram_end, 1);
+	info.memmap_entries = n;
+	if (a->initrd_size) {
+		info.nr_modules = 1;
+		info.modlist_paddr = X86_PVH_MODLIST_GPA;
+		r = guest_write(&vm->mem, X86_PVH_MODLIST_GPA, &mod,
+				sizeof(mod));
+		if (r < 0)
+			return r;
+	}
+	r = guest_write(&vm->mem, X86_PVH_MEMMAP_GPA, map, n * sizeof(map[0]));
+	if (!r)
+		r = guest_write(&vm->mem, X86_PVH_START_INFO_GPA, &info,
+				sizeof(info));
+	return r;
+}
+
+int arch_vm_finalize(struct vm *vm)
+{
+	int r = mptable_write(&vm->mem, X86_MPTABLE_GPA, X86_MPTABLE_MAX,
+			      vm->nr_vcpus);
+
+	if (!r)
+		r = x86_write_start_info(vm);
+	return r;
+}
+
+int arch_vcpu_exit(struct vcpu *vcpu)
+{
+	return -ENOSYS;
+}
+
+void arch_vcpu_describe(struct vcpu *vcpu, char *buf, size_t len)
+{
+	const struct kvm_run *run = vcpu->run;
+
+	if (!(run->kvm_valid_regs & KVM_SYNC_X86_REGS)) {
+		snprintf(buf, len, "registers not available");
+		return;
+	}
+	snprintf(buf, len, "rip=0x%llx cr0=0x%llx cs=0x%x",
+		 (unsigned long long)run->s.regs.regs.rip,
+		 (unsigned long long)run->s.regs.sregs.cr0,
+		 run->s.regs.sregs.cs.selector);
+}
+
+void arch_vm_destroy(struct vm *vm)
+{
+	struct x86_vm *a = x86(vm);
+
+	if (!a)
+		return;
+	uart8250_destroy(a->uart);
+	cmos_rtc_destroy(a->rtc);
+	i8042_destroy(a->kbc);
+	acpi_pm_destroy(a->pm);
+	free(a->supported_cpuid);
+	free(a);
+	vm->arch = NULL;
+}

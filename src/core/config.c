@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/log.h"
+
+#define HVM_MAX_CPUS 255 /* xAPIC ids in the MP table and MADT */
+#define HVM_MIN_MEM (4ULL << 20)
+
+struct option_def {
+	struct hvm_option_info info;
+	int (*parse)(struct hvm_config *cfg, const char *name,
+		     const char *value);
+};
+
+static int set_string(char **field, const char *name, const char *value)
+{
+	char *copy;
+
+	if (!value || !*value)
+		return hvm_set_error(-EINVAL, "--%s needs a value", name);
+	copy = strdup(value);
+	if (!copy)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+static int parse_kernel(struct hvm_config *cfg, const char *name,
+			const char *value)
+{
+	return set_string(&cfg->kernel, name, value);
+}
+
+static int parse_initrd(struct hvm_config *cfg, const char *name,
+			const char *value)
+{
+	return set_string(&cfg->initrd, name, value);
+}
+
+static int parse_cmdline(struct hvm_config *cfg, const char *name,
+			 const char *value)
+{
+	char *copy = strdup(value ? value : "");
+
+	if (!copy)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	free(cfg->cmdline);
+	cfg->cmdline = copy;
+	return 0;
+}
+
+static int parse_cpus(struct hvm_config *cfg, const char *name,
+		      const char *value)
+{
+	uint64_t n;
+
+	if (parse_uint(value, 1, HVM_MAX_CPUS, &n) < 0)
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is not a valid vCPU count; expected a number from 1 to %d",
+			name, value ? value : "", HVM_MAX_CPUS);
+	cfg->cpus = (unsigned int)n;
+	return 0;
+}
+
+static int parse_mem(struct hvm_config *cfg, const char *name,
+		     const char *value)
+{
+	uint64_t bytes;
+
+	if (parse_size(value, &bytes) < 0)
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is not a memory size; expected a number with an optional K, M, G or T suffix (no suffix: MiB), e.g. 512M",
+			name, value ? value : "");
+	if (bytes < HVM_MIN_MEM)
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is too small; a VM needs at least %llu MiB",
+			name, value, HVM_MIN_MEM >> 20);
+	if (bytes % 4096)
+		return hvm_set_error(-EINVAL,
+				     "--%s: '%s' is not a multiple of 4 KiB",
+				     name, value);
+	cfg->mem = bytes;
+	return 0;
+}
+
+static int parse_flag(bool *field, const char *name, const char *value)
+{
+	if (parse_bool(value, field) < 0)
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is not a switch value; expected on or off",
+			name, value);
+	return 0;
+}
+
+static int parse_hugepages(struct hvm_config *cfg, const char *name,
+			   const char *value)
+{
+	return parse_flag(&cfg->hugepages, name, value);
+}
+
+static int parse_mem_overcommit(struct hvm_config *cfg, const char *name,
+				const char *value)
+{
+	return parse_flag(&cfg->mem_overcommit, name, value);
+}
+
+static int parse_console(struct hvm_config *cfg, const char *name,
+			 const char *value)
+{
+	if (value && !strcmp(value, "serial"))
+		cfg->console = CONSOLE_SERIAL;
+	else if (value && !strcmp(value, "none"))
+		cfg->console = CONSOLE_NONE;
+	else
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is not a console; expected serial or none",
+			name, value ? value : "");
+	return 0;
+}
+
+static int parse_verbose(struct hvm_config *cfg, const char *name,
+			 const char *value)
+{
+	uint64_t level = 1;
+
+	if (value && parse_uint(value, 0, 3, &level) < 0)
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is not a verbosity; expected 0 to 3", name,
+			value);
+	cfg->verbosity = (int)level;
+	return 0;
+}
+
+static int parse_kvm_device(struct hvm_config *cfg, const char *name,
+			    const char *value)
+{
+	return set_string(&cfg->kvm_path, name, value);
+}
+
+static int parse_config_file(struct hvm_config *cfg, const char *name,
+			     const char *value)
+{
+	if (!value || !*value)
+		return hvm_set_error(-EINVAL, "--%s needs a file name", name);
+	return hvm_config_load_file(cfg, value);
+}
+
+/* Order is help order. Bit positions in set_mask follow the index. */
+static const struct option_def options[] = {
+	{ { "kernel", 'k', "FILE",
+	    "kernel image: PVH ELF or bzImage (default: built-in test kernel)" },
+	  parse_kernel },
+	{ { "initrd", 'i', "FILE", "initial ramdisk" }, parse_initrd },
+	{ { "cmdline", 'p', "STR", "kernel command line" }, parse_cmdline },
+	{ { "cpus", 'c', "N", "number of vCPUs (1-255, default 1)" },
+	  parse_cpus },
+	{ { "mem", 'm', "SIZE", "guest RAM, e.g. 512M or 2G (default 256M)" },
+	  parse_mem },
+	{ { "hugepages", 0, NULL, "back guest RAM with hugetlbfs pages" },
+	  parse_hugepages },
+	{ { "mem-overcommit", 0, NULL,
+	    "allow more guest RAM than the host has" },
+	  parse_mem_overcommit },
+	{ { "console", 0, "KIND",
+	    "guest console: serial (ttyS0 on stdio) or none" },
+	  parse_console },
+	{ { "verbose", 'v', NULL,
+	    "log what hintvm does (repeat or =N for more)" },
+	  parse_verbose },
+	{ { "kvm-device", 0, "PATH", "KVM device node (default /dev/kvm)" },
+	  parse_kvm_device },
+	{ { "config", 0, "FILE", "read options from FILE (key = value lines)" },
+	  parse_config_file },
+};
+
+#define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
+_Static_assert(NR_OPTIONS <= 64, "set_mask has 64 bits");
+
+static const struct option_def *find_option(const char *key, size_t *index)
+{
+	for (size_t i = 0; i < NR_OPTIONS; i++) {
+		if (!strcmp(options[i].info.name, key)) {
+			*index = i;
+			return &options[i];
+		}
+	}
+	return NULL;
+}
+
+const struct hvm_option_info *hvm_options(size_t *count)
+{
+	static struct hvm_option_info infos[NR_OPTIONS];
+
+	for (size_t i = 0; i < NR_OPTIONS; i++)
+		infos[i] = options[i].info;
+	if (count)
+		*count = NR_OPTIONS;
+	return infos;
+}
+
+void config_init_defaults(struct hvm_config *cfg)
+{
+	*cfg = (struct hvm_config){
+		.cpus = 1,
+		.mem = 256ULL << 20,
+		.console = CONSOLE_SERIAL,
+		.console_in_fd = STDIN_FILENO,
+		.console_out_fd = STDOUT_FILENO,
+	};
+}
+
+struct hvm_config *hvm_config_new(void)
+{
+	struct hvm_config *cfg = malloc(sizeof(*cfg));
+
+	if (!cfg) {
+		hvm_set_error(-ENOMEM, "out of memory");
+		return NULL;
+	}
+	config_init_defaults(cfg);
+	return cfg;
+}
+
+void config_free_fields(struct hvm_config *cfg)
+{
+	free(cfg->kernel);
+	free(cfg->initrd);
+	free(cfg->cmdline);
+	free(cfg->kvm_path);
+}
+
+void hvm_config_free(struct hvm_config *cfg)
+{
+	if (!cfg)
+		return;
+	config_free_fields(cfg);
+	free(cfg);
+}
+
+static int dup_field(char **dst, const char *src)
+{
+	if (!src)
+		return 0;
+	*dst = strdup(src);
+	return *dst ? 0 : -ENOMEM;
+}
+
+struct hvm_config *config_dup(const struct hvm_config *cfg)
+{
+	struct hvm_config *copy = malloc(sizeof(*copy));
+
+	if (!copy)
+		return NULL;
+	*copy = *cfg;
+	copy->kernel = copy->initrd = copy->cmdline = copy->kvm_path = NULL;
+	if (dup_field(&copy->kernel, cfg->kernel) ||
+	    dup_field(&copy->initrd, cfg->initrd) ||
+	    dup_field(&copy->cmdline, cfg->cmdline) ||
+	    dup_field(&copy->kvm_path, cfg->kvm_path)) {
+		hvm_config_free(copy);
+		return NULL;
+	}
+	return copy;
+}
+
+int hvm_config_set(struct hvm_config *cfg, const char *key, const char *value)
+{
+	const struct option_def *opt;
+	size_t index;
+	int r;
+
+	if (!cfg || !key)
+		return hvm_set_error(-EINVAL,
+				     "hvm_config_set: no config or key");
+	opt = find_option(key, &index);
+	if (!opt)
+		return hvm_set_error(
+			-EINVAL, "unknown option '%s' (see hintvm run --help)",
+			key);
+	r = opt->parse(cfg, key, value);
+	if (r == 0)
+		cfg->set_mask |= 1ULL << index;
+	return r;
+}
+
+int hvm_config_set_console_fds(struct hvm_config *cfg, int in_fd, int out_fd)
+{
+	if (!cfg || in_fd < -1 || out_fd < -1)
+		return hvm_set_error(-EINVAL, "console fds must be >= -1");
+	cfg->console_in_fd = in_fd;
+	cfg->console_out_fd = out_fd;
+	return 0;
+}
+
+static char *trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+/* Config files nest at most this deep (a file including itself stops). */
+#define MAX_CONFIG_DEPTH 4
+
+int hvm_config_load_file(struct hvm_config *cfg, const char *path)
+{
+	static _Thread_local int depth;
+	char line[4096];
+	unsigned int lineno = 0;
+	FILE *f;
+	int r = 0;
+
+	if (depth >= MAX_CONFIG_DEPTH)
+		return hvm_set_error(-ELOOP,
+				     "%s: config files nest more than %d deep",
+				     path, MAX_CONFIG_DEPTH);
+	f = fopen(path, "re");
+	if (!f)
+		return hvm_set_error(-errno, "cannot read config file %s: %s",
+				     path, strerror(errno));
+	depth++;
+	while (fgets(line, sizeof(line), f)) {
+		char *key, *value, *eq, *hash;
+		const struct option_def *opt;
+		size_t index;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			r = hvm_set_error(-EINVAL,
+					  "%s:%u: line longer than %zu bytes",
+					  path, lineno, sizeof(line) - 2);
+			break;
+		}
+		hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		key = trim(line);
+		if (!*key)
+			continue;
+		eq = strchr(key, '=');
+		value = NULL;
+		if (eq) {
+			*eq = '\0';
+			value = trim(eq + 1);
+			key = trim(key);
+		}
+		if (!strncmp(key, "--", 2))
+			key += 2;
+		opt = find_option(key, &index);
+		if (!opt) {
+			r = hvm_set_error(
+				-EINVAL,
+				"%s:%u: unknown option '%s'; expected 'option = value' with a long option name of hintvm run",
+				path, lineno, key);
+			break;
+		}
+		if (opt->info.arg && !eq) {
+			r = hvm_set_error(
+				-EINVAL,
+				"%s:%u: option '%s' needs a value ('%s = %s')",
+				path, lineno, key, key, opt->info.arg);
+			break;
+		}
+		if (cfg->set_mask & (1ULL << index))
+			continue; /* the command line (or caller) wins */
+		r = opt->parse(cfg, key, value);
+		if (r < 0) {
+			char msg[512];
+
+			snprintf(msg, sizeof(msg), "%s", hvm_error_message());
+			hvm_set_error(r, "%s:%u: %s", path, lineno, msg);
+			break;
+		}
+		/* Mark so that a later file cannot override this one either. */
+		cfg->set_mask |= 1ULL << index;
+	}
+	if (!r && ferror(f))
+		r = hvm_set_error(-EIO, "error reading config file %s", path);
+	depth--;
+	fclose(f);
+	return r;
+}
+
+int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *bytes)
+{
+	unsigned long long v;
+	unsigned int shift = 20; /* no suffix: MiB, as kvmtool */
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (*end) {
+		switch (toupper((unsigned char)*end)) {
+		case 'B':
+			shift = 0;
+			break;
+		case 'K':
+			shift = 10;
+			break;
+		case 'M':
+			shift = 20;
+			break;
+		case 'G':
+			shift = 30;
+			break;
+		case 'T':
+			shift = 40;
+			break;
+		default:
+			return -EINVAL;
+		}
+		end++;
+		/* Accept K, KB, KiB and friends, nothing else. */
+		if (shift && (!strcasecmp(end, "iB") || !strcasecmp(end, "B")))
+			end += strlen(end);
+		if (*end)
+			return -EINVAL;
+	}
+	if (v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*bytes = (uint64_t)v << shift;
+	return 0;
+}
+
+int parse_bool(const char *s, bool *out)
+{
+	static const char *const on[] = { "on", "yes", "true", "1" };
+	static const char *const off[] = { "off", "no", "false", "0" };
+
+	if (!s) {
+		*out = true;
+		return 0;
+	}
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcasecmp(s, on[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcasecmp(s, off[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+uint64_t host_memory_bytes(void)
+{
+	struct sysinfo si;
+
+	if (sysinfo(&si) < 0)
+		return UINT64_MAX;
+	return (uint64_t)si.totalram * si.mem_unit;
+}

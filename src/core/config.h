@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The VM configuration behind the public hvm_config handle, and the one
+ * option table from which the command line, config files and the embedding
+ * API are all parsed and validated.
+ */
+#ifndef HVM_CORE_CONFIG_H
+#define HVM_CORE_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hintvm/hintvm.h"
+
+enum console_kind { CONSOLE_SERIAL, CONSOLE_NONE };
+
+struct hvm_config {
+	char *kernel; /* NULL: the built-in test kernel */
+	char *initrd;
+	char *cmdline;
+	unsigned int cpus;
+	uint64_t mem; /* bytes */
+	bool hugepages;
+	bool mem_overcommit;
+	enum console_kind console;
+	int console_in_fd;
+	int console_out_fd;
+	int verbosity;
+	char *kvm_path;
+	/* Which options were set explicitly: a config file never overrides. */
+	uint64_t set_mask;
+};
+
+/* Defaults: 1 vCPU, 256 MiB, serial console on stdio. */
+void config_init_defaults(struct hvm_config *cfg);
+
+/* Deep copy (the VM keeps its own). Returns NULL on ENOMEM. */
+struct hvm_config *config_dup(const struct hvm_config *cfg);
+void config_free_fields(struct hvm_config *cfg);
+
+/* Parse "512M", "2G", "1024" (MiB) ... into bytes; -EINVAL if malformed. */
+int parse_size(const char *s, uint64_t *bytes);
+
+/* Parse a decimal unsigned integer in [MIN, MAX]; -EINVAL / -ERANGE. */
+int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Parse on/off, yes/no, true/false, 1/0 (NULL means on). */
+int parse_bool(const char *s, bool *out);
+
+/* Host RAM in bytes (for the "more memory than the host has" check). */
+uint64_t host_memory_bytes(void);
+
+#endif

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/console.h"
+#include "core/log.h"
+
+#define ESCAPE_CHAR 0x01 /* Ctrl-A, as QEMU's -nographic */
+
+struct console {
+	int in_fd;
+	int wake_fd; /* eventfd: console_stop() wakes the thread */
+	pthread_t thread;
+	struct console_sink sink;
+	bool raw;
+	struct termios saved;
+	bool escape_pending;
+};
+
+/*
+ * The terminal must come back even if the process dies on a path that
+ * never reaches console_stop() (exit() from an embedder, a fatal signal
+ * caught by the CLI): keep one saved state for an atexit hook.
+ */
+static pthread_mutex_t tty_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct termios tty_saved;
+static int tty_fd = -1;
+
+static void restore_tty_at_exit(void)
+{
+	pthread_mutex_lock(&tty_lock);
+	if (tty_fd >= 0)
+		tcsetattr(tty_fd, TCSANOW, &tty_saved);
+	tty_fd = -1;
+	pthread_mutex_unlock(&tty_lock);
+}
+
+static void enter_raw_mode(struct console *con)
+{
+	static bool atexit_registered;
+	struct termios raw;
+
+	if (!isatty(con->in_fd) || tcgetattr(con->in_fd, &con->saved) < 0)
+		return;
+	raw = con->saved;
+	cfmakeraw(&raw);
+	/* Keep output post-processing so host-side messages stay readable. */
+	raw.c_oflag |= OPOST;
+	pthread_mutex_lock(&tty_lock);
+	if (tty_fd < 0) {
+		tty_saved = con->saved;
+		tty_fd = con->in_fd;
+		if (!atexit_registered)
+			atexit_registered = atexit(restore_tty_at_exit) == 0;
+	}
+	pthread_mutex_unlock(&tty_lock);
+	if (tcsetattr(con->in_fd, TCSANOW, &raw) == 0)
+		con->raw = true;
+}
+
+static void deliver_all(struct console *con, const uint8_t *buf, size_t len)
+{
+	while (len) {
+		size_t n = con->sink.deliver(con->sink.ctx, buf, len);
+		struct pollfd wake = { .fd = con->wake_fd, .events = POLLIN };
+
+		buf += n;
+		len -= n;
+		/* The guest has not drained its FIFO: wait a little. */
+		if (len && poll(&wake, 1, 1) > 0)
+			return;
+	}
+}
+
+/* Handle the Ctrl-A escape; returns false when the user asked to quit. */
+static bool filter_input(struct console *con, uint8_t *buf, size_t *len)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < *len; i++) {
+		uint8_t c = buf[i];
+
+		if (con->escape_pending) {
+			con->escape_pending = false;
+			if (c == 'x' || c == 'X')
+				return false;
+			if (c != ESCAPE_CHAR)
+				continue; /* unknown escape: swallow */
+		} else if (c == ESCAPE_CHAR && con->raw) {
+			con->escape_pending = true;
+			continue;
+		}
+		buf[out++] = c;
+	}
+	*len = out;
+	return true;
+}
+
+static void *console_thread(void *arg)
+{
+	struct console *con = arg;
+	uint8_t buf[256];
+
+	for (;;) {
+		struct pollfd fds[2] = {
+			{ .fd = con->wake_fd, .events = POLLIN },
+			{ .fd = con->in_fd, .events = POLLIN },
+		};
+		ssize_t n;
+		size_t len;
+
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (fds[0].revents)
+			break;
+		if (!(fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		n = read(con->in_fd, buf, sizeof(buf));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			break; /* EOF: the guest simply gets no more input */
+		len = (size_t)n;
+		if (!filter_input(con, buf, &len)) {
+			con->sink.quit(con->sink.quit_ctx);
+			break;
+		}
+		deliver_all(con, buf, len);
+	}
+	return NULL;
+}
+
+struct console *console_start(int in_fd, struct console_sink sink)
+{
+	struct console *con = calloc(1, sizeof(*con));
+
+	if (!con)
+		return NULL;
+	con->in_fd = in_fd;
+	con->sink = sink;
+	con->wake_fd = eventfd(0, EFD_CLOEXEC);
+	if (con->wake_fd < 0) {
+		free(con);
+		return NULL;
+	}
+	if (in_fd >= 0) {
+		enter_raw_mode(con);
+		if (pthread_create(&con->thread, NULL, console_thread, con)) {
+			console_stop(con);
+			return NULL;
+		}
+	} else {
+		con->in_fd = -1;
+	}
+	return con;
+}
+
+void console_stop(struct console *con)
+{
+	uint64_t one = 1;
+
+	if (!con)
+		return;
+	if (con->in_fd >= 0 && con->thread) {
+		if (write(con->wake_fd, &one, sizeof(one)) < 0)
+			pr_warn("cannot wake the console thread");
+		pthread_join(con->thread, NULL);
+	}
+	if (con->raw) {
+		tcsetattr(con->in_fd, TCSANOW, &con->saved);
+		pthread_mutex_lock(&tty_lock);
+		tty_fd = -1;
+		pthread_mutex_unlock(&tty_lock);
+	}
+	close(con->wake_fd);
+	free(con);
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef HVM_CORE_FILE_H
+#define HVM_CORE_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Read all of PATH into a malloc'ed buffer. WHAT names the file's role in
+ * error messages ("kernel", "initrd"). Refuses files above MAX bytes and
+ * anything that is not a regular file or block device.
+ */
+int read_whole_file(const char *path, const char *what, size_t max,
+		    uint8_t **data, size_t *size);
+
+#endif

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <linux/kvm.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/arch.h"
+#include "core/log.h"
+#include "core/vm.h"
+
+/*
+ * Kicks use SIGUSR1 with an empty handler installed without SA_RESTART: the
+ * signal only serves to make KVM_RUN return EINTR. kvm_run.immediate_exit
+ * covers the window where the vCPU thread is about to enter KVM_RUN.
+ */
+#define VCPU_KICK_SIGNAL SIGUSR1
+
+static void kick_handler(int sig)
+{
+}
+
+int vcpu_signal_setup(void)
+{
+	struct sigaction sa = { .sa_handler = kick_handler };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(VCPU_KICK_SIGNAL, &sa, NULL) < 0)
+		return hvm_set_error(
+			-errno,
+			"cannot install the vCPU kick signal handler: %s",
+			strerror(errno));
+	return 0;
+}
+
+int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id)
+{
+	void *run;
+
+	vcpu->vm = vm;
+	vcpu->id = id;
+	vcpu->fd = ioctl(vm->fd, KVM_CREATE_VCPU, (unsigned long)id);
+	if (vcpu->fd < 0) {
+		vcpu->fd = -1;
+		return hvm_set_error(-errno, "KVM_CREATE_VCPU %u failed: %s",
+				     id, strerror(errno));
+	}
+	run = mmap(NULL, vm->kvm.run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   vcpu->fd, 0);
+	if (run == MAP_FAILED)
+		return hvm_set_error(-errno,
+				     "cannot map kvm_run of vCPU %u: %s", id,
+				     strerror(errno));
+	vcpu->run = run;
+	if (id == 0 && vm->kvm.coalesced_mmio_page > 0) {
+		size_t off = (size_t)vm->kvm.coalesced_mmio_page *
+			     (size_t)sysconf(_SC_PAGESIZE);
+
+		if (off + sizeof(struct kvm_coalesced_mmio_ring) <=
+		    vm->kvm.run_size)
+			vm->coalesced_ring = (void *)((uint8_t *)run + off);
+	}
+	return 0;
+}
+
+void vcpu_destroy(struct vcpu *vcpu)
+{
+	if (vcpu->run)
+		munmap(vcpu->run, vcpu->vm->kvm.run_size);
+	if (vcpu->fd >= 0)
+		close(vcpu->fd);
+	vcpu->run = NULL;
+	vcpu->fd = -1;
+}
+
+void vcpu_kick(struct vcpu *vcpu)
+{
+	if (!vcpu->run)
+		return;
+	__atomic_store_n(&vcpu->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	if (vcpu->thread_started)
+		pthread_kill(vcpu->thread, VCPU_KICK_SIGNAL);
+}
+
+/*
+ * KVM batches writes to coalesced regions in a ring shared by all vCPUs;
+ * whoever returns from KVM_RUN first replays them, in order, under a lock.
+ */
+static void drain_coalesced(struct vm *vm)
+{
+	struct kvm_coalesced_mmio_ring *ring = vm->coalesced_ring;
+	uint32_t max;
+
+	if (!ring ||
+	    ring->first == __atomic_load_n(&ring->last, __ATOMIC_ACQUIRE))
+		return;
+	max = (uint32_t)((sysconf(_SC_PAGESIZE) - sizeof(*ring)) /
+			 sizeof(struct kvm_coalesced_mmio));
+	pthread_mutex_lock(&vm->coalesced_lock);
+	while (ring->first != __atomic_load_n(&ring->last, __ATOMIC_ACQUIRE)) {
+		uint32_t first = ring->first;
+		struct kvm_coalesced_mmio *m;
+
+		if (first >= max)
+			break; /* cannot happen with a sane kernel */
+		m = &ring->coalesced_mmio[first];
+		bus_access(m->pio ? &vm->pio : &vm->mmio, m->phys_addr, m->data,
+			   m->len > 8 ? 8 : m->len, true);
+		__atomic_store_n(&ring->first, (first + 1) % max,
+				 __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&vm->coalesced_lock);
+}
+
+static void handle_io(struct vcpu *vcpu)
+{
+	struct kvm_run *run = vcpu->run;
+	uint32_t size = run->io.size, count = run->io.count;
+	uint8_t *data = (uint8_t *)run + run->io.data_offset;
+	bool is_write = run->io.direction == KVM_EXIT_IO_OUT;
+
+	/* The kernel fills these; check anyway, the cost is nothing. */
+	if ((size != 1 && size != 2 && size != 4) ||
+	    run->io.data_offset > vcpu->vm->kvm.run_size ||
+	    (uint64_t)size * count >
+		    vcpu->vm->kvm.run_size - run->io.data_offset)
+		return;
+	for (uint32_t i = 0; i < count; i++, data += size) {
+		if (!bus_access(&vcpu->vm->pio, run->io.port, data, size,
+				is_write))
+			vcpu->pio_exits_unclaimed++;
+	}
+}
+
+static void handle_mmio(struct vcpu *vcpu)
+{
+	struct kvm_run *run = vcpu->run;
+	uint32_t len = run->mmio.len;
+
+	if (len == 0 || len > sizeof(run->mmio.data))
+		return;
+	if (!bus_access(&vcpu->vm->mmio, run->mmio.phys_addr, run->mmio.data,
+			len, run->mmio.is_write))
+		vcpu->mmio_exits_unclaimed++;
+}
+
+static void handle_system_event(struct vcpu *vcpu)
+{
+	struct vm *vm = vcpu->vm;
+
+	switch (vcpu->run->system_event.type) {
+	case KVM_SYSTEM_EVENT_SHUTDOWN:
+		vm_request_stop(vm, HVM_EXIT_POWEROFF, 0, (int)vcpu->id,
+				"the guest powered off");
+		break;
+	case KVM_SYSTEM_EVENT_RESET:
+		vm_request_stop(vm, HVM_EXIT_REBOOT, 0, (int)vcpu->id,
+				"the guest asked for a reset");
+		break;
+	default:
+		vm_request_stop(vm, HVM_EXIT_CRASH, 0, (int)vcpu->id,
+				"vCPU %u: guest crash (system event %u)",
+				vcpu->id, vcpu->run->system_event.type);
+		break;
+	}
+}
+
+static const char *internal_error_name(uint32_t suberror)
+{
+	switch (suberror) {
+	case KVM_INTERNAL_ERROR_EMULATION:
+		return "instruction emulation failed";
+	case KVM_INTERNAL_ERROR_SIMUL_EX:
+		return "exception while delivering an exception";
+	case KVM_INTERNAL_ERROR_DELIVERY_EV:
+		return "event delivery failed";
+	default:
+		return "internal error";
+	}
+}
+
+/* Handle one exit; returns false when this vCPU must stop running. */
+static bool vcpu_handle_exit(struct vcpu *vcpu)
+{
+	struct kvm_run *run = vcpu->run;
+	struct vm *vm = vcpu->vm;
+	char where[96];
+	int r;
+
+	if (run->exit_reason < VCPU_EXIT_REASONS)
+		atomic_fetch_add_explicit(&vcpu->exits[run->exit_reason], 1,
+					  memory_order_relaxed);
+	switch (run->exit_reason) {
+	case KVM_EXIT_IO:
+		handle_io(vcpu);
+		return true;
+	case KVM_EXIT_MMIO:
+		handle_mmio(vcpu);
+		return true;
+	case KVM_EXIT_INTR:
+	case KVM_EXIT_HLT:
+	case KVM_EXIT_DEBUG:
+		return true;
+	case KVM_EXIT_SHUTDOWN:
+		arch_vcpu_describe(vcpu, where, sizeof(where));
+		vm_request_stop(vm, HVM_EXIT_CRASH, 0, (int)vcpu->id,
+				"vCPU %u: triple fault (%s)", vcpu->id, where);
+		return false;
+	case KVM_EXIT_INTERNAL_ERROR:
+		arch_vcpu_describe(vcpu, where, sizeof(where));
+		vm_request_stop(vm, HVM_EXIT_CRASH, 0, (int)vcpu->id,
+				"vCPU %u: KVM internal error %u: %s (%s)",
+				vcpu->id, run->internal.suberror,
+				internal_error_name(run->internal.suberror),
+				where);
+		return false;
+	case KVM_EXIT_FAIL_ENTRY:
+		vm_request_stop(
+			vm, HVM_EXIT_CRASH, 0, (int)vcpu->id,
+			"vCPU %u: VM entry failed (hardware reason 0x%llx)",
+			vcpu->id,
+			(unsigned long long)
+				run->fail_entry.hardware_entry_failure_reason);
+		return false;
+	case KVM_EXIT_SYSTEM_EVENT:
+		handle_system_event(vcpu);
+		return false;
+	default:
+		r = arch_vcpu_exit(vcpu);
+		if (r == 0)
+			return true;
+		if (r < 0)
+			vm_request_stop(vm, HVM_EXIT_HOST_ERROR, 0,
+					(int)vcpu->id,
+					"vCPU %u: unhandled KVM exit reason %u",
+					vcpu->id, run->exit_reason);
+		return false;
+	}
+}
+
+static void vcpu_run_loop(struct vcpu *vcpu)
+{
+	struct vm *vm = vcpu->vm;
+
+	while (!atomic_load(&vm->stopping)) {
+		int r = ioctl(vcpu->fd, KVM_RUN, 0);
+		int err = errno;
+
+		drain_coalesced(vm);
+		if (r < 0) {
+			if (err == EINTR || err == EAGAIN) {
+				/* A kick, or an AP leaving INIT: go again
+				 * unless we are stopping (checked above). */
+				__atomic_store_n(&vcpu->run->immediate_exit, 0,
+						 __ATOMIC_SEQ_CST);
+				continue;
+			}
+			vm_request_stop(vm, HVM_EXIT_HOST_ERROR, 0,
+					(int)vcpu->id,
+					"vCPU %u: KVM_RUN failed: %s", vcpu->id,
+					strerror(err));
+			return;
+		}
+		if (!vcpu_handle_exit(vcpu))
+			return;
+	}
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct vcpu *vcpu = arg;
+	struct vm *vm = vcpu->vm;
+	char name[16];
+	sigset_t set;
+
+	snprintf(name, sizeof(name), "hintvm-vcpu-%u", vcpu->id);
+	pthread_setname_np(pthread_self(), name);
+	atomic_store(&vcpu->tid, gettid());
+	current_vcpu_id = (int)vcpu->id;
+	sigemptyset(&set);
+	sigaddset(&set, VCPU_KICK_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+
+	vcpu_run_loop(vcpu);
+
+	/* When one vCPU ends, the VM ends: make sure the others follow. */
+	if (!atomic_load(&vm->stopping))
+		vm_request_stop(vm, HVM_EXIT_HOST_ERROR, 0, (int)vcpu->id,
+				"vCPU %u stopped unexpectedly", vcpu->id);
+	pthread_mutex_lock(&vm->lock);
+	vm->running_vcpus--;
+	pthread_cond_broadcast(&vm->cond);
+	pthread_mutex_unlock(&vm->lock);
+	return NULL;
+}
+
+int vcpu_start(struct vcpu *vcpu)
+{
+	sigset_t all, old;
+	int r;
+
+	/* Threads start with signals blocked; the vCPU unblocks its kick. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&vcpu->thread, NULL, vcpu_thread, vcpu);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r)
+		return -r;
+	vcpu->thread_started = true;
+	return 0;
+}

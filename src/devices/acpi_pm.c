@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * ACPI fixed hardware: PM1a event and control blocks and RESET_REG.
+ *
+ * The machine runs in ACPI mode from boot (SCI_EN always reads 1) and has no
+ * event sources, so PM1_STS only ever holds WAK_STS. The DSDT offers only
+ * \_S5: SLP_EN with SLP_TYP = S5 powers off; any other sleep type "wakes up"
+ * at once (WAK_STS set) so that a guest trying it does not spin forever
+ * waiting for a wake-up. RESET_REG resets on any write with bit 2 (the
+ * chipset's RST_CPU) set, which covers ACPI's 0x06 and the full reset 0x0e.
+ *
+ * Access rules: the blocks are handled byte by byte, so any width at any
+ * offset does what the same bytes written one at a time would do (a 16-bit
+ * access at offset 1 of PM1_EVT touches the high byte of STS and the low
+ * byte of EN). Bytes beyond a block read as 0xff and are not written.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "arch/x86/platform.h"
+#include "devices/acpi_pm.h"
+
+#define PM1_STS_WAK 0x8000
+#define PM1_EN_DEFINED \
+	0x4721 /* TMR, GBL, PWRBTN, SLPBTN, RTC, PCIEXP_WAKE_DIS */
+#define PM1_CNT_BM_RLD 0x0002
+#define PM1_CNT_STORED (PM1_CNT_BM_RLD | ACPI_SLP_TYP_MASK)
+
+#define RESET_RST_CPU 0x04 /* a 0 -> 1 write resets; reads back 0 */
+#define RESET_KEPT_BITS 0x0a /* SYS_RST, FULL_RST: plain read/write */
+
+struct acpi_pm {
+	pthread_mutex_t lock;
+	struct power_sink power;
+	uint16_t pm1_sts;
+	uint16_t pm1_en;
+	uint16_t pm1_cnt;
+	uint8_t reset_reg;
+};
+
+/* Fill DATA with the bytes of the little-endian REGS block from OFFSET. */
+static void pm_read_bytes(uint64_t offset, uint8_t *data, uint32_t len,
+			  const uint8_t *regs, uint64_t regs_len)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		data[i] = offset < regs_len && i < regs_len - offset
+				  ? regs[offset + i]
+				  : 0xff;
+}
+
+/*
+ * Merge the bytes of an access into a 16-bit register at byte position
+ * FIRST of the block. Returns the mask of the bytes written (0 if none).
+ */
+static uint16_t pm_write_mask(uint64_t offset, uint32_t len, uint64_t first,
+			      const uint8_t *data, uint16_t *value)
+{
+	uint16_t mask = 0, bits = 0;
+	unsigned int byte;
+
+	for (byte = 0; byte < 2; byte++) {
+		uint64_t pos = first + byte;
+
+		if (pos < offset || pos - offset >= len)
+			continue;
+		mask |= 0xff << (8 * byte);
+		bits |= data[pos - offset] << (8 * byte);
+	}
+	*value = bits;
+	return mask;
+}
+
+static void pm1_evt_read(void *dev, uint64_t offset, uint8_t *data,
+			 uint32_t len)
+{
+	struct acpi_pm *pm = dev;
+	uint8_t regs[ACPI_PM1_EVT_LEN];
+
+	pthread_mutex_lock(&pm->lock);
+	regs[0] = pm->pm1_sts & 0xff;
+	regs[1] = pm->pm1_sts >> 8;
+	regs[2] = pm->pm1_en & 0xff;
+	regs[3] = pm->pm1_en >> 8;
+	pthread_mutex_unlock(&pm->lock);
+	pm_read_bytes(offset, data, len, regs, sizeof(regs));
+}
+
+static void pm1_evt_write(void *dev, uint64_t offset, const uint8_t *data,
+			  uint32_t len)
+{
+	struct acpi_pm *pm = dev;
+	uint16_t mask, value;
+
+	pthread_mutex_lock(&pm->lock);
+	/* PM1_STS: write 1 to clear. */
+	mask = pm_write_mask(offset, len, 0, data, &value);
+	pm->pm1_sts &= ~(value & mask);
+	mask = pm_write_mask(offset, len, 2, data, &value);
+	pm->pm1_en = (pm->pm1_en & ~mask) | (value & mask & PM1_EN_DEFINED);
+	pthread_mutex_unlock(&pm->lock);
+}
+
+static void pm1_cnt_read(void *dev, uint64_t offset, uint8_t *data,
+			 uint32_t len)
+{
+	struct acpi_pm *pm = dev;
+	uint8_t regs[ACPI_PM1_CNT_LEN];
+	uint16_t cnt;
+
+	pthread_mutex_lock(&pm->lock);
+	cnt = pm->pm1_cnt | ACPI_SCI_EN;
+	pthread_mutex_unlock(&pm->lock);
+	regs[0] = cnt & 0xff;
+	regs[1] = cnt >> 8;
+	pm_read_bytes(offset, data, len, regs, sizeof(regs));
+}
+
+static void pm1_cnt_write(void *dev, uint64_t offset, const uint8_t *data,
+			  uint32_t len)
+{
+	struct acpi_pm *pm = dev;
+	uint16_t mask, value, cnt;
+	bool power_off = false;
+
+	pthread_mutex_lock(&pm->lock);
+	mask = pm_write_mask(offset, len, 0, data, &value);
+	cnt = (pm->pm1_cnt & ~mask) | (value & mask);
+	pm->pm1_cnt = cnt & PM1_CNT_STORED;
+	if (mask & value & ACPI_SLP_EN) {
+		unsigned int typ =
+			(cnt & ACPI_SLP_TYP_MASK) >> ACPI_SLP_TYP_SHIFT;
+
+		if (typ == ACPI_SLP_TYP_S5)
+			power_off = true;
+		else
+			pm->pm1_sts |= PM1_STS_WAK; /* unsupported: wake now */
+	}
+	pthread_mutex_unlock(&pm->lock);
+	/* Outside the lock: the sink may stop vCPUs that wait on it. */
+	if (power_off)
+		power_sink_event(&pm->power, POWER_OFF, 0);
+}
+
+static void reset_reg_read(void *dev, uint64_t offset, uint8_t *data,
+			   uint32_t len)
+{
+	struct acpi_pm *pm = dev;
+	uint8_t reg;
+
+	pthread_mutex_lock(&pm->lock);
+	reg = pm->reset_reg;
+	pthread_mutex_unlock(&pm->lock);
+	pm_read_bytes(offset, data, len, &reg, 1);
+}
+
+static void reset_reg_write(void *dev, uint64_t offset, const uint8_t *data,
+			    uint32_t len)
+{
+	struct acpi_pm *pm = dev;
+
+	if (!len || offset)
+		return;
+	pthread_mutex_lock(&pm->lock);
+	pm->reset_reg = data[0] & RESET_KEPT_BITS;
+	pthread_mutex_unlock(&pm->lock);
+	if (data[0] & RESET_RST_CPU)
+		power_sink_event(&pm->power, POWER_RESET, 0);
+}
+
+const struct bus_ops acpi_pm1_evt_bus_ops = {
+	.read = pm1_evt_read,
+	.write = pm1_evt_write,
+};
+
+const struct bus_ops acpi_pm1_cnt_bus_ops = {
+	.read = pm1_cnt_read,
+	.write = pm1_cnt_write,
+};
+
+const struct bus_ops acpi_reset_bus_ops = {
+	.read = reset_reg_read,
+	.write = reset_reg_write,
+};
+
+struct acpi_pm *acpi_pm_create(struct power_sink power)
+{
+	struct acpi_pm *pm = calloc(1, sizeof(*pm));
+
+	if (!pm)
+		return NULL;
+	if (pthread_mutex_init(&pm->lock, NULL)) {
+		free(pm);
+		return NULL;
+	}
+	pm->power = power;
+	return pm;
+}
+
+void acpi_pm_destroy(struct acpi_pm *pm)
+{
+	if (!pm)
+		return;
+	pthread_mutex_destroy(&pm->lock);
+	free(pm);
+}

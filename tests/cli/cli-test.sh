@@ -1,0 +1,125 @@
+#!/bin/bash
+# The hintvm command line as a user meets it: help, exit statuses and one
+# clear error line (naming the input, the value and what was expected) for
+# every kind of bad input. Output is TAP; cases that need /dev/kvm skip
+# with the reason when it is missing.
+# usage: cli-test.sh HINTVM TESTKERNEL_ELF
+set -u
+hintvm=$1
+kernel_elf=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+have_kvm=0
+[ -r /dev/kvm ] && [ -w /dev/kvm ] && have_kvm=1
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1)); failed=$((failed + 1))
+	echo "not ok $n - $1"
+	sed 's/^/# /' "$tmp/err" "$tmp/out" 2>/dev/null | head -20
+}
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+
+# expect NAME STATUS PATTERN -- ARGS...: run hintvm, check the exit status
+# and that stderr (or stdout) matches PATTERN (extended regex).
+expect() {
+	local name=$1 want=$2 pattern=$3
+	shift 4
+	timeout 60 "$hintvm" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+	local got=$?
+	if [ "$got" -ne "$want" ]; then
+		echo "# exit status $got, expected $want" >>"$tmp/err"
+		not_ok "$name"
+	elif [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$tmp/err" "$tmp/out"; then
+		echo "# output does not match /$pattern/" >>"$tmp/err"
+		not_ok "$name"
+	else
+		ok "$name"
+	fi
+}
+
+kvm_expect() {
+	if [ $have_kvm = 1 ]; then expect "$@"; else skip "$1" "/dev/kvm is not usable"; fi
+}
+
+expect "--version" 0 '^hintvm [0-9]+\.[0-9]+' -- --version
+expect "--help" 0 'run' -- --help
+expect "run --help lists options" 0 '--mem SIZE' -- run --help
+expect "no command" 2 'usage' --
+expect "unknown command" 2 "'frobnicate' is not a command" -- frobnicate
+expect "unknown option" 2 "unknown option.*--frob" -- run --frob
+expect "unknown short option" 2 "option -z is unknown" -- run -z
+expect "missing value" 2 "" -- run --mem
+expect "stray argument" 2 "unexpected argument 'vmlinuz'" -- run vmlinuz
+expect "-m 0" 2 "--mem: '0' is too small" -- run -m 0
+expect "-m 12q" 2 "--mem: '12q' is not a memory size" -- run -m 12q
+expect "-m unaligned" 2 "not a multiple of 4 KiB" -- run -m 4097K
+expect "-m more than the host" 2 "more than this host's .* MiB of RAM; use --mem-overcommit" -- run -m 64T
+expect "-c 0" 2 "--cpus: '0' is not a valid vCPU count; expected a number from 1 to" -- run -c 0
+expect "-c 9999" 2 "--cpus: '9999'" -- run -c 9999
+expect "bad switch value" 2 "--hugepages: 'maybe'" -- run --hugepages=maybe
+expect "bad console" 2 "--console: 'vga'" -- run --console vga
+printf 'cpus = 2\nmemory = 1G\n' >"$tmp/bad.conf"
+expect "malformed config line" 2 "bad.conf:2: unknown option 'memory'" -- run --config "$tmp/bad.conf"
+expect "missing config file" 2 "cannot read config file $tmp/none.conf" -- run --config "$tmp/none.conf"
+expect "no /dev/kvm" 2 "/nonexistent/kvm does not exist" -- run --kvm-device /nonexistent/kvm
+
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -e /dev/kvm ] &&
+	[ "$(stat -c %a /dev/kvm)" = 600 ]; then
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$hintvm" run \
+		</dev/null >"$tmp/out" 2>"$tmp/err"
+	st=$?
+	if [ $st = 2 ] && grep -q "no permission to open /dev/kvm" "$tmp/err"; then
+		ok "no permission on /dev/kvm"
+	else
+		echo "# status $st" >>"$tmp/err"; not_ok "no permission on /dev/kvm"
+	fi
+else
+	skip "no permission on /dev/kvm" "needs root, setpriv and a 0600 /dev/kvm"
+fi
+
+kvm_expect "missing kernel" 2 "cannot open kernel $tmp/nope" -- run -k "$tmp/nope"
+head -c 3000 "$kernel_elf" >"$tmp/truncated.elf"
+kvm_expect "kernel ends mid-segment" 2 "truncated" -- run -k "$tmp/truncated.elf"
+echo "not a kernel" >"$tmp/text"
+kvm_expect "wrong-format kernel" 2 "is not a kernel hintvm can boot" -- run -k "$tmp/text"
+: >"$tmp/empty"
+kvm_expect "empty kernel" 2 "kernel $tmp/empty is empty" -- run -k "$tmp/empty"
+kvm_expect "missing initrd" 2 "cannot open initrd $tmp/nope" -- run -i "$tmp/nope"
+kvm_expect "directory as initrd" 2 "is not a regular file" -- run -i "$tmp"
+long=$(head -c 5000 /dev/zero | tr '\0' 'x')
+kvm_expect "command line too long" 2 "--cmdline is 5000 bytes long" -- run -p "$long"
+
+kvm_expect "boots the test kernel" 0 "hello from cpu 0" -- run
+kvm_expect "explicit kernel file" 0 "hello from cpu 1" -- run -k "$kernel_elf" -c 2
+printf '# profile\ncpus = 2\nmem = 64M\ncmdline = test=hello\n' >"$tmp/vm.conf"
+kvm_expect "config file" 0 "RESULT test=hello cpus=2 ok=1" -- run --config "$tmp/vm.conf"
+kvm_expect "command line beats config file" 0 "RESULT test=hello cpus=1 ok=1" -- run --config "$tmp/vm.conf" -c 1
+kvm_expect "guest crash status" 6 "guest crash: vCPU 0: triple fault" -- run -p test=fault
+kvm_expect "debug-exit status" 3 "ok=0" -- run -p test=no-such-payload
+
+if [ $have_kvm = 1 ]; then
+	# A guest that runs until stopped: SIGTERM ends it cleanly.
+	"$hintvm" run -c 2 -p "test=smp-count iterations=1000000000000" \
+		</dev/null >"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	for _ in $(seq 100); do
+		grep -q "testkernel:" "$tmp/out" 2>/dev/null && break
+		sleep 0.1
+	done
+	kill -TERM $pid
+	wait $pid
+	st=$?
+	if [ $st = 10 ] && grep -q "guest stopped" "$tmp/err"; then
+		ok "SIGTERM stops the VM (status 10)"
+	else
+		echo "# status $st" >>"$tmp/err"; not_ok "SIGTERM stops the VM (status 10)"
+	fi
+else
+	skip "SIGTERM stops the VM" "/dev/kvm is not usable"
+fi
+
+echo "1..$n"
+[ $failed = 0 ]
