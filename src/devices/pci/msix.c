@@ -21,9 +21,8 @@ static uint32_t entry32(const struct msix *m, uint16_t v, uint32_t field)
 	       (uint32_t)p[3] << 24;
 }
 
-int msix_init(struct msix *m, struct pci_device *pdev, uint16_t nr,
-	      uint8_t bar, uint32_t table_off, uint32_t pba_off,
-	      struct msi_sink sink)
+int msix_init(struct msix *m, struct pci_device *pdev, uint16_t nr, uint8_t bar,
+	      uint32_t table_off, uint32_t pba_off, struct msi_sink sink)
 {
 	uint8_t body[12] = { 0 };
 
@@ -106,8 +105,7 @@ static bool table_access_ok(const struct msix *m, uint64_t off, uint32_t len)
 	       off < (uint64_t)m->nr * MSIX_ENTRY_SIZE;
 }
 
-void msix_table_read(struct msix *m, uint64_t off, uint8_t *data,
-		     uint32_t len)
+void msix_table_read(struct msix *m, uint64_t off, uint8_t *data, uint32_t len)
 {
 	if (!table_access_ok(m, off, len)) {
 		memset(data, 0, len);

@@ -41,13 +41,11 @@ struct msix {
  * at TABLE_OFF and the PBA at PBA_OFF inside BAR. Every vector starts
  * masked. Returns 0 or -EINVAL / -ENOSPC.
  */
-int msix_init(struct msix *m, struct pci_device *pdev, uint16_t nr,
-	      uint8_t bar, uint32_t table_off, uint32_t pba_off,
-	      struct msi_sink sink);
+int msix_init(struct msix *m, struct pci_device *pdev, uint16_t nr, uint8_t bar,
+	      uint32_t table_off, uint32_t pba_off, struct msi_sink sink);
 
 /* Table bytes: OFF relative to the table start, LEN 4 or 8, aligned. */
-void msix_table_read(struct msix *m, uint64_t off, uint8_t *data,
-		     uint32_t len);
+void msix_table_read(struct msix *m, uint64_t off, uint8_t *data, uint32_t len);
 void msix_table_write(struct msix *m, uint64_t off, const uint8_t *data,
 		      uint32_t len);
 void msix_pba_read(struct msix *m, uint64_t off, uint8_t *data, uint32_t len);

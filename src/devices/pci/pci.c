@@ -11,7 +11,7 @@
 #define CFG_ADDR_BUS(a) (((a) >> 16) & 0xff)
 #define CFG_ADDR_SLOT(a) (((a) >> 11) & 0x1f)
 #define CFG_ADDR_FN(a) (((a) >> 8) & 0x7)
-#define CFG_ADDR_REG(a) ((a) & 0xfc)
+#define CFG_ADDR_REG(a) ((a)&0xfc)
 
 #define CAP_START 0x40
 
@@ -25,8 +25,8 @@ struct pci_host {
 	void *cf9_dev;
 };
 
-void pci_device_init(struct pci_device *pdev, const char *name,
-		     uint16_t vendor, uint16_t device, uint32_t class_code,
+void pci_device_init(struct pci_device *pdev, const char *name, uint16_t vendor,
+		     uint16_t device, uint32_t class_code,
 		     uint16_t subsys_vendor, uint16_t subsys_id)
 {
 	memset(pdev, 0, sizeof(*pdev));
@@ -46,16 +46,16 @@ void pci_device_init(struct pci_device *pdev, const char *name,
 	pdev->last_cap_next = &pdev->cfg[PCI_CAPABILITY_LIST];
 }
 
-int pci_device_set_bar64(struct pci_device *pdev, unsigned int n,
-			 uint64_t size, const struct bus_ops *ops, void *dev)
+int pci_device_set_bar64(struct pci_device *pdev, unsigned int n, uint64_t size,
+			 const struct bus_ops *ops, void *dev)
 {
 	uint32_t off = PCI_BASE_ADDRESS_0 + 4 * n;
 	uint64_t mask;
 
 	if (n + 1 >= PCI_NUM_BARS || size < 4096 || (size & (size - 1)))
 		return -EINVAL;
-	pdev->bars[n] = (struct pci_bar){ .size = size, .ops = ops,
-					  .dev = dev };
+	pdev->bars[n] =
+		(struct pci_bar){ .size = size, .ops = ops, .dev = dev };
 	pci_cfg_set32(pdev, off, PCI_BASE_ADDRESS_MEM_TYPE_64);
 	mask = ~(size - 1);
 	for (int i = 0; i < 8; i++)
@@ -153,11 +153,12 @@ int pci_host_add_device(struct pci_host *host, struct pci_device *pdev)
 			continue;
 		next = (next + size - 1) & ~(size - 1); /* natural alignment */
 		if (next - host->mmio_base + size > host->mmio_size)
-			return hvm_set_error(ENOSPC,
-					     "PCI MMIO window 0x%llx+0x%llx has no room for %s",
-					     (unsigned long long)host->mmio_base,
-					     (unsigned long long)host->mmio_size,
-					     pdev->name);
+			return hvm_set_error(
+				ENOSPC,
+				"PCI MMIO window 0x%llx+0x%llx has no room for %s",
+				(unsigned long long)host->mmio_base,
+				(unsigned long long)host->mmio_size,
+				pdev->name);
 		pci_cfg_set32(pdev, PCI_BASE_ADDRESS_0 + 4 * n,
 			      (uint32_t)next | PCI_BASE_ADDRESS_MEM_TYPE_64);
 		pci_cfg_set32(pdev, PCI_BASE_ADDRESS_0 + 4 * (n + 1),
@@ -263,8 +264,7 @@ static void cfg_port_write(void *dev, uint64_t offset, const uint8_t *data,
 		struct pci_device *pdev = cfg_target(host, host->cfg_addr);
 
 		config_write_locked(pdev,
-				    CFG_ADDR_REG(host->cfg_addr) +
-					    (offset & 3),
+				    CFG_ADDR_REG(host->cfg_addr) + (offset & 3),
 				    data, len);
 	}
 	pthread_mutex_unlock(&host->lock);
@@ -303,8 +303,7 @@ static const struct pci_bar *decode(struct pci_host *host, uint64_t addr,
 	return found;
 }
 
-static void window_read(void *dev, uint64_t offset, uint8_t *data,
-			uint32_t len)
+static void window_read(void *dev, uint64_t offset, uint8_t *data, uint32_t len)
 {
 	struct pci_host *host = dev;
 	const struct pci_bar *bar;

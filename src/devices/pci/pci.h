@@ -75,13 +75,13 @@ struct pci_device {
 };
 
 /* Fill the header of a type 0 function. */
-void pci_device_init(struct pci_device *pdev, const char *name,
-		     uint16_t vendor, uint16_t device, uint32_t class_code,
+void pci_device_init(struct pci_device *pdev, const char *name, uint16_t vendor,
+		     uint16_t device, uint32_t class_code,
 		     uint16_t subsys_vendor, uint16_t subsys_id);
 
 /* Declare 64-bit memory BAR N (N and N + 1) of SIZE bytes. */
-int pci_device_set_bar64(struct pci_device *pdev, unsigned int n,
-			 uint64_t size, const struct bus_ops *ops, void *dev);
+int pci_device_set_bar64(struct pci_device *pdev, unsigned int n, uint64_t size,
+			 const struct bus_ops *ops, void *dev);
 
 /*
  * Append a capability of LEN bytes (ID and the next link are filled in);

@@ -34,8 +34,8 @@ int virtio_device_init(struct virtio_device *vdev, const char *name,
 		return -ENOMEM;
 	}
 	for (uint16_t q = 0; q < nr_vqs; q++)
-		vdev->kicks[q] = (struct virtio_kick){ .vdev = vdev, .q = q,
-						       .fd = -1 };
+		vdev->kicks[q] =
+			(struct virtio_kick){ .vdev = vdev, .q = q, .fd = -1 };
 	pthread_mutex_init(&vdev->lock, NULL);
 	for (uint16_t q = 0; q < nr_vqs; q++) {
 		virtq_init(&vdev->vqs[q], mem, queue_size);
@@ -284,4 +284,48 @@ void virtio_queue_failed(struct virtio_device *vdev, uint16_t q)
 {
 	pr_warn("%s: queue %u: %s", vdev->name, q, hvm_error_message());
 	virtio_device_set_needs_reset(vdev);
+}
+
+void virtio_queue_drain(struct virtio_device *vdev, uint16_t q,
+			const struct virtio_queue_handler *h)
+{
+	struct virtq *vq = &vdev->vqs[q];
+	unsigned int budget = vq->size;
+	bool pushed = false;
+	int ret;
+
+	do {
+		virtq_disable_notify(vq);
+		for (;;) {
+			struct virtq_chain *chain;
+
+			if (budget == 0) {
+				/* Let other work run; come back via a kick. */
+				virtio_device_kick(vdev, q);
+				goto out;
+			}
+			chain = h->get_chain(vdev, q);
+			if (!chain)
+				goto out;
+			ret = virtq_pop(vq, chain);
+			if (ret == 0)
+				break;
+			if (ret < 0) {
+				virtio_queue_failed(vdev, q);
+				goto out;
+			}
+			budget--;
+			ret = h->handle(vdev, q, chain);
+			if (ret >= 0) {
+				virtq_push(vq, chain->head, (uint32_t)ret);
+				pushed = true;
+			} else if (ret != -EINPROGRESS) {
+				virtio_queue_failed(vdev, q);
+				goto out;
+			}
+		}
+	} while (virtq_enable_notify(vq));
+out:
+	if (pushed)
+		virtio_queue_notify_driver(vdev, q);
 }

@@ -44,6 +44,8 @@ struct virtio_device_ops {
 	void (*queue_notify)(struct virtio_device *vdev, uint16_t q);
 	/* Optional: device-specific rule on the accepted FEATURES. */
 	int (*validate_features)(struct virtio_device *vdev, uint64_t features);
+	/* Free the device (after the event loop has stopped). */
+	void (*destroy)(struct virtio_device *vdev);
 	/* Optional: the driver wrote config bytes [OFF, OFF + LEN). Locked. */
 	void (*config_written)(struct virtio_device *vdev, uint32_t off,
 			       uint32_t len);
@@ -175,5 +177,29 @@ void virtio_queue_notify_driver(struct virtio_device *vdev, uint16_t q);
  * whole device needs reset (locked).
  */
 void virtio_queue_failed(struct virtio_device *vdev, uint16_t q);
+
+/*
+ * How a device serves one queue with virtio_queue_drain(): GET_CHAIN lends
+ * storage for the next chain (NULL: no request slot free, stop until one
+ * frees and the device kicks the queue again); HANDLE returns the bytes
+ * written into the chain to push it now, -EINPROGRESS when the device
+ * keeps the chain and pushes it later, or another -errno when the request
+ * shows the driver broke the rules (the device then needs reset).
+ */
+struct virtio_queue_handler {
+	struct virtq_chain *(*get_chain)(struct virtio_device *vdev,
+					 uint16_t q);
+	int (*handle)(struct virtio_device *vdev, uint16_t q,
+		      struct virtq_chain *chain);
+};
+
+/*
+ * Serve queue Q until it is empty, with notifications suppressed while
+ * draining, at most one queue's worth of chains per call (then the queue
+ * kicks itself, so one busy queue cannot starve the event loop), and one
+ * interrupt at the end if the driver wants it. Locked.
+ */
+void virtio_queue_drain(struct virtio_device *vdev, uint16_t q,
+			const struct virtio_queue_handler *h);
 
 #endif

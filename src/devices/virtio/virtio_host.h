@@ -23,8 +23,8 @@ struct virtio_host {
 	 * and only value DATA when DATAMATCH. NULL, or returning an error:
 	 * the write exits to userspace and the transport kicks instead.
 	 */
-	int (*ioeventfd)(void *ctx, uint64_t addr, uint32_t len,
-			 bool datamatch, uint64_t data, int fd);
+	int (*ioeventfd)(void *ctx, uint64_t addr, uint32_t len, bool datamatch,
+			 uint64_t data, int fd);
 	void *ioeventfd_ctx;
 	struct msi_sink msi; /* x86: KVM_SIGNAL_MSI */
 };

@@ -41,8 +41,8 @@ static struct virtq *selected_queue(struct virtio_pci *vp)
 {
 	struct virtio_device *vdev = vp->vdev;
 
-	return vp->queue_select < vdev->nr_vqs ? &vdev->vqs[vp->queue_select] :
-						 NULL;
+	return vp->queue_select < vdev->nr_vqs ? &vdev->vqs[vp->queue_select]
+					       : NULL;
 }
 
 /* A vector the device can use, or NO_VECTOR (how a refusal reads back). */
@@ -196,7 +196,8 @@ static void bar_read(void *dev, uint64_t off, uint8_t *data, uint32_t len)
 			vp->isr = 0;
 		}
 	} else if (off < VIRTIO_PCI_NOTIFY_OFF) {
-		virtio_config_read(vdev, (uint32_t)(off - VIRTIO_PCI_DEVCFG_OFF),
+		virtio_config_read(vdev,
+				   (uint32_t)(off - VIRTIO_PCI_DEVCFG_OFF),
 				   data, len);
 	} else if (off >= VIRTIO_PCI_MSIX_PBA_OFF) {
 		msix_pba_read(&vp->msix, off - VIRTIO_PCI_MSIX_PBA_OFF, data,
@@ -215,8 +216,8 @@ static void bar_write(void *dev, uint64_t off, const uint8_t *data,
 	struct virtio_device *vdev = vp->vdev;
 
 	if (off >= VIRTIO_PCI_NOTIFY_OFF && off < VIRTIO_PCI_MSIX_TABLE_OFF) {
-		uint64_t q = (off - VIRTIO_PCI_NOTIFY_OFF) /
-			     VIRTIO_PCI_NOTIFY_MULT;
+		uint64_t q =
+			(off - VIRTIO_PCI_NOTIFY_OFF) / VIRTIO_PCI_NOTIFY_MULT;
 
 		/* The notify address names the queue; the value is ignored. */
 		if (q < vdev->nr_vqs)
@@ -227,7 +228,8 @@ static void bar_write(void *dev, uint64_t off, const uint8_t *data,
 	if (off < VIRTIO_PCI_ISR_OFF)
 		common_write(vp, off - VIRTIO_PCI_COMMON_OFF, data, len);
 	else if (off >= VIRTIO_PCI_DEVCFG_OFF && off < VIRTIO_PCI_NOTIFY_OFF)
-		virtio_config_write(vdev, (uint32_t)(off - VIRTIO_PCI_DEVCFG_OFF),
+		virtio_config_write(vdev,
+				    (uint32_t)(off - VIRTIO_PCI_DEVCFG_OFF),
 				    data, len);
 	else if (off >= VIRTIO_PCI_MSIX_TABLE_OFF &&
 		 off < VIRTIO_PCI_MSIX_PBA_OFF)
@@ -286,8 +288,8 @@ static int add_virtio_cap(struct pci_device *pdev, uint8_t type,
 	put_le(cap + 8, offset, 4);
 	put_le(cap + 12, length, 4);
 	put_le(cap + 16, mult, 4);
-	return pci_device_add_cap(pdev, PCI_CAP_ID_VNDR, cap, len) ? 0 :
-								     -ENOSPC;
+	return pci_device_add_cap(pdev, PCI_CAP_ID_VNDR, cap, len) ? 0
+								   : -ENOSPC;
 }
 
 int virtio_pci_init(struct virtio_pci *vp, struct virtio_device *vdev,
