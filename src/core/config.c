@@ -318,6 +318,27 @@ static const struct option_def options[] = {
 	  parse_kvm_device },
 	{ { "config", 0, "FILE", "read options from FILE (key = value lines)" },
 	  parse_config_file },
+	/* Scheduling (src/sched/sched_config.c, docs/sched.md). */
+	{ { "pin", 0, "MODE",
+	    "vCPU pinning: auto, none, dedicated or a host CPU list" },
+	  sched_parse_pin },
+	{ { "halt-poll", 0, "MODE",
+	    "halt polling: auto (adaptive), off or a fixed time in ns" },
+	  sched_parse_halt_poll },
+	{ { "pv", 0, "LIST",
+	    "paravirt features: host, none or names, e.g. host,-steal-time" },
+	  sched_parse_pv },
+	{ { "sched-hints", 0, "on|off",
+	    "scheduling awareness; off: behave like a plain VMM (default on)" },
+	  sched_parse_hints },
+	{ { "stats", 0, NULL,
+	    "print exit, halt-poll and scheduling statistics at exit" },
+	  sched_parse_stats },
+	{ { "stats-interval", 0, "SECONDS",
+	    "with --stats, also print them every SECONDS" },
+	  sched_parse_stats_interval },
+	{ { "stats-json", 0, "FILE", "write the statistics as JSON to FILE" },
+	  sched_parse_stats_json },
 };
 
 #define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -354,6 +375,7 @@ void config_init_defaults(struct hvm_config *cfg)
 		.console_in_fd = STDIN_FILENO,
 		.console_out_fd = STDOUT_FILENO,
 	};
+	sched_options_defaults(&cfg->sched);
 }
 
 struct hvm_config *hvm_config_new(void)

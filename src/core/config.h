@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "hintvm/hintvm.h"
+#include "sched/sched_config.h"
 
 enum console_kind { CONSOLE_SERIAL, CONSOLE_NONE, CONSOLE_VIRTIO };
 
@@ -48,6 +49,7 @@ struct hvm_config {
 	struct hvm_net_config nets[HVM_MAX_NETS];
 	unsigned int nr_nets;
 	bool rng; /* virtio-rng fed from getrandom(2) */
+	struct sched_options sched; /* --pin, --halt-poll, --pv, --stats... */
 	/* Which options were set explicitly: a config file never overrides. */
 	uint64_t set_mask;
 };

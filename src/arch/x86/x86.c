@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 
 #include "arch/x86/cpuid.h"
+#include "arch/x86/hypercall_probe.h"
 #include "arch/x86/mptable.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/pvh.h"
@@ -27,6 +28,7 @@
 #include "devices/pci/pci.h"
 #include "devices/uart8250.h"
 #include "devices/virtio/virtio_vm.h"
+#include "sched/brain.h"
 
 /* The built-in test kernel, when this build embeds one. */
 extern const unsigned char hvm_builtin_kernel_start[] __attribute__((weak));
@@ -40,11 +42,6 @@ extern const unsigned char hvm_builtin_kernel_end[] __attribute__((weak));
 #define APIC_LVT1 0x360
 #define APIC_MODE_EXTINT 0x700
 #define APIC_MODE_NMI 0x400
-
-/* Paravirt features that need a hypercall the host must serve. */
-#define KVM_PV_HYPERCALL_FEATURES                                          \
-	((1u << KVM_FEATURE_PV_UNHALT) | (1u << KVM_FEATURE_PV_SEND_IPI) | \
-	 (1u << KVM_FEATURE_PV_SCHED_YIELD))
 
 struct x86_vm {
 	struct kvm_cpuid2 *supported_cpuid;
@@ -203,6 +200,8 @@ static int x86_setup_devices(struct vm *vm)
 				    "post");
 	if (!r)
 		r = bus_set_coalesced(&vm->pio, X86_POST_PORT);
+	if (!r)
+		r = sched_register_hints(vm, X86_HINT_PORT, true);
 	return r;
 }
 
@@ -293,13 +292,14 @@ static int x86_write_cmdline(struct vm *vm)
 	return guest_write(&vm->mem, X86_CMDLINE_GPA, cmdline, len);
 }
 
-/* Host-supported KVM paravirt features this host can also serve. */
-static uint32_t x86_default_pv_features(struct x86_vm *a)
+/* The KVM paravirt features --pv asks for, of those this host serves. */
+static uint32_t x86_pv_features(struct vm *vm, struct x86_vm *a)
 {
 	struct kvm_cpuid_entry2 *e =
 		cpuid_find(a->supported_cpuid, KVM_CPUID_FEATURES_LEAF, 0);
 
-	return e ? e->eax & ~KVM_PV_HYPERCALL_FEATURES : 0;
+	return sched_pv_features(vm, e ? e->eax : 0,
+				 x86_hypercalls_work(vm->kvm.fd));
 }
 
 int arch_vm_init(struct vm *vm)
@@ -317,7 +317,7 @@ int arch_vm_init(struct vm *vm)
 		.nr_cpus = vm->cfg->cpus,
 		.tsc_deadline = kvm_check_cap(vm->kvm.fd,
 					      KVM_CAP_TSC_DEADLINE_TIMER) > 0,
-		.kvm_features = x86_default_pv_features(a),
+		.kvm_features = x86_pv_features(vm, a),
 	};
 	r = x86_create_irqchip(vm);
 	if (!r)
@@ -346,6 +346,19 @@ static int x86_vcpu_set_cpuid(struct vm *vm, struct vcpu *vcpu)
 		r = hvm_set_error(-errno, "KVM_SET_CPUID2 on vCPU %u: %s",
 				  vcpu->id, strerror(errno));
 	free(c);
+	/* Make KVM refuse PV MSRs and hypercalls the CPUID does not offer. */
+	if (!r && kvm_check_cap(vm->fd, KVM_CAP_ENFORCE_PV_FEATURE_CPUID) > 0) {
+		struct kvm_enable_cap cap = {
+			.cap = KVM_CAP_ENFORCE_PV_FEATURE_CPUID,
+			.args = { 1 },
+		};
+
+		if (ioctl(vcpu->fd, KVM_ENABLE_CAP, &cap) < 0)
+			r = hvm_set_error(
+				-errno,
+				"KVM_CAP_ENFORCE_PV_FEATURE_CPUID on vCPU %u: %s",
+				vcpu->id, strerror(errno));
+	}
 	return r;
 }
 
