@@ -12,6 +12,7 @@
 #include "core/console.h"
 #include "core/log.h"
 #include "core/vm.h"
+#include "devices/virtio/virtio_vm.h"
 #include "sched/brain.h"
 
 int vm_map_memory(struct vm *vm)
@@ -196,6 +197,7 @@ static void vm_free(struct vm *vm)
 			vcpu_destroy(&vm->vcpus[i]);
 		free(vm->vcpus);
 	}
+	virtio_vm_destroy(vm); /* its I/O may point into guest RAM */
 	sched_vm_destroy(vm);
 	arch_vm_destroy(vm);
 	bus_destroy(&vm->pio);

@@ -25,7 +25,9 @@
 #include "devices/cmos_rtc.h"
 #include "devices/debug_exit.h"
 #include "devices/i8042.h"
+#include "devices/pci/pci.h"
 #include "devices/uart8250.h"
+#include "devices/virtio/virtio_vm.h"
 #include "sched/brain.h"
 
 /* The built-in test kernel, when this build embeds one. */
@@ -48,6 +50,7 @@ struct x86_vm {
 	struct cmos_rtc *rtc;
 	struct i8042 *kbc;
 	struct acpi_pm *pm;
+	struct pci_host *pci;
 	uint64_t entry;
 	uint64_t kernel_end;
 	uint64_t initrd_gpa;
@@ -126,6 +129,28 @@ static size_t serial_deliver(void *ctx, const uint8_t *buf, size_t len)
 	return uart8250_receive(ctx, buf, len);
 }
 
+/* PCI bus 0 with the virtio devices, and the reset port at 0xcf9. */
+static int x86_setup_pci(struct vm *vm)
+{
+	struct x86_vm *a = x86(vm);
+	int r;
+
+	a->pci = pci_host_create(X86_PCI_MMIO_GPA, X86_PCI_MMIO_SIZE);
+	if (!a->pci)
+		return hvm_set_error(-ENOMEM, "out of memory for PCI");
+	pci_host_set_cf9_handler(a->pci, &acpi_reset_bus_ops, a->pm);
+	r = vm_register_pio(vm, PCI_HOST_CFG_PORT, PCI_HOST_CFG_LEN,
+			    &pci_host_cfg_ops, a->pci, "pci-config");
+	if (!r)
+		r = vm_register_mmio(vm, X86_PCI_MMIO_GPA, X86_PCI_MMIO_SIZE,
+				     &pci_host_mmio_ops, a->pci, "pci-bars");
+	if (!r)
+		r = virtio_vm_create(vm);
+	if (!r)
+		r = virtio_vm_plug_pci(vm, a->pci);
+	return r;
+}
+
 static int x86_setup_devices(struct vm *vm)
 {
 	struct x86_vm *a = x86(vm);
@@ -166,9 +191,9 @@ static int x86_setup_devices(struct vm *vm)
 	if (!r)
 		r = vm_register_pio(vm, X86_PM1A_CNT_PORT, ACPI_PM1_CNT_LEN,
 				    &acpi_pm1_cnt_bus_ops, a->pm, "pm1a-cnt");
+	/* The reset port 0xcf9 lives inside the PCI config ports. */
 	if (!r)
-		r = vm_register_pio(vm, X86_RESET_PORT, 1, &acpi_reset_bus_ops,
-				    a->pm, "reset");
+		r = x86_setup_pci(vm);
 	/* Linux's io_delay writes here; batch them instead of exiting. */
 	if (!r)
 		r = vm_register_pio(vm, X86_POST_PORT, 1, &post_port_ops, NULL,
@@ -525,6 +550,7 @@ void arch_vm_destroy(struct vm *vm)
 	cmos_rtc_destroy(a->rtc);
 	i8042_destroy(a->kbc);
 	acpi_pm_destroy(a->pm);
+	pci_host_destroy(a->pci);
 	free(a->supported_cpuid);
 	free(a);
 	vm->arch = NULL;
