@@ -14,7 +14,6 @@
 #include "core/vm.h"
 #include "sched/actuators.h"
 #include "sched/brain_internal.h"
-#include "sched/kernel_hints.h"
 
 uint64_t brain_now_ns(void)
 {
@@ -81,7 +80,9 @@ int sched_vm_create(struct vm *vm)
 	if (!s->vcpus)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	s->start_ns = brain_now_ns();
-	s->kernel_path = kernel_hints_probe(vm->kvm.fd);
+	kernel_hints_probe(vm->fd, &s->kernel);
+	kernel_hints_describe(&s->kernel, s->kernel_path,
+			      sizeof(s->kernel_path));
 
 	read_allowed(s);
 	s->have_pressure = observe_read_pressure(&s->pressure) == 0;
@@ -119,6 +120,8 @@ int sched_vm_create(struct vm *vm)
 	if (s->create.first.set_halt_poll && s->state.halt_poll_set)
 		set_halt_poll(s, s->create.first.halt_poll_ns);
 	atomic_store(&s->commit, (int)s->state.commit);
+	if (s->opt.settings.hints)
+		kernel_hints_set_commit(vm->fd, &s->kernel, s->state.commit);
 	pr_info("sched: %u vCPUs on %u host CPUs, %s, pin %s, HLT exits %s, halt-poll %s",
 		s->nr_vcpus, s->nr_allowed, commit_state_name(s->state.commit),
 		pin_plan_name(s->create.first.pin),
@@ -231,6 +234,17 @@ static void hint_deliver(void *ctx, const struct hint_event *ev)
 
 	d = policy_on_hint(&st, &s->opt.settings, ev->kind, ev->from,
 			   ev->target);
+	/*
+	 * With the kernel patch, hand our CPU straight to the holder's task
+	 * (KVM's directed yield, as PV sched-yield does); otherwise raise the
+	 * holder and yield to whoever the host scheduler picks.
+	 */
+	if (d.boost_vcpu >= 0 && s->kernel.yield_to &&
+	    kernel_hints_yield_to(s->vm->vcpus[ev->from].fd, &s->kernel,
+				  (unsigned int)d.boost_vcpu) >= 0) {
+		atomic_fetch_add(&s->kernel_yields, 1);
+		return;
+	}
 	if (d.boost_vcpu >= 0 && (unsigned int)d.boost_vcpu < s->nr_vcpus)
 		boost_vcpu(s, (unsigned int)d.boost_vcpu, d.boost_us);
 	if (d.yield_self) {
@@ -425,6 +439,8 @@ static void brain_tick(struct sched_vm *s, uint64_t interval_ns)
 		set_halt_poll(s, act->halt_poll_ns);
 	if (act->commit_changed) {
 		s->commit_changes++;
+		kernel_hints_set_commit(s->vm->fd, &s->kernel,
+					act->next.commit);
 		pr_info("sched: host is now %s for this VM",
 			commit_state_name(act->next.commit));
 	}

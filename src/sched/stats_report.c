@@ -216,6 +216,8 @@ static void format_json(struct sched_vm *s, struct text *t)
 	    s->have_pressure ? "true" : "false",
 	    (unsigned long long)s->throttled_ns_total);
 	json_string(t, s->kernel_path);
+	put(t, ",\"kernel_yields\":%llu",
+	    (unsigned long long)atomic_load(&s->kernel_yields));
 	put(t,
 	    "},\"policy\":{\"sched_hints\":%s,\"commit\":\"%s\",\"commit_changes\":%u,\"pin\":\"%s\",\"hlt_exits_disabled\":%s,\"pause_exits_disabled\":%s,\"halt_poll_mode\":\"%s\",\"halt_poll_ns\":",
 	    s->opt.settings.hints ? "true" : "false",
