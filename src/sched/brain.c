@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -252,6 +253,64 @@ static void hint_deliver(void *ctx, const struct hint_event *ev)
 		sched_yield();
 		atomic_fetch_add(&s->vcpus[ev->from].yields, 1);
 	}
+}
+
+/* Whether thread TID is runnable ('R' in /proc/self/task/TID/stat). */
+static bool thread_runnable(pid_t tid)
+{
+	char path[64], buf[256];
+	const char *paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the comm may hold spaces, find the last ')'. */
+	paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' && paren[2] == 'R';
+}
+
+/* Userspace MSIs at most this often per vCPU lead to a runnable check. */
+#define IRQ_BOOST_CHECK_NS 1000000ull
+
+void sched_msi_injected(struct vm *vm, uint64_t addr)
+{
+	struct sched_vm *s = vm->sched;
+	struct policy_state st;
+	struct vcpu_track *t;
+	unsigned int dest;
+	uint64_t now, last;
+	uint32_t us;
+	pid_t tid;
+
+	if (!s)
+		return;
+	st = (struct policy_state){ .commit = atomic_load(&s->commit) };
+	us = policy_on_irq_inject(&st, &s->opt.settings);
+	/* x86 MSI: 0xFEExxxxx, destination APIC ID (= vCPU index) 19:12. */
+	if (!us || (addr >> 20) != 0xfee)
+		return;
+	dest = (unsigned int)(addr >> 12) & 0xff;
+	if (dest >= s->nr_vcpus || (int)dest == current_vcpu_id)
+		return;
+	t = &s->vcpus[dest];
+	now = brain_now_ns();
+	last = atomic_load(&t->irq_checked_ns);
+	if (now - last < IRQ_BOOST_CHECK_NS ||
+	    !atomic_compare_exchange_strong(&t->irq_checked_ns, &last, now))
+		return;
+	tid = atomic_load(&vm->vcpus[dest].tid);
+	if (!tid || !thread_runnable(tid))
+		return;
+	atomic_fetch_add(&t->irq_boosts, 1);
+	boost_vcpu(s, dest, us);
 }
 
 int sched_register_hints(struct vm *vm, uint64_t base, bool pio)

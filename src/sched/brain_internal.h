@@ -36,6 +36,8 @@ struct vcpu_track {
 	uint64_t boost_until_ns;
 	_Atomic uint64_t boosts;
 	_Atomic uint64_t yields;
+	_Atomic uint64_t irq_boosts; /* boosts after a userspace MSI */
+	_Atomic uint64_t irq_checked_ns; /* last runnable check (rate limit) */
 };
 
 struct sched_vm {
