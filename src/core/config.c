@@ -153,6 +153,12 @@ static int parse_kvm_device(struct hvm_config *cfg, const char *name,
 	return set_string(&cfg->kvm_path, name, value);
 }
 
+static int parse_dtb_dump(struct hvm_config *cfg, const char *name,
+			  const char *value)
+{
+	return set_string(&cfg->dtb_dump, name, value);
+}
+
 static int parse_config_file(struct hvm_config *cfg, const char *name,
 			     const char *value)
 {
@@ -164,7 +170,7 @@ static int parse_config_file(struct hvm_config *cfg, const char *name,
 /* Order is help order. Bit positions in set_mask follow the index. */
 static const struct option_def options[] = {
 	{ { "kernel", 'k', "FILE",
-	    "kernel image: PVH ELF or bzImage (default: built-in test kernel)" },
+	    "kernel image: PVH ELF or bzImage on x86, Image on arm64 (default: built-in test kernel)" },
 	  parse_kernel },
 	{ { "initrd", 'i', "FILE", "initial ramdisk" }, parse_initrd },
 	{ { "cmdline", 'p', "STR", "kernel command line" }, parse_cmdline },
@@ -185,6 +191,9 @@ static const struct option_def options[] = {
 	  parse_verbose },
 	{ { "kvm-device", 0, "PATH", "KVM device node (default /dev/kvm)" },
 	  parse_kvm_device },
+	{ { "dtb-dump", 0, "FILE",
+	    "arm64: also write the generated device tree blob to FILE" },
+	  parse_dtb_dump },
 	{ { "config", 0, "FILE", "read options from FILE (key = value lines)" },
 	  parse_config_file },
 };
@@ -243,6 +252,7 @@ void config_free_fields(struct hvm_config *cfg)
 	free(cfg->initrd);
 	free(cfg->cmdline);
 	free(cfg->kvm_path);
+	free(cfg->dtb_dump);
 }
 
 void hvm_config_free(struct hvm_config *cfg)
@@ -268,11 +278,13 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 	if (!copy)
 		return NULL;
 	*copy = *cfg;
-	copy->kernel = copy->initrd = copy->cmdline = copy->kvm_path = NULL;
+	copy->kernel = copy->initrd = copy->cmdline = copy->kvm_path =
+		copy->dtb_dump = NULL;
 	if (dup_field(&copy->kernel, cfg->kernel) ||
 	    dup_field(&copy->initrd, cfg->initrd) ||
 	    dup_field(&copy->cmdline, cfg->cmdline) ||
-	    dup_field(&copy->kvm_path, cfg->kvm_path)) {
+	    dup_field(&copy->kvm_path, cfg->kvm_path) ||
+	    dup_field(&copy->dtb_dump, cfg->dtb_dump)) {
 		hvm_config_free(copy);
 		return NULL;
 	}

@@ -27,6 +27,7 @@ struct hvm_config {
 	int console_out_fd;
 	int verbosity;
 	char *kvm_path;
+	char *dtb_dump; /* arm64: write the generated device tree here */
 	/* Which options were set explicitly: a config file never overrides. */
 	uint64_t set_mask;
 };
