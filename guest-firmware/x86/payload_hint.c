@@ -44,9 +44,9 @@ static bool hint_setup(void)
 static void hint_run(struct cpu *cpu)
 {
 	unsigned int n = smp_online_count(), me = cpu->nr;
-	uint32_t word = n > 1 ? HINT_EVENT(HINT_KIND_SPIN_ON_HOLDER,
-					   (me + 1) % n) :
-				HINT_EVENT(HINT_KIND_IDLE_POLL, 0);
+	uint32_t word =
+		n > 1 ? HINT_EVENT(HINT_KIND_SPIN_ON_HOLDER, (me + 1) % n)
+		      : HINT_EVENT(HINT_KIND_IDLE_POLL, 0);
 
 	if (magic != HINT_MAGIC)
 		return;
