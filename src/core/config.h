@@ -27,6 +27,7 @@ struct hvm_config {
 	int console_out_fd;
 	int verbosity;
 	char *kvm_path;
+	char *control_path; /* --control: Unix socket, NULL for none */
 	/* Which options were set explicitly: a config file never overrides. */
 	uint64_t set_mask;
 };
