@@ -27,7 +27,7 @@ static void print_help(void)
 	opts = hvm_options(&n);
 	printf("usage: hintvm run [OPTIONS]\n\n"
 	       "Boot a virtual machine. Without --kernel, boots the built-in test kernel\n"
-	       "(-p \"test=NAME\" picks its payload: hello, ipi, smp-count, fault, cpuid).\n\n");
+	       "(-p \"test=NAME\" picks its payload: hello, ipi, smp-count, fault, cpuid, hint).\n\n");
 	for (size_t i = 0; i < n; i++) {
 		char left[48];
 
