@@ -38,7 +38,8 @@
 #define X86_CMDLINE_GPA 0x2000
 #define X86_CMDLINE_MAX 4096 /* bytes, including the NUL */
 /* 0x3000-0x9efff is free guest RAM (the test kernel's AP trampoline
- * lives at 0x8000). */
+ * lives at X86_AP_TRAMPOLINE_GPA). */
+#define X86_AP_TRAMPOLINE_GPA 0x8000 /* page-aligned, below 1 MiB: SIPI vector */
 #define X86_LOW_RAM_END 0x9fc00 /* start of the EBDA-style hole */
 #define X86_ACPI_GPA 0xe0000 /* RSDP, then the other tables */
 #define X86_ACPI_MAX 0x10000
@@ -47,6 +48,8 @@
 #define X86_HIGH_MEM_START 0x100000 /* 1 MiB: kernels load here */
 #define X86_MMIO_HOLE_START 0xc0000000ULL /* RAM above this moves to 4 GiB */
 #define X86_MMIO_HOLE_END 0x100000000ULL
+#define X86_PCI_MMIO_GPA 0xe0000000ULL /* PCI BAR window (virtio-pci) */
+#define X86_PCI_MMIO_SIZE 0x10000000ULL
 #define X86_IOAPIC_GPA 0xfec00000
 #define X86_LAPIC_GPA 0xfee00000
 #define X86_KVM_IDENTITY_MAP_GPA 0xfeffc000 /* one page for KVM (EPT real mode) */
