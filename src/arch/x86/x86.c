@@ -312,11 +312,21 @@ static int x86_load_kernel(struct vm *vm)
 	if (pvh_is_elf(img, size)) {
 		r = pvh_load_elf(img, size, path, &vm->mem, X86_HIGH_MEM_START,
 				 &image);
-	} else {
-		/* Not ELF: a bzImage, or the parser says what is wrong. */
+	} else if (bzimage_probe(img, size)) {
 		r = x86_load_bzimage(vm, img, size, path);
 		free(data);
 		return r;
+	} else {
+		/* Neither: let the bzImage parser say what it found. */
+		struct bzimage_info info;
+		char why[256];
+
+		bzimage_parse(path, img, size, &info);
+		snprintf(why, sizeof(why), "%s", hvm_error_message());
+		r = hvm_set_error(
+			-EINVAL,
+			"kernel %s is not a kernel hintvm can boot: expected a PVH ELF (vmlinux) or a bzImage (%s)",
+			path, why);
 	}
 	free(data);
 	if (r < 0)
