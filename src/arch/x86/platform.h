@@ -38,7 +38,8 @@
 #define X86_CMDLINE_GPA 0x2000
 #define X86_CMDLINE_MAX 4096 /* bytes, including the NUL */
 /* 0x3000-0x9efff is free guest RAM (the test kernel's AP trampoline
- * lives at 0x8000). */
+ * lives at X86_AP_TRAMPOLINE_GPA). */
+#define X86_AP_TRAMPOLINE_GPA 0x8000 /* page-aligned, below 1 MiB: SIPI vector */
 #define X86_LOW_RAM_END 0x9fc00 /* start of the EBDA-style hole */
 #define X86_ACPI_GPA 0xe0000 /* RSDP, then the other tables */
 #define X86_ACPI_MAX 0x10000
