@@ -285,6 +285,7 @@ static void *vcpu_thread(void *arg)
 	sigemptyset(&set);
 	sigaddset(&set, VCPU_KICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	sched_vcpu_start(vm, vcpu->id);
 
 	vcpu_run_loop(vcpu);
 	sched_vcpu_exit(vm, vcpu->id);

@@ -335,6 +335,11 @@ int hvm_vm_start(struct hvm_vm *handle)
 					     "cannot start the console thread");
 	}
 
+	/* Before the vCPUs run: vCPU ioctls (stats fds) wait for KVM_RUN. */
+	r = sched_vm_start(vm);
+	if (r < 0)
+		pr_warn("%s; running without scheduling management",
+			hvm_error_message());
 	vm->started = true;
 	vm->running_vcpus = vm->nr_vcpus;
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
@@ -350,10 +355,6 @@ int hvm_vm_start(struct hvm_vm *handle)
 			break;
 		}
 	}
-	r = sched_vm_start(vm);
-	if (r < 0)
-		pr_warn("%s; running without scheduling management",
-			hvm_error_message());
 	return 0;
 }
 

@@ -415,6 +415,8 @@ static void apply_pinning(struct sched_vm *s, const struct policy_action *a)
 		if (r < 0 && r != -ESRCH) {
 			s->actuator_errors++;
 			s->last_actuator_error = r;
+		} else if (r == 0) {
+			atomic_fetch_add(&s->pins_applied, 1);
 		}
 	}
 }
@@ -523,15 +525,15 @@ static void print_table(struct sched_vm *s)
 	free(buf);
 }
 
+/* The sched thread starts before the vCPU threads: wait for them. */
 static void wait_for_tids(struct sched_vm *s)
 {
-	for (int tries = 0; tries < 1000; tries++) {
+	for (int tries = 0; tries < 2000; tries++) {
 		bool all = true;
 
 		for (unsigned int i = 0; i < s->nr_vcpus && all; i++)
-			all = atomic_load(&s->vm->vcpus[i].tid) != 0 ||
-			      !s->vm->vcpus[i].thread_started;
-		if (all)
+			all = atomic_load(&s->vm->vcpus[i].tid) != 0;
+		if (all || __atomic_load_n(&s->stop, __ATOMIC_RELAXED))
 			return;
 		usleep(1000);
 	}
@@ -550,8 +552,6 @@ static void *brain_thread(void *arg)
 	read_schedstats(s);
 	for (unsigned int i = 0; i < s->nr_vcpus; i++)
 		s->vcpus[i].sched_prev = s->vcpus[i].sched;
-	if (s->create.first.apply_pin)
-		apply_pinning(s, &s->create.first);
 	pthread_mutex_unlock(&s->lock);
 
 	last_tick = last_print = brain_now_ns();
@@ -627,6 +627,32 @@ int sched_vm_start(struct vm *vm)
 				     strerror(r));
 	s->thread_started = true;
 	return 0;
+}
+
+void sched_vcpu_start(struct vm *vm, unsigned int id)
+{
+	struct sched_vm *s = vm->sched;
+	const struct policy_action *a;
+	int r = 0;
+
+	if (!s || !s->create.first.apply_pin || id >= POLICY_MAX_VCPUS)
+		return;
+	/* Pinned before the first KVM_RUN: no migration right after start. */
+	a = &s->create.first;
+	if (a->pin == PIN_PLAN_DEDICATED && a->vcpu_cpu[id] >= 0)
+		r = act_pin_thread(0, a->vcpu_cpu[id]);
+	else if (a->pin == PIN_PLAN_SHARED)
+		r = act_spread_thread(0, a->cpu_set, a->nr_cpu_set);
+	else
+		return;
+	if (r == 0) {
+		atomic_fetch_add(&s->pins_applied, 1);
+		return;
+	}
+	pthread_mutex_lock(&s->lock);
+	s->actuator_errors++;
+	s->last_actuator_error = r;
+	pthread_mutex_unlock(&s->lock);
 }
 
 void sched_vcpu_exit(struct vm *vm, unsigned int id)
