@@ -243,11 +243,29 @@ static bool vcpu_handle_exit(struct vcpu *vcpu)
 	}
 }
 
+/* Park this vCPU while the VM is paused; returns when resumed or stopping. */
+static void vcpu_park(struct vcpu *vcpu)
+{
+	struct vm *vm = vcpu->vm;
+
+	pthread_mutex_lock(&vm->lock);
+	vm->parked_vcpus++;
+	pthread_cond_broadcast(&vm->cond);
+	while (atomic_load(&vm->paused) && !atomic_load(&vm->stopping))
+		vm_wait_locked(vm);
+	vm->parked_vcpus--;
+	pthread_mutex_unlock(&vm->lock);
+}
+
 static void vcpu_run_loop(struct vcpu *vcpu)
 {
 	struct vm *vm = vcpu->vm;
 
 	while (!atomic_load(&vm->stopping)) {
+		if (atomic_load(&vm->paused)) {
+			vcpu_park(vcpu);
+			continue;
+		}
 		int r = ioctl(vcpu->fd, KVM_RUN, 0);
 		int err = errno;
 
