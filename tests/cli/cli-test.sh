@@ -92,6 +92,12 @@ kvm_expect "directory as initrd" 2 "is not a regular file" -- run -i "$tmp"
 long=$(head -c 5000 /dev/zero | tr '\0' 'x')
 kvm_expect "command line too long" 2 "--cmdline is 5000 bytes long" -- run -p "$long"
 
+if [ "$(cat /proc/sys/vm/nr_hugepages 2>/dev/null)" = 0 ]; then
+	kvm_expect "--hugepages without reserved huge pages" 2 "--hugepages: cannot get 64 MiB of huge pages" -- run --hugepages -m 64M
+else
+	skip "--hugepages without reserved huge pages" "this host has huge pages reserved"
+fi
+kvm_expect "--hugepages with an odd size" 2 "not a multiple of the 2 MiB huge page size" -- run --hugepages -m 63M
 kvm_expect "boots the test kernel" 0 "hello from cpu 0" -- run
 kvm_expect "explicit kernel file" 0 "hello from cpu 1" -- run -k "$kernel_elf" -c 2
 printf '# profile\ncpus = 2\nmem = 64M\ncmdline = test=hello\n' >"$tmp/vm.conf"
