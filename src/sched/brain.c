@@ -179,6 +179,10 @@ static void boost_vcpu(struct sched_vm *s, unsigned int target, uint32_t us)
 	if (!tid || s->boost_unavailable)
 		return;
 	pthread_mutex_lock(&s->boost_lock);
+	if (t->exited) {
+		pthread_mutex_unlock(&s->boost_lock);
+		return;
+	}
 	if (!t->boosted) {
 		r = act_boost_thread(tid, &t->saved_nice);
 		if (r < 0) {
@@ -216,8 +220,8 @@ static uint64_t restore_boosts(struct sched_vm *s, uint64_t now, bool all)
 		if (all || t->boost_until_ns <= now) {
 			pid_t tid = atomic_load(&s->vm->vcpus[i].tid);
 
-			/* A thread that is gone needs no restoring. */
-			if (tid)
+			/* An exited thread restored itself (sched_vcpu_exit). */
+			if (tid && !t->exited)
 				act_unboost_thread(tid, t->saved_nice);
 			t->boosted = false;
 		} else if (t->boost_until_ns < next) {
@@ -403,7 +407,7 @@ static void apply_pinning(struct sched_vm *s, const struct policy_action *a)
 		pid_t tid = atomic_load(&s->vm->vcpus[i].tid);
 		int r;
 
-		if (!tid)
+		if (!tid || s->vcpus[i].final)
 			continue;
 		if (a->pin == PIN_PLAN_DEDICATED && a->vcpu_cpu[i] >= 0)
 			r = act_pin_thread(tid, a->vcpu_cpu[i]);
@@ -662,14 +666,21 @@ void sched_vcpu_exit(struct vm *vm, unsigned int id)
 
 	if (!s || id >= s->nr_vcpus)
 		return;
+	/* From now on nobody may touch this tid: the kernel may reuse it. */
+	pthread_mutex_lock(&s->boost_lock);
+	if (s->vcpus[id].boosted)
+		act_unboost_thread(gettid(), s->vcpus[id].saved_nice);
+	s->vcpus[id].boosted = false;
+	s->vcpus[id].exited = true;
+	pthread_mutex_unlock(&s->boost_lock);
 	/* Our own last words: after the join, /proc has no task to read. */
+	pthread_mutex_lock(&s->lock);
 	if (observe_read_thread(gettid(), &now) == 0) {
-		pthread_mutex_lock(&s->lock);
 		s->vcpus[id].sched = now;
 		s->vcpus[id].have_sched = true;
-		s->vcpus[id].final = true;
-		pthread_mutex_unlock(&s->lock);
 	}
+	s->vcpus[id].final = true; /* the brain leaves this thread alone */
+	pthread_mutex_unlock(&s->lock);
 }
 
 static void write_json(struct sched_vm *s)
