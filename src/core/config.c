@@ -276,17 +276,16 @@ static int parse_kvm_device(struct hvm_config *cfg, const char *name,
 	return set_string(&cfg->kvm_path, name, value);
 }
 
-<<<<<<< HEAD
 static int parse_dtb_dump(struct hvm_config *cfg, const char *name,
 			  const char *value)
 {
 	return set_string(&cfg->dtb_dump, name, value);
-=======
+}
+
 static int parse_control(struct hvm_config *cfg, const char *name,
 			 const char *value)
 {
 	return set_string(&cfg->control_path, name, value);
->>>>>>> main
 }
 
 static int parse_config_file(struct hvm_config *cfg, const char *name,
@@ -329,15 +328,12 @@ static const struct option_def options[] = {
 	  parse_verbose },
 	{ { "kvm-device", 0, "PATH", "KVM device node (default /dev/kvm)" },
 	  parse_kvm_device },
-<<<<<<< HEAD
 	{ { "dtb-dump", 0, "FILE",
 	    "arm64: also write the generated device tree blob to FILE" },
 	  parse_dtb_dump },
-=======
 	{ { "control", 0, "PATH",
 	    "serve a control socket at PATH (see hintvm ctl)" },
 	  parse_control },
->>>>>>> main
 	{ { "config", 0, "FILE", "read options from FILE (key = value lines)" },
 	  parse_config_file },
 	/* Scheduling (src/sched/sched_config.c, docs/sched.md). */
@@ -418,11 +414,8 @@ void config_free_fields(struct hvm_config *cfg)
 	free(cfg->initrd);
 	free(cfg->cmdline);
 	free(cfg->kvm_path);
-<<<<<<< HEAD
 	free(cfg->dtb_dump);
-=======
 	free(cfg->control_path);
->>>>>>> main
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		free(cfg->disks[i].path);
 	for (unsigned int i = 0; i < cfg->nr_nets; i++)

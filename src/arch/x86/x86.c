@@ -326,7 +326,7 @@ static int x86_load_kernel(struct vm *vm)
 		snprintf(why, sizeof(why), "%s", hvm_error_message());
 		r = hvm_set_error(
 			-EINVAL,
-			"kernel %s is %s, not a kernel hintvm can boot on x86-64: expected a PVH ELF (vmlinux) or a bzImage (%s)",
+			"kernel %s is not a kernel hintvm can boot on x86-64: it is %s; expected a PVH ELF (vmlinux) or a bzImage (%s)",
 			path,
 			kernel_format_name(kernel_format_detect(img, size)),
 			why);
