@@ -12,7 +12,7 @@
 #include "core/config.h"
 #include "core/log.h"
 
-#define HVM_MAX_CPUS 255 /* xAPIC ids in the MP table and MADT */
+#define HVM_MAX_CPUS 254 /* xAPIC ids 0-253, 254 for the I/O APIC */
 #define HVM_MIN_MEM (4ULL << 20)
 
 struct option_def {
@@ -276,6 +276,12 @@ static int parse_kvm_device(struct hvm_config *cfg, const char *name,
 	return set_string(&cfg->kvm_path, name, value);
 }
 
+static int parse_control(struct hvm_config *cfg, const char *name,
+			 const char *value)
+{
+	return set_string(&cfg->control_path, name, value);
+}
+
 static int parse_config_file(struct hvm_config *cfg, const char *name,
 			     const char *value)
 {
@@ -291,7 +297,7 @@ static const struct option_def options[] = {
 	  parse_kernel },
 	{ { "initrd", 'i', "FILE", "initial ramdisk" }, parse_initrd },
 	{ { "cmdline", 'p', "STR", "kernel command line" }, parse_cmdline },
-	{ { "cpus", 'c', "N", "number of vCPUs (1-255, default 1)" },
+	{ { "cpus", 'c', "N", "number of vCPUs (1-254, default 1)" },
 	  parse_cpus },
 	{ { "mem", 'm', "SIZE", "guest RAM, e.g. 512M or 2G (default 256M)" },
 	  parse_mem },
@@ -316,6 +322,9 @@ static const struct option_def options[] = {
 	  parse_verbose },
 	{ { "kvm-device", 0, "PATH", "KVM device node (default /dev/kvm)" },
 	  parse_kvm_device },
+	{ { "control", 0, "PATH",
+	    "serve a control socket at PATH (see hintvm ctl)" },
+	  parse_control },
 	{ { "config", 0, "FILE", "read options from FILE (key = value lines)" },
 	  parse_config_file },
 	/* Scheduling (src/sched/sched_config.c, docs/sched.md). */
@@ -396,6 +405,7 @@ void config_free_fields(struct hvm_config *cfg)
 	free(cfg->initrd);
 	free(cfg->cmdline);
 	free(cfg->kvm_path);
+	free(cfg->control_path);
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		free(cfg->disks[i].path);
 	for (unsigned int i = 0; i < cfg->nr_nets; i++)
@@ -428,6 +438,7 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 		return NULL;
 	*copy = *cfg;
 	copy->kernel = copy->initrd = copy->cmdline = copy->kvm_path = NULL;
+	copy->control_path = NULL;
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		copy->disks[i].path = NULL;
 	for (unsigned int i = 0; i < cfg->nr_nets; i++)
@@ -435,7 +446,8 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 	r = dup_field(&copy->kernel, cfg->kernel) ||
 	    dup_field(&copy->initrd, cfg->initrd) ||
 	    dup_field(&copy->cmdline, cfg->cmdline) ||
-	    dup_field(&copy->kvm_path, cfg->kvm_path);
+	    dup_field(&copy->kvm_path, cfg->kvm_path) ||
+	    dup_field(&copy->control_path, cfg->control_path);
 	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++)
 		r = dup_field(&copy->disks[i].path, cfg->disks[i].path);
 	for (unsigned int i = 0; !r && i < cfg->nr_nets; i++)
