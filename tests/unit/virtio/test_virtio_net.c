@@ -256,10 +256,29 @@ static void test_receive(void **state)
 	assert_int_equal(sendto(f->pkt, frame, sizeof(frame), 0,
 				(struct sockaddr *)&to, sizeof(to)),
 			 sizeof(frame));
-	assert_true(wait_used(f, 0, 1));
-	memcpy(&len, ram + RING(0) + 0x1000 + 8, 4);
-	assert_int_equal(len, VNET_HDR + FRAME_LEN);
-	assert_memory_equal(ram + RX_BUF + VNET_HDR, frame, FRAME_LEN);
+	/* The host stack may send its own frames first (IPv6 MLD, ...). */
+	for (uint16_t i = 0; i < 4; i++) {
+		uint32_t id;
+
+		assert_true(wait_used(f, 0, i + 1));
+		memcpy(&id, ram + RING(0) + 0x1000 + 4 + 8 * i, 4);
+		memcpy(&len, ram + RING(0) + 0x1000 + 8 + 8 * i, 4);
+		if (len == VNET_HDR + FRAME_LEN &&
+		    !memcmp(ram + RX_BUF + 0x1000u * id + VNET_HDR, frame,
+			    FRAME_LEN))
+			return;
+	}
+	fail_msg("our frame never arrived in a receive buffer");
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	if (fp) {
+		fputs(text, fp);
+		fclose(fp);
+	}
 }
 
 int main(void)
@@ -285,6 +304,9 @@ int main(void)
 		       strerror(errno));
 		return 77;
 	}
+	/* Keep the namespace's IPv6 from chatting on the tap. */
+	write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
+	write_file("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
 	log_set_level(LOG_ERROR);
 	ram = aligned_alloc(4096, RAM_SIZE);
 	return cmocka_run_group_tests(tests, NULL, NULL);
