@@ -64,14 +64,6 @@ static uint64_t bar, common, notify;
 static unsigned int scenarios, passed;
 static bool valid_ok, guards_ok;
 
-static inline uint32_t inl(uint16_t port)
-{
-	uint32_t v;
-
-	__asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
 static uint32_t pci_read(unsigned int slot, unsigned int off)
 {
 	outl(PCI_ADDR, 0x80000000u | slot << 11 | (off & 0xfc));
