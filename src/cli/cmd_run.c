@@ -107,7 +107,7 @@ static int parse_args(struct hvm_config *cfg, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		const struct hvm_option_info *opt = NULL;
 		const char *value = optarg;
-		char level[4];
+		char level[12];
 
 		if (c == 'h') {
 			print_help();

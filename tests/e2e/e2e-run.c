@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * e2e-run: run one command inside the L1 test VM with a deadline and time
+ * it. The command's output (stdout and stderr) goes to LOG; the time at
+ * which MARKER first appears in it is measured from just before the
+ * fork, so for a VMM it is "process start to guest init". Prints one line:
+ *
+ *   status=<exit code>|timeout|signal-<n> marker_ms=<ms or -1> wall_ms=<ms>
+ *
+ * usage: e2e-run -t SECONDS -m MARKER -o LOG -- COMMAND [ARG...]
+ * Static and dependency-free: the L1 initramfs has only busybox besides.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: e2e-run -t SECONDS -m MARKER -o LOG -- COMMAND...\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *marker = NULL, *log_path = NULL;
+	long long start, deadline, marker_ms = -1;
+	/* Keep the tail of the previous read so a split marker is found. */
+	char window[8192];
+	size_t window_len = 0, marker_len;
+	int timeout_s = 60, opt, pipefd[2], log_fd, status = 0;
+	int timed_out = 0, eof = 0;
+	pid_t pid;
+
+	while ((opt = getopt(argc, argv, "t:m:o:")) != -1) {
+		switch (opt) {
+		case 't':
+			timeout_s = atoi(optarg);
+			break;
+		case 'm':
+			marker = optarg;
+			break;
+		case 'o':
+			log_path = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (!marker || !log_path || optind >= argc || timeout_s <= 0)
+		usage();
+	marker_len = strlen(marker);
+	if (marker_len == 0 || marker_len >= sizeof(window) / 2)
+		usage();
+	log_fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (log_fd < 0 || pipe2(pipefd, O_CLOEXEC)) {
+		perror("e2e-run");
+		return 2;
+	}
+
+	start = now_ms();
+	deadline = start + timeout_s * 1000LL;
+	pid = fork();
+	if (pid < 0) {
+		perror("e2e-run: fork");
+		return 2;
+	}
+	if (pid == 0) {
+		int null_fd = open("/dev/null", O_RDONLY);
+
+		dup2(null_fd, 0);
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		execvp(argv[optind], argv + optind);
+		fprintf(stderr, "e2e-run: exec %s: %s\n", argv[optind],
+			strerror(errno));
+		_exit(127);
+	}
+	close(pipefd[1]);
+
+	while (!eof) {
+		long long left = deadline - now_ms();
+		struct pollfd pfd = { .fd = pipefd[0], .events = POLLIN };
+		char buf[4096];
+		ssize_t n;
+
+		if (left <= 0) {
+			timed_out = 1;
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (poll(&pfd, 1, (int)(left > 1000 ? 1000 : left)) <= 0)
+			continue;
+		n = read(pipefd[0], buf, sizeof(buf));
+		if (n <= 0) {
+			eof = 1;
+			break;
+		}
+		if (write(log_fd, buf, (size_t)n) != n)
+			perror("e2e-run: log");
+		if (marker_ms >= 0)
+			continue;
+		for (ssize_t off = 0; off < n;) {
+			size_t room = sizeof(window) - window_len;
+			size_t chunk = (size_t)(n - off) < room
+					       ? (size_t)(n - off)
+					       : room;
+
+			memcpy(window + window_len, buf + off, chunk);
+			window_len += chunk;
+			off += (ssize_t)chunk;
+			if (memmem(window, window_len, marker, marker_len)) {
+				marker_ms = now_ms() - start;
+				break;
+			}
+			/* Keep the last marker_len - 1 bytes. */
+			if (window_len >= marker_len) {
+				memmove(window,
+					window + window_len - (marker_len - 1),
+					marker_len - 1);
+				window_len = marker_len - 1;
+			}
+		}
+	}
+	waitpid(pid, &status, 0);
+	if (timed_out)
+		printf("status=timeout");
+	else if (WIFEXITED(status))
+		printf("status=%d", WEXITSTATUS(status));
+	else
+		printf("status=signal-%d", WTERMSIG(status));
+	printf(" marker_ms=%lld wall_ms=%lld\n", marker_ms, now_ms() - start);
+	close(log_fd);
+	return 0;
+}

@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "devices/uart8250.h"
+#include "fakes.h"
+
+enum {
+	RBR = 0,
+	THR = 0,
+	DLL = 0,
+	IER = 1,
+	DLM = 1,
+	IIR = 2,
+	FCR = 2,
+	LCR = 3,
+	MCR = 4,
+	LSR = 5,
+	MSR = 6,
+	SCR = 7,
+};
+
+#define COM1_GSI 4
+
+struct fixture {
+	struct uart8250 *uart;
+	struct fake_irq irq;
+	int pipe_rd;
+	int pipe_wr;
+};
+
+static uint8_t rd(struct uart8250 *uart, uint64_t reg)
+{
+	uint8_t value;
+
+	uart8250_bus_ops.read(uart, reg, &value, 1);
+	return value;
+}
+
+static void wr(struct uart8250 *uart, uint64_t reg, uint8_t value)
+{
+	uart8250_bus_ops.write(uart, reg, &value, 1);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	int fds[2];
+
+	assert_non_null(f);
+	assert_int_equal(pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
+	f->pipe_rd = fds[0];
+	f->pipe_wr = fds[1];
+	f->uart = uart8250_create(fake_irq_line(&f->irq, COM1_GSI), f->pipe_wr);
+	assert_non_null(f->uart);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	uart8250_destroy(f->uart);
+	close(f->pipe_rd);
+	close(f->pipe_wr);
+	free(f);
+	return 0;
+}
+
+static size_t drain(int fd, char *buf, size_t cap)
+{
+	ssize_t n = read(fd, buf, cap);
+
+	return n > 0 ? (size_t)n : 0;
+}
+
+static void test_divisor_latch_round_trip(void **state)
+{
+	struct fixture *f = *state;
+	struct uart8250 *u = f->uart;
+
+	/* Firmware-like default: a non-zero divisor (Linux divides by it). */
+	wr(u, LCR, 0x83);
+	assert_int_not_equal(rd(u, DLL) | rd(u, DLM) << 8, 0);
+
+	wr(u, DLL, 0x34);
+	wr(u, DLM, 0x12);
+	assert_int_equal(rd(u, DLL), 0x34);
+	assert_int_equal(rd(u, DLM), 0x12);
+	assert_int_equal(rd(u, LCR), 0x83);
+
+	/* DLAB off: the same offsets are RBR/IER again, untouched. */
+	wr(u, LCR, 0x03);
+	assert_int_equal(rd(u, IER), 0);
+	wr(u, IER, 0x05);
+	assert_int_equal(rd(u, IER), 0x05);
+	wr(u, LCR, 0x83);
+	assert_int_equal(rd(u, DLM), 0x12);
+	assert_int_equal(rd(u, DLL), 0x34);
+	/* Writing DLL with DLAB set transmits nothing. */
+	assert_int_equal(drain(f->pipe_rd, (char[8]){ 0 }, 8), 0);
+}
+
+static void test_scratch_and_ier_probe(void **state)
+{
+	struct fixture *f = *state;
+	struct uart8250 *u = f->uart;
+	unsigned int v;
+
+	for (v = 0; v < 256; v++) {
+		wr(u, SCR, (uint8_t)v);
+		assert_int_equal(rd(u, SCR), v);
+	}
+	/* Linux autoconfig: IER holds exactly its low four bits. */
+	wr(u, IER, 0);
+	assert_int_equal(rd(u, IER), 0);
+	wr(u, IER, 0xff);
+	assert_int_equal(rd(u, IER), 0x0f);
+	wr(u, IER, 0);
+}
+
+static void test_loopback(void **state)
+{
+	struct fixture *f = *state;
+	struct uart8250 *u = f->uart;
+	char buf[8];
+
+	/* Outside loopback a ready terminal: DCD, DSR, CTS. */
+	assert_int_equal(rd(u, MSR) & 0xf0, 0xb0);
+
+	/* Linux's probe: LOOP | OUT2 | RTS must read DCD | CTS. */
+	wr(u, MCR, 0x10 | 0x08 | 0x02);
+	assert_int_equal(rd(u, MCR), 0x1a);
+	assert_int_equal(rd(u, MSR) & 0xf0, 0x90);
+	wr(u, MCR, 0x10 | 0x04 | 0x01); /* OUT1 -> RI, DTR -> DSR */
+	assert_int_equal(rd(u, MSR) & 0xf0, 0x60);
+
+	/* Transmitted bytes come back and do not reach the host. */
+	wr(u, THR, 'x');
+	assert_true(rd(u, LSR) & 0x01);
+	assert_int_equal(rd(u, RBR), 'x');
+	assert_false(rd(u, LSR) & 0x01);
+	assert_int_equal(drain(f->pipe_rd, buf, sizeof(buf)), 0);
+
+	/* The serial input is disconnected in loopback. */
+	assert_int_equal(uart8250_receive(u, (const uint8_t *)"ab", 2), 0);
+
+	wr(u, MCR, 0);
+	assert_int_equal(rd(u, MSR) & 0xf0, 0xb0);
+	assert_int_equal(uart8250_receive(u, (const uint8_t *)"ab", 2), 2);
+}
+
+static void test_msr_deltas_and_modem_interrupt(void **state)
+{
+	struct fixture *f = *state;
+	struct uart8250 *u = f->uart;
+	uint8_t msr;
+
+	wr(u, MCR, 0x10 | 0x0f); /* loopback, every output on */
+	(void)rd(u, MSR);
+	wr(u, IER, 0x08);
+	assert_false(f->irq.level);
+
+	wr(u, MCR, 0x10 | 0x0e); /* DTR off: DSR falls */
+	assert_true(f->irq.level);
+	assert_int_equal(rd(u, IIR) & 0x0f, 0x00);
+	msr = rd(u, MSR);
+	assert_int_equal(msr & 0x0f, 0x02); /* DDSR only */
+	assert_false(f->irq.level);
+	assert_int_equal(rd(u, MSR) & 0x0f, 0);
+
+	wr(u, MCR, 0x10 | 0x0a); /* OUT1 off: RI trailing edge */
+	assert_int_equal(rd(u, MSR) & 0x0f, 0x04);
+	wr(u, MCR, 0x10 | 0x0e); /* OUT1 on: leading edge is no TERI */
+	assert_int_equal(rd(u, MSR) & 0x0f, 0);
+}
+
+static void test_fifo_detection(void **state)
+{
+	struct fixture *f = *state;
+	struct uart8250 *u = f->uart;
+
+	assert_int_equal(rd(u, IIR), 0x01);
+	wr(u, FCR, 0x01);
+	assert_int_equal(rd(u, IIR), 0xc1);
+	/* A 16550A has no 64-byte FIFO: IIR bit 5 stays clear. */
+	wr(u, FCR, 0x21);
+	assert_int_equal(rd(u, IIR) & 0xe0, 0xc0);
+	/* With DLAB set, offset 2 is still IIR (the EFR probe sees non-0). */
+	wr(u, LCR, 0xbf);
+	assert_int_not_equal(rd(u, IIR), 0);
+	wr(u, LCR, 0x03);
+	wr(u, FCR, 0x00);
+	assert_int_equal(rd(u, IIR), 0x01);
+}
+
+static void test_thri_raise_take_and_reraise(void **state)
+{
+	struct fixture *f = *state;
+	struct uart8250 *u = f->uart;
+
+	wr(u, FCR, 0x07);
+	assert_false(f->irq.level);
+	/* Enabling ETBEI with THR empty raises THRI at once. */
+	wr(u, IER, 0x02);
+	assert_true(f->irq.level);
+	assert_int_equal(f->irq.gsi, COM1_GSI);
+	/* LSR does not take it; reading IIR does. */
+	assert_int_equal(rd(u, LSR) & 0x60, 0x60);
+	assert_true(f->irq.level);
+	assert_int_equal(rd(u, IIR), 0xc2);
+	assert_false(f->irq.level);
+	assert_int_equal(rd(u, IIR), 0xc1);
+	/* Linux's THRE test: IER off and on raises it again. */
+	wr(u, IER, 0x02);
+	assert_false(f->irq.level); /* no rising edge of ETBEI: stays taken */
+	wr(u, IER, 0x00);
+	wr(u, IER, 0x02);
+	assert_true(f->irq.level);
+	assert_int_equal(rd(u, IIR), 0xc2);
+}
+
+static void test_thr_write_gives_new_edge(void **state)
+{
+	struct fixture *f = *state;
+	struct uart8250 *u = f->uart;
+	char buf[4];
+	int before;
+
+	wr(u, IER, 0x02);
+	assert_true(f->irq.level);
+	before = f->irq.changes;
+	wr(u, THR, 'a');
+	/* The line dropped and rose again: an edge per transmitted byte. */
+	assert_int_equal(f->irq.changes, before + 2);
+	assert_false(f->irq.history[before]);
+	assert_true(f->irq.history[before + 1]);
+	assert_int_equal(rd(u, IIR) & 0x0f, 0x02);
+	assert_false(f->irq.level);
+	assert_int_equal(drain(f->pipe_rd, buf, sizeof(buf)), 1);
+	assert_int_equal(buf[0], 'a');
+
+	/* Disabled interrupts: the line never moves. */
+	wr(u, IER, 0);
+	before = f->irq.changes;
+	wr(u, THR, 'b');
+	uart8250_receive(u, (const uint8_t *)"z", 1);
+	assert_int_equal(f->irq.changes, before);
+}
+
+static void test_iir_priority_and_clearing(void **state)
+{
+	struct fixture *f = *state;
+	struct uart8250 *u = f->uart;
+	uint8_t byte = 'q';
+	size_t i;
+
+	/* Fill the queue, then overrun it through loopback. */
+	while (uart8250_receive(u, &byte, 1) == 1)
+		;
+	wr(u, MCR, 0x10); /* loopback, outputs off: CTS, DSR, DCD fall */
+	wr(u, THR, 'o');
+	(void)rd(u, IIR);
+	wr(u, IER, 0x0f);
+	assert_true(f->irq.level);
+
+	/* Line status first, cleared by reading LSR (which shows OE). */
+	assert_int_equal(rd(u, IIR), 0x06);
+	assert_int_equal(rd(u, LSR) & 0x03, 0x03);
+	assert_false(rd(u, LSR) & 0x02);
+	/* Then received data, cleared by reading the data out. */
+	assert_int_equal(rd(u, IIR), 0x04);
+	for (i = 0; i < 4096; i++)
+		assert_int_equal(rd(u, RBR), 'q');
+	assert_false(rd(u, LSR) & 0x01);
+	/* Then THRE, taken by the IIR read that reports it. */
+	assert_int_equal(rd(u, IIR), 0x02);
+	/* Then modem status (entering loopback changed the inputs). */
+	assert_int_equal(rd(u, IIR), 0x00);
+	(void)rd(u, MSR);
+	assert_int_equal(rd(u, IIR), 0x01);
+	assert_false(f->irq.level);
+	/* An empty RBR reads 0. */
+	assert_int_equal(rd(u, RBR), 0);
+}
+
+static void test_receive_accounting_and_irq(void **state)
+{
+	struct fixture *f = *state;
+	struct uart8250 *u = f->uart;
+	static uint8_t big[5000];
+	size_t i;
+
+	for (i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)i;
+	wr(u, IER, 0x01);
+	assert_false(f->irq.level);
+	/* The queue is bounded; the rest is offered again later. */
+	assert_int_equal(uart8250_receive(u, big, sizeof(big)), 4096);
+	assert_true(f->irq.level);
+	assert_int_equal(uart8250_receive(u, big, 1), 0);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(rd(u, RBR), (uint8_t)i);
+	assert_int_equal(uart8250_receive(u, big + 4096, 20), 10);
+	assert_int_equal(uart8250_receive(u, big, 0), 0);
+	assert_int_equal(uart8250_receive(u, NULL, 5), 0);
+	/* Bytes come out in order, with no loss: no overrun reported. */
+	for (i = 10; i < 4106; i++)
+		assert_int_equal(rd(u, RBR), (uint8_t)i);
+	assert_int_equal(rd(u, LSR) & 0x03, 0);
+	assert_false(f->irq.level);
+}
+
+static void test_fifo_clear_drops_at_most_fifo(void **state)
+{
+	struct fixture *f = *state;
+	struct uart8250 *u = f->uart;
+	uint8_t data[40];
+	size_t i;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)i;
+	wr(u, FCR, 0x01);
+	assert_int_equal(uart8250_receive(u, data, sizeof(data)), 40);
+	wr(u, FCR, 0x03); /* clear the receive FIFO */
+	assert_int_equal(rd(u, RBR), 16);
+	/* Toggling the FIFO off clears it too. */
+	wr(u, FCR, 0x00);
+	assert_int_equal(rd(u, RBR), 33);
+	for (i = 34; i < 40; i++)
+		assert_int_equal(rd(u, RBR), (uint8_t)i);
+	assert_false(rd(u, LSR) & 0x01);
+	wr(u, FCR, 0x03); /* clearing an empty FIFO is harmless */
+	assert_false(rd(u, LSR) & 0x01);
+}
+
+static void test_output_to_pipe(void **state)
+{
+	struct fixture *f = *state;
+	struct uart8250 *u = f->uart;
+	const char *msg = "hello\n";
+	char buf[16] = { 0 };
+	size_t i;
+
+	for (i = 0; msg[i]; i++)
+		wr(u, THR, (uint8_t)msg[i]);
+	assert_int_equal(drain(f->pipe_rd, buf, sizeof(buf)), strlen(msg));
+	assert_string_equal(buf, msg);
+}
+
+static void test_full_console_never_stalls(void **state)
+{
+	struct fixture *f = *state;
+	char chunk[4096];
+	size_t total = 0, n;
+	int i;
+
+	memset(chunk, 'x', sizeof(chunk));
+	/* Fill the non-blocking pipe until the kernel refuses more. */
+	while (write(f->pipe_wr, chunk, sizeof(chunk)) > 0)
+		;
+	assert_int_equal(errno, EAGAIN);
+	for (i = 0; i < 100; i++)
+		wr(f->uart, THR, 'y');
+	/* The guest still sees an idle transmitter. */
+	assert_int_equal(rd(f->uart, LSR) & 0x60, 0x60);
+	while ((n = drain(f->pipe_rd, chunk, sizeof(chunk))) > 0)
+		total += n;
+	assert_true(total > 0);
+}
+
+static void test_discarding_console(void **state)
+{
+	struct fake_irq irq;
+	struct uart8250 *u = uart8250_create(fake_irq_line(&irq, 3), -1);
+
+	assert_non_null(u);
+	wr(u, THR, 'x');
+	assert_int_equal(rd(u, LSR) & 0x60, 0x60);
+	uart8250_destroy(u);
+	uart8250_destroy(NULL);
+}
+
+static void test_odd_widths_and_offsets(void **state)
+{
+	struct fixture *f = *state;
+	struct uart8250 *u = f->uart;
+	uint8_t data[8];
+	const uint8_t wide[4] = { 0xa5, 0x11, 0x22, 0x33 };
+	char buf[8];
+
+	/* A wide access handles its first byte; the rest read 0. */
+	uart8250_bus_ops.write(u, SCR, wide, 4);
+	memset(data, 0xee, sizeof(data));
+	uart8250_bus_ops.read(u, SCR, data, 4);
+	assert_int_equal(data[0], 0xa5);
+	assert_int_equal(data[1], 0);
+	assert_int_equal(data[2], 0);
+	assert_int_equal(data[3], 0);
+	uart8250_bus_ops.read(u, LSR, data, 8);
+	assert_int_equal(data[0] & 0x60, 0x60);
+	assert_int_equal(data[7], 0);
+
+	/* A 2-byte THR write transmits one byte, not two. */
+	uart8250_bus_ops.write(u, THR, (const uint8_t *)"AB", 2);
+	assert_int_equal(drain(f->pipe_rd, buf, sizeof(buf)), 1);
+	assert_int_equal(buf[0], 'A');
+
+	/* Beyond the eight registers: reads all-ones, writes vanish. */
+	memset(data, 0, sizeof(data));
+	uart8250_bus_ops.read(u, 8, data, 2);
+	assert_int_equal(data[0], 0xff);
+	assert_int_equal(data[1], 0xff);
+	uart8250_bus_ops.read(u, UINT64_MAX, data, 1);
+	assert_int_equal(data[0], 0xff);
+	uart8250_bus_ops.write(u, 8, wide, 1);
+	uart8250_bus_ops.write(u, UINT64_MAX, wide, 4);
+	assert_int_equal(rd(u, SCR), 0xa5);
+	/* Zero-length accesses touch nothing. */
+	uart8250_bus_ops.write(u, SCR, wide + 1, 0);
+	uart8250_bus_ops.read(u, RBR, data, 0);
+	assert_int_equal(rd(u, SCR), 0xa5);
+}
+
+#define WRITERS 2
+#define BYTES_PER_WRITER 1000
+
+static void *writer(void *arg)
+{
+	struct uart8250 *u = arg;
+	int i;
+
+	for (i = 0; i < BYTES_PER_WRITER; i++)
+		wr(u, THR, 'w');
+	return NULL;
+}
+
+static void test_concurrent_writers(void **state)
+{
+	struct fixture *f = *state;
+	pthread_t threads[WRITERS];
+	char buf[4096];
+	size_t total = 0, n;
+	int i;
+
+	wr(f->uart, IER, 0x03);
+	for (i = 0; i < WRITERS; i++)
+		assert_int_equal(
+			pthread_create(&threads[i], NULL, writer, f->uart), 0);
+	for (i = 0; i < WRITERS; i++)
+		pthread_join(threads[i], NULL);
+	while ((n = drain(f->pipe_rd, buf, sizeof(buf))) > 0)
+		total += n;
+	/* Every byte of both vCPUs arrived once; the IRQ state is sane. */
+	assert_int_equal(total, WRITERS * BYTES_PER_WRITER);
+	assert_true(f->irq.level);
+	assert_int_equal(rd(f->uart, IIR), 0x02);
+	assert_false(f->irq.level);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+		T(test_divisor_latch_round_trip),
+		T(test_scratch_and_ier_probe),
+		T(test_loopback),
+		T(test_msr_deltas_and_modem_interrupt),
+		T(test_fifo_detection),
+		T(test_thri_raise_take_and_reraise),
+		T(test_thr_write_gives_new_edge),
+		T(test_iir_priority_and_clearing),
+		T(test_receive_accounting_and_irq),
+		T(test_fifo_clear_drops_at_most_fifo),
+		T(test_output_to_pipe),
+		T(test_full_console_never_stalls),
+		T(test_odd_widths_and_offsets),
+		T(test_concurrent_writers),
+		cmocka_unit_test(test_discarding_console),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,958 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The scheduling policy, transition by transition: the static decisions at
+ * VM creation, commit-state hysteresis, pinning plans, halt-poll adaptation
+ * and its bounds, hint and interrupt boosts, and the --sched-hints off
+ * baseline that must never act.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <errno.h>
+#include <cmocka.h>
+
+#include "core/log.h"
+#include "sched/hint_abi.h"
+#include "sched/policy.h"
+
+#define INTERVAL_NS 100000000ull /* 100 ms */
+
+static struct sched_settings hints_on(void)
+{
+	return (struct sched_settings){ .pin = PIN_AUTO,
+					.halt_poll = HALT_POLL_AUTO,
+					.hints = true };
+}
+
+static struct policy_create_input create_input(unsigned int vcpus,
+					       unsigned int cpus)
+{
+	struct policy_create_input in = {
+		.settings = hints_on(),
+		.nr_vcpus = vcpus,
+		.nr_allowed = cpus,
+		.have_pressure = true,
+		.host_can_disable_hlt = true,
+		.host_can_disable_pause = true,
+	};
+
+	for (unsigned int i = 0; i < cpus; i++)
+		in.allowed_cpus[i] = (uint16_t)(i + 2); /* CPUs 2, 3, ... */
+	return in;
+}
+
+/* A snapshot continuing from a creation decision. */
+static struct policy_snapshot
+snapshot_after(const struct policy_create_input *in,
+	       const struct policy_create_decision *d)
+{
+	struct policy_snapshot s = {
+		.interval_ns = INTERVAL_NS,
+		.nr_vcpus = in->nr_vcpus,
+		.nr_allowed = in->nr_allowed,
+		.have_pressure = true,
+		.settings = in->settings,
+		.state = d->first.next,
+	};
+
+	memcpy(s.allowed_cpus, in->allowed_cpus, sizeof(s.allowed_cpus));
+	return s;
+}
+
+/* Every vCPU ran half the interval and waited so that wait/(run+wait)=PM. */
+static void set_wait_share(struct policy_snapshot *s, unsigned int pm)
+{
+	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
+		s->vcpus[i].run_ns = INTERVAL_NS / 2;
+		s->vcpus[i].wait_ns = INTERVAL_NS / 2 * pm / (1000 - pm);
+	}
+}
+
+static void step(struct policy_snapshot *s, struct policy_action *a)
+{
+	policy_decide(s, a);
+	s->state = a->next;
+	memset(&s->halt, 0, sizeof(s->halt));
+}
+
+/* Start a 2-vCPU VM on 2 CPUs in state STATE (via quiet/loaded steps). */
+static struct policy_snapshot vm_in_state(enum commit_state state)
+{
+	struct policy_create_input in = create_input(2, 2);
+	struct policy_create_decision d;
+	struct policy_snapshot s;
+	struct policy_action a;
+
+	in.host_can_disable_hlt = false; /* keep halt polling in play */
+	in.host_can_disable_pause = false;
+	in.pressure_avg10_centi = state == COMMIT_OVER	     ? 5000
+				  : state == COMMIT_BALANCED ? 2000
+							     : 0;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_int_equal(d.first.next.commit, state);
+	s = snapshot_after(&in, &d);
+	s.pressure_avg10_centi = in.pressure_avg10_centi;
+	(void)a;
+	return s;
+}
+
+/* ---- creation ---- */
+
+static void test_create_hints_off_is_plain_vmm(void **state)
+{
+	struct policy_create_input in = create_input(2, 4);
+	struct policy_create_decision d;
+
+	in.settings.hints = false;
+	in.settings.pin = PIN_DEDICATED;
+	in.settings.halt_poll = HALT_POLL_FIXED;
+	in.settings.halt_poll_ns = 5000;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_false(d.disable_hlt_exits);
+	assert_false(d.disable_pause_exits);
+	assert_false(d.first.apply_pin);
+	assert_int_equal(d.first.pin, PIN_PLAN_NONE);
+	assert_false(d.first.set_halt_poll);
+	assert_false(d.first.act_on_hints);
+}
+
+static void test_create_auto_undercommitted_dedicates(void **state)
+{
+	struct policy_create_input in = create_input(2, 4);
+	struct policy_create_decision d;
+
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_int_equal(d.first.next.commit, COMMIT_UNDER);
+	assert_true(d.first.apply_pin);
+	assert_int_equal(d.first.pin, PIN_PLAN_DEDICATED);
+	assert_int_equal(d.first.vcpu_cpu[0], 2);
+	assert_int_equal(d.first.vcpu_cpu[1], 3);
+	assert_int_equal(d.first.vcpu_cpu[2], -1);
+	assert_true(d.disable_hlt_exits);
+	assert_true(d.disable_pause_exits);
+	/* No HLT exits: nothing to poll, KVM's value is irrelevant. */
+	assert_false(d.first.set_halt_poll);
+	assert_false(d.first.act_on_hints);
+}
+
+static void test_create_exits_follow_host_caps(void **state)
+{
+	struct policy_create_input in = create_input(2, 2);
+	struct policy_create_decision d;
+
+	in.host_can_disable_hlt = false;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_false(d.disable_hlt_exits);
+	assert_true(d.disable_pause_exits);
+	assert_true(d.first.set_halt_poll);
+	assert_int_equal(d.first.halt_poll_ns, POLICY_HALT_POLL_INITIAL_NS);
+}
+
+static void test_create_auto_with_pressure(void **state)
+{
+	struct {
+		uint32_t pressure;
+		enum commit_state commit;
+		enum pin_plan pin;
+		uint32_t poll;
+	} rows[] = {
+		{ 0, COMMIT_UNDER, PIN_PLAN_DEDICATED, 0 /* exits off */ },
+		{ 499, COMMIT_UNDER, PIN_PLAN_DEDICATED, 0 },
+		{ 500, COMMIT_BALANCED, PIN_PLAN_NONE,
+		  POLICY_HALT_POLL_STEP_NS },
+		{ 3999, COMMIT_BALANCED, PIN_PLAN_NONE,
+		  POLICY_HALT_POLL_STEP_NS },
+		{ 4000, COMMIT_OVER, PIN_PLAN_SHARED, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct policy_create_input in = create_input(2, 2);
+		struct policy_create_decision d;
+
+		in.pressure_avg10_centi = rows[i].pressure;
+		assert_int_equal(policy_vm_create(&in, &d), 0);
+		assert_int_equal(d.first.next.commit, rows[i].commit);
+		assert_int_equal(d.first.pin, rows[i].pin);
+		/* Exits are disabled only when undercommitted. */
+		assert_int_equal(d.disable_hlt_exits,
+				 rows[i].commit == COMMIT_UNDER);
+		if (rows[i].commit != COMMIT_UNDER) {
+			assert_true(d.first.set_halt_poll);
+			assert_int_equal(d.first.halt_poll_ns, rows[i].poll);
+			assert_true(d.first.act_on_hints);
+		}
+	}
+}
+
+static void test_create_no_pressure_info_counts_as_quiet(void **state)
+{
+	struct policy_create_input in = create_input(1, 1);
+	struct policy_create_decision d;
+
+	in.have_pressure = false;
+	in.pressure_avg10_centi = 9000; /* ignored */
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_int_equal(d.first.next.commit, COMMIT_UNDER);
+}
+
+static void test_create_more_vcpus_than_cpus(void **state)
+{
+	struct policy_create_input in = create_input(4, 2);
+	struct policy_create_decision d;
+
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_int_equal(d.first.next.commit, COMMIT_BALANCED);
+	assert_false(d.disable_hlt_exits);
+	assert_false(d.disable_pause_exits);
+	assert_int_equal(d.first.pin, PIN_PLAN_NONE);
+}
+
+static void test_create_dedicated(void **state)
+{
+	struct policy_create_input in = create_input(2, 2);
+	struct policy_create_decision d;
+
+	in.settings.pin = PIN_DEDICATED;
+	/* Explicit dedicated pinning disables exits even under pressure. */
+	in.pressure_avg10_centi = 9000;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_int_equal(d.first.pin, PIN_PLAN_DEDICATED);
+	assert_true(d.disable_hlt_exits);
+
+	in = create_input(3, 2);
+	in.settings.pin = PIN_DEDICATED;
+	assert_int_equal(policy_vm_create(&in, &d), -EINVAL);
+	assert_non_null(strstr(hvm_error_message(), "--pin dedicated"));
+	assert_non_null(strstr(hvm_error_message(), "3 vCPUs"));
+}
+
+static void test_create_pin_list(void **state)
+{
+	struct policy_create_input in = create_input(2, 4); /* CPUs 2-5 */
+	struct policy_create_decision d;
+
+	in.settings.pin = PIN_LIST;
+	in.settings.pin_cpus[0] = 5;
+	in.settings.pin_cpus[1] = 3;
+	in.settings.nr_pin_cpus = 2;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_int_equal(d.first.pin, PIN_PLAN_DEDICATED);
+	assert_int_equal(d.first.vcpu_cpu[0], 5);
+	assert_int_equal(d.first.vcpu_cpu[1], 3);
+	assert_true(d.disable_hlt_exits);
+
+	/* Fewer CPUs than vCPUs: all vCPUs share the list, exits stay. */
+	in.settings.nr_pin_cpus = 1;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_int_equal(d.first.pin, PIN_PLAN_SHARED);
+	assert_int_equal(d.first.nr_cpu_set, 1);
+	assert_int_equal(d.first.cpu_set[0], 5);
+	assert_false(d.disable_hlt_exits);
+
+	/* A CPU outside the allowed set is a configuration error. */
+	in.settings.pin_cpus[1] = 7;
+	in.settings.nr_pin_cpus = 2;
+	assert_int_equal(policy_vm_create(&in, &d), -EINVAL);
+	assert_non_null(strstr(hvm_error_message(), "host CPU 7"));
+
+	in.settings.nr_pin_cpus = 0;
+	assert_int_equal(policy_vm_create(&in, &d), -EINVAL);
+}
+
+static void test_create_pin_none(void **state)
+{
+	struct policy_create_input in = create_input(1, 4);
+	struct policy_create_decision d;
+
+	in.settings.pin = PIN_NONE;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_int_equal(d.first.next.commit, COMMIT_UNDER);
+	assert_false(d.first.apply_pin);
+	assert_false(d.disable_hlt_exits);
+	assert_true(d.first.set_halt_poll);
+}
+
+static void test_create_halt_poll_modes(void **state)
+{
+	struct policy_create_input in = create_input(1, 1);
+	struct policy_create_decision d;
+
+	in.settings.pin = PIN_NONE;
+	in.settings.halt_poll = HALT_POLL_OFF;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_true(d.first.set_halt_poll);
+	assert_int_equal(d.first.halt_poll_ns, 0);
+
+	in.settings.halt_poll = HALT_POLL_FIXED;
+	in.settings.halt_poll_ns = 123456;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_true(d.first.set_halt_poll);
+	assert_int_equal(d.first.halt_poll_ns, 123456);
+}
+
+/* ---- the baseline ---- */
+
+static void test_hints_off_never_acts(void **state)
+{
+	struct policy_create_input in = create_input(2, 2);
+	struct policy_create_decision d;
+	struct policy_snapshot s;
+	struct policy_action a;
+
+	in.settings.hints = false;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	s = snapshot_after(&in, &d);
+	for (unsigned int i = 0; i < 20; i++) {
+		set_wait_share(&s, i % 2 ? 900 : 0);
+		s.pressure_avg10_centi = i % 2 ? 9000 : 0;
+		s.throttled_ns = i % 3 ? INTERVAL_NS : 0;
+		s.halt.attempted_polls = 100;
+		s.halt.successful_polls = i % 2 ? 100 : 0;
+		step(&s, &a);
+		assert_false(a.apply_pin);
+		assert_false(a.set_halt_poll);
+		assert_false(a.act_on_hints);
+		assert_false(a.commit_changed);
+	}
+	struct hint_decision h = policy_on_hint(&s.state, &s.settings,
+						HINT_KIND_SPIN_ON_HOLDER, 0, 1);
+	assert_false(h.yield_self);
+	assert_int_equal(h.boost_vcpu, -1);
+	assert_int_equal(policy_on_irq_inject(&s.state, &s.settings), 0);
+}
+
+/* ---- commit state ---- */
+
+static void test_under_to_over_needs_two_intervals(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
+	struct policy_action a;
+
+	set_wait_share(&s, 300);
+	step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_UNDER);
+	assert_false(a.commit_changed);
+	step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_OVER);
+	assert_true(a.commit_changed);
+}
+
+static void test_single_spike_does_not_flap(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
+	struct policy_action a;
+
+	for (unsigned int i = 0; i < 30; i++) {
+		set_wait_share(&s, i % 2 ? 300 : 0);
+		step(&s, &a);
+		assert_int_equal(s.state.commit, COMMIT_UNDER);
+	}
+}
+
+static void test_over_to_under_needs_five_quiet_intervals(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_OVER);
+	struct policy_action a;
+
+	s.pressure_avg10_centi = 0;
+	set_wait_share(&s, 0);
+	for (unsigned int i = 0; i < POLICY_STREAK_TO_UNDER - 1; i++) {
+		step(&s, &a);
+		assert_int_equal(s.state.commit, COMMIT_OVER);
+	}
+	step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_UNDER);
+	assert_true(a.commit_changed);
+}
+
+static void test_over_alternating_stays_over(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_OVER);
+	struct policy_action a;
+
+	s.pressure_avg10_centi = 0;
+	for (unsigned int i = 0; i < 30; i++) {
+		set_wait_share(&s, i % 2 ? 300 : 0);
+		step(&s, &a);
+		assert_int_equal(s.state.commit, COMMIT_OVER);
+	}
+}
+
+static void test_schmitt_trigger_band(void **state)
+{
+	struct policy_snapshot s;
+	struct policy_action a;
+
+	/* 15% wait: above "leave over" (10%), below "enter over" (20%). */
+	s = vm_in_state(COMMIT_OVER);
+	s.pressure_avg10_centi = 0;
+	set_wait_share(&s, 150);
+	for (unsigned int i = 0; i < 10; i++) {
+		step(&s, &a);
+		assert_int_equal(s.state.commit, COMMIT_OVER);
+	}
+	s = vm_in_state(COMMIT_BALANCED);
+	s.pressure_avg10_centi = 0;
+	set_wait_share(&s, 150);
+	for (unsigned int i = 0; i < 10; i++) {
+		step(&s, &a);
+		assert_int_equal(s.state.commit, COMMIT_BALANCED);
+	}
+	/* 3% wait: below "leave under" (5%), above "enter under" (2%). */
+	s = vm_in_state(COMMIT_UNDER);
+	set_wait_share(&s, 30);
+	for (unsigned int i = 0; i < 10; i++) {
+		step(&s, &a);
+		assert_int_equal(s.state.commit, COMMIT_UNDER);
+	}
+	s = vm_in_state(COMMIT_BALANCED);
+	s.pressure_avg10_centi = 0;
+	set_wait_share(&s, 30);
+	for (unsigned int i = 0; i < 10; i++) {
+		step(&s, &a);
+		assert_int_equal(s.state.commit, COMMIT_BALANCED);
+	}
+}
+
+static void test_balanced_transitions(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_BALANCED);
+	struct policy_action a;
+
+	s.pressure_avg10_centi = 0;
+	set_wait_share(&s, 0);
+	for (unsigned int i = 0; i < POLICY_STREAK_TO_UNDER - 1; i++)
+		step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_BALANCED);
+	step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_UNDER);
+
+	/* Under -> balanced after three moderately loaded intervals. */
+	set_wait_share(&s, 80);
+	step(&s, &a);
+	step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_UNDER);
+	step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_BALANCED);
+
+	/* Balanced -> over after two heavily loaded intervals. */
+	set_wait_share(&s, 500);
+	step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_BALANCED);
+	step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_OVER);
+
+	/* Over -> balanced after three moderate ones. */
+	set_wait_share(&s, 40);
+	step(&s, &a);
+	step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_OVER);
+	step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_BALANCED);
+}
+
+static void test_mixed_evidence_adopts_mildest(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
+	struct policy_action a;
+	unsigned int pm[] = { 300, 80, 300 }; /* over, balanced, over */
+
+	for (unsigned int i = 0; i < 3; i++) {
+		set_wait_share(&s, pm[i]);
+		step(&s, &a);
+	}
+	assert_int_equal(s.state.commit, COMMIT_BALANCED);
+}
+
+static void test_pressure_and_throttling(void **state)
+{
+	struct policy_snapshot s;
+	struct policy_action a;
+
+	s = vm_in_state(COMMIT_UNDER);
+	s.pressure_avg10_centi = 4500;
+	step(&s, &a);
+	step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_OVER);
+
+	/* Heavy throttling (>= 5% of the interval) is overcommit. */
+	s = vm_in_state(COMMIT_UNDER);
+	s.throttled_ns = INTERVAL_NS / 10;
+	step(&s, &a);
+	step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_OVER);
+
+	/* Light throttling keeps an overcommitted VM there ... */
+	s.throttled_ns = 1000;
+	for (unsigned int i = 0; i < 10; i++)
+		step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_OVER);
+
+	/* ... and stops a balanced one from counting as undercommitted. */
+	s = vm_in_state(COMMIT_BALANCED);
+	s.pressure_avg10_centi = 0;
+	s.throttled_ns = 1000;
+	for (unsigned int i = 0; i < 10; i++)
+		step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_BALANCED);
+}
+
+static void test_insignificant_wait_is_ignored(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
+	struct policy_action a;
+
+	/* Mostly idle vCPUs: 50% of a tiny runnable time (< 1% interval). */
+	for (unsigned int i = 0; i < s.nr_vcpus; i++) {
+		s.vcpus[i].run_ns = INTERVAL_NS / 1000;
+		s.vcpus[i].wait_ns = INTERVAL_NS / 1000;
+	}
+	for (unsigned int i = 0; i < 10; i++)
+		step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_UNDER);
+}
+
+static void test_allowed_cpus_shrink_leaves_under_at_once(void **state)
+{
+	struct policy_create_input in = create_input(2, 2);
+	struct policy_create_decision d;
+	struct policy_snapshot s;
+	struct policy_action a;
+
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	s = snapshot_after(&in, &d);
+	assert_int_equal(s.state.pin, PIN_PLAN_DEDICATED);
+	s.nr_allowed = 1; /* the cpuset was cut to CPU 2 */
+	step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_BALANCED);
+	assert_true(a.apply_pin);
+	assert_int_equal(a.pin, PIN_PLAN_SHARED);
+	assert_int_equal(a.nr_cpu_set, 1);
+	assert_int_equal(a.cpu_set[0], 2);
+}
+
+/* ---- pinning ---- */
+
+static void test_auto_pinning_follows_commit_state(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_BALANCED);
+	struct policy_action a;
+
+	s.pressure_avg10_centi = 0;
+	/* Balanced from the start: affinity untouched. */
+	step(&s, &a);
+	assert_false(a.apply_pin);
+	for (unsigned int i = 0; i < POLICY_STREAK_TO_UNDER - 1; i++)
+		step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_UNDER);
+	assert_true(a.apply_pin);
+	assert_int_equal(a.pin, PIN_PLAN_DEDICATED);
+	assert_int_equal(a.vcpu_cpu[0], 2);
+	assert_int_equal(a.vcpu_cpu[1], 3);
+	/* Applied once, not every interval. */
+	step(&s, &a);
+	assert_false(a.apply_pin);
+
+	/* Balanced keeps the dedicated mapping (no churn). */
+	set_wait_share(&s, 80);
+	for (unsigned int i = 0; i < POLICY_STREAK_TO_BALANCED; i++)
+		step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_BALANCED);
+	assert_false(a.apply_pin);
+	assert_int_equal(s.state.pin, PIN_PLAN_DEDICATED);
+
+	/* Overcommitted releases the vCPUs to all allowed CPUs. */
+	set_wait_share(&s, 500);
+	step(&s, &a);
+	step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_OVER);
+	assert_true(a.apply_pin);
+	assert_int_equal(a.pin, PIN_PLAN_SHARED);
+	assert_int_equal(a.nr_cpu_set, 2);
+	step(&s, &a);
+	assert_false(a.apply_pin);
+}
+
+static void test_explicit_pin_modes_ignore_load(void **state)
+{
+	struct policy_create_input in = create_input(2, 2);
+	struct policy_create_decision d;
+	struct policy_snapshot s;
+	struct policy_action a;
+
+	in.settings.pin = PIN_DEDICATED;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	s = snapshot_after(&in, &d);
+	set_wait_share(&s, 600);
+	for (unsigned int i = 0; i < 5; i++) {
+		step(&s, &a);
+		assert_false(a.apply_pin);
+		assert_int_equal(s.state.pin, PIN_PLAN_DEDICATED);
+	}
+	assert_int_equal(s.state.commit, COMMIT_OVER);
+
+	in.settings.pin = PIN_NONE;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	s = snapshot_after(&in, &d);
+	for (unsigned int i = 0; i < 10; i++) {
+		set_wait_share(&s, i < 5 ? 600 : 0);
+		step(&s, &a);
+		assert_false(a.apply_pin);
+	}
+}
+
+/* ---- halt polling ---- */
+
+static void polls(struct policy_snapshot *s, uint64_t attempted,
+		  uint64_t successful, uint64_t success_ns, uint64_t fail_ns)
+{
+	s->halt.attempted_polls = attempted;
+	s->halt.successful_polls = successful;
+	s->halt.poll_success_ns = success_ns;
+	s->halt.poll_fail_ns = fail_ns;
+}
+
+static void test_halt_poll_grows_to_ceiling(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
+	struct policy_action a;
+	uint32_t expect[] = { 100000, 200000, 400000 };
+
+	assert_int_equal(s.state.halt_poll_ns, POLICY_HALT_POLL_INITIAL_NS);
+	for (unsigned int i = 0; i < 3; i++) {
+		polls(&s, 100, 90, 900000, 10000);
+		step(&s, &a);
+		assert_true(a.set_halt_poll);
+		assert_int_equal(a.halt_poll_ns, expect[i]);
+	}
+	/* At the ceiling: nothing more to set. */
+	polls(&s, 100, 90, 900000, 10000);
+	step(&s, &a);
+	assert_false(a.set_halt_poll);
+	assert_int_equal(s.state.halt_poll_ns, POLICY_HALT_POLL_MAX_NS);
+}
+
+static void test_halt_poll_balanced_ceiling(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_BALANCED);
+	struct policy_action a;
+
+	assert_int_equal(s.state.halt_poll_ns, POLICY_HALT_POLL_STEP_NS);
+	for (unsigned int i = 0; i < 10; i++) {
+		polls(&s, 100, 90, 900000, 10000);
+		step(&s, &a);
+		assert_true(s.state.halt_poll_ns <=
+			    POLICY_HALT_POLL_BALANCED_MAX_NS);
+	}
+	assert_int_equal(s.state.halt_poll_ns,
+			 POLICY_HALT_POLL_BALANCED_MAX_NS);
+}
+
+static void test_halt_poll_shrinks_and_backs_off(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
+	struct policy_action a;
+
+	/* 50 µs, polls failing: 25 µs, 12.5 µs, then 0. */
+	polls(&s, 100, 10, 1000, 500000);
+	step(&s, &a);
+	assert_int_equal(a.halt_poll_ns, 25000);
+	polls(&s, 100, 10, 1000, 500000);
+	step(&s, &a);
+	assert_int_equal(a.halt_poll_ns, 12500);
+	polls(&s, 100, 10, 1000, 500000);
+	step(&s, &a);
+	assert_true(a.set_halt_poll);
+	assert_int_equal(a.halt_poll_ns, 0);
+
+	/* Short waits would invite a probe, but not straight away. */
+	for (unsigned int i = 0; i < 10; i++) {
+		s.halt.wait_hist[10] = 100; /* ~1 µs waits */
+		step(&s, &a);
+		assert_false(a.set_halt_poll);
+		assert_int_equal(s.state.halt_poll_ns, 0);
+	}
+	s.halt.wait_hist[10] = 100;
+	step(&s, &a);
+	assert_true(a.set_halt_poll);
+	assert_int_equal(a.halt_poll_ns, POLICY_HALT_POLL_STEP_NS);
+}
+
+static void test_halt_poll_probe_needs_short_waits(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
+	struct policy_action a;
+
+	s.state.halt_poll_ns = 0;
+	/* Long waits (~1 ms): polling would not have caught them. */
+	s.halt.wait_hist[20] = 100;
+	step(&s, &a);
+	assert_false(a.set_halt_poll);
+	/* Too few halts to judge. */
+	s.halt.wait_hist[10] = 15;
+	step(&s, &a);
+	assert_false(a.set_halt_poll);
+	/* Many short waits. */
+	s.halt.wait_hist[10] = 60;
+	s.halt.wait_hist[20] = 40;
+	step(&s, &a);
+	assert_true(a.set_halt_poll);
+	assert_int_equal(a.halt_poll_ns, POLICY_HALT_POLL_STEP_NS);
+}
+
+static void test_halt_poll_neutral_band_holds(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
+	struct policy_action a;
+
+	for (unsigned int i = 0; i < 10; i++) {
+		polls(&s, 100, 35, 100000, 100000); /* 35%: neither way */
+		step(&s, &a);
+		assert_false(a.set_halt_poll);
+		assert_int_equal(s.state.halt_poll_ns,
+				 POLICY_HALT_POLL_INITIAL_NS);
+	}
+	/* No halts at all: no information, no change. */
+	step(&s, &a);
+	assert_false(a.set_halt_poll);
+}
+
+static void test_halt_poll_costly_failures_shrink(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
+	struct policy_action a;
+
+	/* 60% succeed, but the failures burn 5x the CPU time. */
+	polls(&s, 100, 60, 100000, 500000);
+	step(&s, &a);
+	assert_true(a.set_halt_poll);
+	assert_int_equal(a.halt_poll_ns, POLICY_HALT_POLL_INITIAL_NS / 2);
+	/* 60% succeed, failures cost 2x: neither grow nor shrink. */
+	polls(&s, 100, 60, 100000, 200000);
+	step(&s, &a);
+	assert_false(a.set_halt_poll);
+}
+
+static void test_halt_poll_zero_when_overcommitted(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
+	struct policy_action a;
+
+	set_wait_share(&s, 500);
+	polls(&s, 100, 100, 100000, 0); /* polls succeed, still stop */
+	step(&s, &a);
+	polls(&s, 100, 100, 100000, 0);
+	step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_OVER);
+	assert_true(a.set_halt_poll);
+	assert_int_equal(a.halt_poll_ns, 0);
+	for (unsigned int i = 0; i < 5; i++) {
+		polls(&s, 100, 100, 100000, 0);
+		s.halt.wait_hist[5] = 1000;
+		step(&s, &a);
+		assert_int_equal(s.state.halt_poll_ns, 0);
+		assert_false(a.set_halt_poll);
+	}
+}
+
+static void test_halt_poll_fixed_and_off_are_left_alone(void **state)
+{
+	struct policy_create_input in = create_input(1, 1);
+	struct policy_create_decision d;
+	struct policy_snapshot s;
+	struct policy_action a;
+
+	in.host_can_disable_hlt = false;
+	in.settings.halt_poll = HALT_POLL_FIXED;
+	in.settings.halt_poll_ns = 77000;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	s = snapshot_after(&in, &d);
+	for (unsigned int i = 0; i < 10; i++) {
+		set_wait_share(&s, i < 5 ? 600 : 0);
+		polls(&s, 100, i % 2 ? 100 : 0, 100, 1000000);
+		step(&s, &a);
+		assert_false(a.set_halt_poll);
+		assert_int_equal(s.state.halt_poll_ns, 77000);
+	}
+	in.settings.halt_poll = HALT_POLL_OFF;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	s = snapshot_after(&in, &d);
+	for (unsigned int i = 0; i < 10; i++) {
+		polls(&s, 0, 0, 0, 0);
+		s.halt.wait_hist[3] = 1000;
+		step(&s, &a);
+		assert_false(a.set_halt_poll);
+		assert_int_equal(s.state.halt_poll_ns, 0);
+	}
+}
+
+static void test_halt_poll_untouched_when_exits_disabled(void **state)
+{
+	struct policy_create_input in = create_input(2, 2);
+	struct policy_create_decision d;
+	struct policy_snapshot s;
+	struct policy_action a;
+
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_true(d.disable_hlt_exits);
+	s = snapshot_after(&in, &d);
+	for (unsigned int i = 0; i < 10; i++) {
+		set_wait_share(&s, i < 5 ? 600 : 0);
+		polls(&s, 100, 100, 100, 0);
+		step(&s, &a);
+		assert_false(a.set_halt_poll);
+	}
+}
+
+/* Whatever the statistics say, auto stays within its bounds. */
+static void test_halt_poll_bounds_property(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
+	struct policy_action a;
+	uint64_t x = 12345;
+
+	for (unsigned int i = 0; i < 5000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		set_wait_share(&s, (unsigned int)(x >> 33) % 400);
+		s.pressure_avg10_centi = (uint32_t)(x >> 20) % 6000;
+		polls(&s, (x >> 8) % 200, (x >> 16) % 200, x >> 40,
+		      (x >> 24) & 0xffffff);
+		if (s.halt.successful_polls > s.halt.attempted_polls)
+			s.halt.successful_polls = s.halt.attempted_polls;
+		s.halt.wait_hist[(x >> 50) % POLICY_HALT_HIST_BUCKETS] =
+			(x >> 4) % 100;
+		step(&s, &a);
+		assert_true(s.state.halt_poll_ns == 0 ||
+			    (s.state.halt_poll_ns >= POLICY_HALT_POLL_STEP_NS &&
+			     s.state.halt_poll_ns <= POLICY_HALT_POLL_MAX_NS));
+		if (s.state.commit == COMMIT_OVER)
+			assert_int_equal(s.state.halt_poll_ns, 0);
+		if (s.state.commit == COMMIT_BALANCED)
+			assert_true(s.state.halt_poll_ns <=
+				    POLICY_HALT_POLL_BALANCED_MAX_NS);
+	}
+}
+
+/* ---- hints and boosts ---- */
+
+static void test_act_on_hints_by_state(void **state)
+{
+	struct policy_snapshot s;
+	struct policy_action a;
+
+	s = vm_in_state(COMMIT_UNDER);
+	step(&s, &a);
+	assert_false(a.act_on_hints);
+	s = vm_in_state(COMMIT_BALANCED);
+	step(&s, &a);
+	assert_true(a.act_on_hints);
+	s = vm_in_state(COMMIT_OVER);
+	step(&s, &a);
+	assert_true(a.act_on_hints);
+}
+
+static void test_hint_decisions(void **state)
+{
+	struct sched_settings on = hints_on();
+	struct policy_state under = { .commit = COMMIT_UNDER };
+	struct policy_state bal = { .commit = COMMIT_BALANCED };
+	struct policy_state over = { .commit = COMMIT_OVER };
+	struct {
+		const struct policy_state *st;
+		unsigned int kind, from, target;
+		bool yield;
+		int boost;
+	} rows[] = {
+		{ &under, HINT_KIND_SPIN_ON_HOLDER, 0, 1, false, -1 },
+		{ &bal, HINT_KIND_SPIN_ON_HOLDER, 0, 1, true, 1 },
+		{ &over, HINT_KIND_SPIN_ON_HOLDER, 3, 2, true, 2 },
+		{ &over, HINT_KIND_SPIN_ON_HOLDER, 2, 2, false, -1 },
+		{ &over, HINT_KIND_SPIN_ON_HOLDER, 0, POLICY_MAX_VCPUS, false,
+		  -1 },
+		{ &under, HINT_KIND_IDLE_POLL, 0, 0, false, -1 },
+		{ &bal, HINT_KIND_IDLE_POLL, 0, 0, false, -1 },
+		{ &over, HINT_KIND_IDLE_POLL, 0, 0, true, -1 },
+		{ &over, 99, 0, 1, false, -1 },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct hint_decision d =
+			policy_on_hint(rows[i].st, &on, rows[i].kind,
+				       rows[i].from, rows[i].target);
+
+		assert_int_equal(d.yield_self, rows[i].yield);
+		assert_int_equal(d.boost_vcpu, rows[i].boost);
+		if (d.boost_vcpu >= 0) {
+			assert_true(d.boost_us > 0);
+			assert_true(d.boost_us <= POLICY_BOOST_MAX_US);
+		}
+	}
+}
+
+static void test_irq_inject_boost(void **state)
+{
+	struct sched_settings on = hints_on(), off = hints_on();
+	struct policy_state under = { .commit = COMMIT_UNDER };
+	struct policy_state over = { .commit = COMMIT_OVER };
+	uint32_t us;
+
+	off.hints = false;
+	assert_int_equal(policy_on_irq_inject(&under, &on), 0);
+	assert_int_equal(policy_on_irq_inject(&over, &off), 0);
+	us = policy_on_irq_inject(&over, &on);
+	assert_true(us > 0 && us <= POLICY_BOOST_MAX_US);
+}
+
+static void test_names(void **state)
+{
+	assert_string_equal(commit_state_name(COMMIT_UNDER), "undercommitted");
+	assert_string_equal(commit_state_name(COMMIT_OVER), "overcommitted");
+	assert_string_equal(pin_plan_name(PIN_PLAN_SHARED), "shared");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_create_hints_off_is_plain_vmm),
+		cmocka_unit_test(test_create_auto_undercommitted_dedicates),
+		cmocka_unit_test(test_create_exits_follow_host_caps),
+		cmocka_unit_test(test_create_auto_with_pressure),
+		cmocka_unit_test(test_create_no_pressure_info_counts_as_quiet),
+		cmocka_unit_test(test_create_more_vcpus_than_cpus),
+		cmocka_unit_test(test_create_dedicated),
+		cmocka_unit_test(test_create_pin_list),
+		cmocka_unit_test(test_create_pin_none),
+		cmocka_unit_test(test_create_halt_poll_modes),
+		cmocka_unit_test(test_hints_off_never_acts),
+		cmocka_unit_test(test_under_to_over_needs_two_intervals),
+		cmocka_unit_test(test_single_spike_does_not_flap),
+		cmocka_unit_test(test_over_to_under_needs_five_quiet_intervals),
+		cmocka_unit_test(test_over_alternating_stays_over),
+		cmocka_unit_test(test_schmitt_trigger_band),
+		cmocka_unit_test(test_balanced_transitions),
+		cmocka_unit_test(test_mixed_evidence_adopts_mildest),
+		cmocka_unit_test(test_pressure_and_throttling),
+		cmocka_unit_test(test_insignificant_wait_is_ignored),
+		cmocka_unit_test(test_allowed_cpus_shrink_leaves_under_at_once),
+		cmocka_unit_test(test_auto_pinning_follows_commit_state),
+		cmocka_unit_test(test_explicit_pin_modes_ignore_load),
+		cmocka_unit_test(test_halt_poll_grows_to_ceiling),
+		cmocka_unit_test(test_halt_poll_balanced_ceiling),
+		cmocka_unit_test(test_halt_poll_shrinks_and_backs_off),
+		cmocka_unit_test(test_halt_poll_probe_needs_short_waits),
+		cmocka_unit_test(test_halt_poll_neutral_band_holds),
+		cmocka_unit_test(test_halt_poll_costly_failures_shrink),
+		cmocka_unit_test(test_halt_poll_zero_when_overcommitted),
+		cmocka_unit_test(test_halt_poll_fixed_and_off_are_left_alone),
+		cmocka_unit_test(test_halt_poll_untouched_when_exits_disabled),
+		cmocka_unit_test(test_halt_poll_bounds_property),
+		cmocka_unit_test(test_act_on_hints_by_state),
+		cmocka_unit_test(test_hint_decisions),
+		cmocka_unit_test(test_irq_inject_boost),
+		cmocka_unit_test(test_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

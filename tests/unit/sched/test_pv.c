@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The --pv feature table, its parser and the host-dependent masking. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <errno.h>
+#include <cmocka.h>
+#if defined(__x86_64__)
+#include <asm/kvm_para.h>
+#else
+/* arch/x86/include/uapi/asm/kvm_para.h, for cross-architecture runs. */
+#define KVM_FEATURE_CLOCKSOURCE 0
+#define KVM_FEATURE_NOP_IO_DELAY 1
+#define KVM_FEATURE_MMU_OP 2
+#define KVM_FEATURE_CLOCKSOURCE2 3
+#define KVM_FEATURE_ASYNC_PF 4
+#define KVM_FEATURE_STEAL_TIME 5
+#define KVM_FEATURE_PV_EOI 6
+#define KVM_FEATURE_PV_UNHALT 7
+#define KVM_FEATURE_PV_TLB_FLUSH 9
+#define KVM_FEATURE_ASYNC_PF_VMEXIT 10
+#define KVM_FEATURE_PV_SEND_IPI 11
+#define KVM_FEATURE_POLL_CONTROL 12
+#define KVM_FEATURE_PV_SCHED_YIELD 13
+#define KVM_FEATURE_ASYNC_PF_INT 14
+#define KVM_FEATURE_MSI_EXT_DEST_ID 15
+#define KVM_FEATURE_HC_MAP_GPA_RANGE 16
+#define KVM_FEATURE_MIGRATION_CONTROL 17
+#define KVM_FEATURE_CLOCKSOURCE_STABLE_BIT 24
+#endif
+
+#include "core/log.h"
+#include "sched/pv.h"
+
+#define BIT(n) (1u << (n))
+
+/* What the development hosts report: 0x01007efb. */
+#define DEV_HOST_SUPPORTED 0x01007efbu
+
+static void test_table_matches_uapi_bits(void **state)
+{
+	struct {
+		const char *name;
+		unsigned int bit;
+		bool hypercall;
+	} rows[] = {
+		{ "clocksource", KVM_FEATURE_CLOCKSOURCE, false },
+		{ "nop-io-delay", KVM_FEATURE_NOP_IO_DELAY, false },
+		{ "mmu-op", KVM_FEATURE_MMU_OP, false },
+		{ "clocksource2", KVM_FEATURE_CLOCKSOURCE2, false },
+		{ "async-pf", KVM_FEATURE_ASYNC_PF, false },
+		{ "steal-time", KVM_FEATURE_STEAL_TIME, false },
+		{ "eoi", KVM_FEATURE_PV_EOI, false },
+		{ "unhalt", KVM_FEATURE_PV_UNHALT, true },
+		{ "tlb-flush", KVM_FEATURE_PV_TLB_FLUSH, false },
+		{ "async-pf-vmexit", KVM_FEATURE_ASYNC_PF_VMEXIT, false },
+		{ "send-ipi", KVM_FEATURE_PV_SEND_IPI, true },
+		{ "poll-control", KVM_FEATURE_POLL_CONTROL, false },
+		{ "sched-yield", KVM_FEATURE_PV_SCHED_YIELD, true },
+		{ "async-pf-int", KVM_FEATURE_ASYNC_PF_INT, false },
+		{ "msi-ext-dest-id", KVM_FEATURE_MSI_EXT_DEST_ID, false },
+		{ "map-gpa-range", KVM_FEATURE_HC_MAP_GPA_RANGE, true },
+		{ "migration-control", KVM_FEATURE_MIGRATION_CONTROL, false },
+		{ "stable-bit", KVM_FEATURE_CLOCKSOURCE_STABLE_BIT, false },
+	};
+
+	assert_int_equal(pv_nr_features, sizeof(rows) / sizeof(rows[0]));
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct pv_feature *f = pv_feature_by_name(rows[i].name);
+
+		assert_non_null(f);
+		assert_int_equal(f->bit, rows[i].bit);
+		assert_int_equal(f->hypercall, rows[i].hypercall);
+	}
+	assert_int_equal(pv_hypercall_mask(),
+			 BIT(KVM_FEATURE_PV_UNHALT) |
+				 BIT(KVM_FEATURE_PV_SEND_IPI) |
+				 BIT(KVM_FEATURE_PV_SCHED_YIELD) |
+				 BIT(KVM_FEATURE_HC_MAP_GPA_RANGE));
+	/* tlb-flush works through the steal-time page, not a hypercall. */
+	assert_false(pv_feature_by_name("tlb-flush")->hypercall);
+}
+
+static void test_parse_forms(void **state)
+{
+	struct pv_request r;
+
+	assert_int_equal(pv_parse("host", &r), 0);
+	assert_true(r.from_host);
+	assert_int_equal(r.add, 0);
+	assert_int_equal(pv_parse("none", &r), 0);
+	assert_false(r.from_host);
+	assert_int_equal(r.add | r.remove, 0);
+
+	assert_int_equal(pv_parse("steal-time,tlb-flush", &r), 0);
+	assert_false(r.from_host);
+	assert_int_equal(r.add, BIT(KVM_FEATURE_STEAL_TIME) |
+					BIT(KVM_FEATURE_PV_TLB_FLUSH));
+
+	assert_int_equal(pv_parse("host,-steal-time,-eoi", &r), 0);
+	assert_true(r.from_host);
+	assert_int_equal(r.remove,
+			 BIT(KVM_FEATURE_STEAL_TIME) | BIT(KVM_FEATURE_PV_EOI));
+
+	/* Left to right: a later item wins. */
+	assert_int_equal(pv_parse("none,eoi,-eoi,+steal-time", &r), 0);
+	assert_int_equal(r.add, BIT(KVM_FEATURE_STEAL_TIME));
+	assert_int_equal(r.remove, BIT(KVM_FEATURE_PV_EOI));
+	assert_int_equal(pv_parse("host,-eoi,eoi", &r), 0);
+	assert_int_equal(r.remove, 0);
+}
+
+static void test_parse_errors(void **state)
+{
+	struct pv_request r;
+
+	assert_int_equal(pv_parse("steal-time,bogus", &r), -EINVAL);
+	assert_non_null(strstr(hvm_error_message(), "'bogus'"));
+	/* The message lists what would have been valid. */
+	assert_non_null(strstr(hvm_error_message(), "tlb-flush"));
+	assert_non_null(strstr(hvm_error_message(), "sched-yield"));
+
+	assert_int_equal(pv_parse("", &r), -EINVAL);
+	assert_int_equal(pv_parse(NULL, &r), -EINVAL);
+	assert_int_equal(pv_parse("eoi,,steal-time", &r), -EINVAL);
+	assert_int_equal(pv_parse("eoi,", &r), -EINVAL);
+	assert_int_equal(pv_parse("-", &r), -EINVAL);
+	assert_int_equal(pv_parse("eoi,host", &r), -EINVAL);
+	assert_non_null(strstr(hvm_error_message(), "must come first"));
+	assert_int_equal(pv_parse("STEAL-TIME", &r), -EINVAL);
+	assert_int_equal(
+		pv_parse(
+			"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+			&r),
+		-EINVAL);
+}
+
+static void test_resolve_host_on_dev_host(void **state)
+{
+	struct pv_request r;
+	struct pv_resolved out;
+	struct pv_host host = { .supported = DEV_HOST_SUPPORTED,
+				.hypercalls_work = false };
+
+	assert_int_equal(pv_parse("host", &r), 0);
+	pv_resolve(&r, &host, &out);
+	/* No hypercalls here: unhalt, send-ipi and sched-yield go. */
+	assert_int_equal(out.enabled,
+			 DEV_HOST_SUPPORTED &
+				 ~(BIT(KVM_FEATURE_PV_UNHALT) |
+				   BIT(KVM_FEATURE_PV_SEND_IPI) |
+				   BIT(KVM_FEATURE_PV_SCHED_YIELD)));
+	assert_int_equal(out.masked_hypercall,
+			 BIT(KVM_FEATURE_PV_UNHALT) |
+				 BIT(KVM_FEATURE_PV_SEND_IPI) |
+				 BIT(KVM_FEATURE_PV_SCHED_YIELD));
+	assert_int_equal(out.masked_unsupported, 0);
+	assert_true(out.enabled & BIT(KVM_FEATURE_PV_TLB_FLUSH));
+	assert_true(out.enabled & BIT(KVM_FEATURE_STEAL_TIME));
+
+	host.hypercalls_work = true;
+	pv_resolve(&r, &host, &out);
+	assert_int_equal(out.enabled, DEV_HOST_SUPPORTED);
+	assert_int_equal(out.masked_hypercall, 0);
+}
+
+static void test_resolve_none_and_explicit(void **state)
+{
+	struct pv_request r;
+	struct pv_resolved out;
+	struct pv_host host = { .supported = DEV_HOST_SUPPORTED,
+				.hypercalls_work = true };
+
+	assert_int_equal(pv_parse("none", &r), 0);
+	pv_resolve(&r, &host, &out);
+	assert_int_equal(out.enabled, 0);
+
+	/* Asking for what KVM does not offer: masked and reported. */
+	assert_int_equal(pv_parse("msi-ext-dest-id,steal-time,mmu-op", &r), 0);
+	pv_resolve(&r, &host, &out);
+	assert_int_equal(out.enabled, BIT(KVM_FEATURE_STEAL_TIME));
+	assert_int_equal(out.masked_unsupported,
+			 BIT(KVM_FEATURE_MSI_EXT_DEST_ID) |
+				 BIT(KVM_FEATURE_MMU_OP));
+
+	/* HLT exits disabled: KVM cannot kick a halted vCPU. */
+	host.hlt_exits_disabled = true;
+	assert_int_equal(pv_parse("host,-sched-yield", &r), 0);
+	pv_resolve(&r, &host, &out);
+	assert_false(out.enabled & BIT(KVM_FEATURE_PV_UNHALT));
+	assert_false(out.enabled & BIT(KVM_FEATURE_PV_SCHED_YIELD));
+	assert_int_equal(out.masked_hlt, BIT(KVM_FEATURE_PV_UNHALT));
+	assert_true(out.enabled & BIT(KVM_FEATURE_PV_SEND_IPI));
+}
+
+static void test_resolve_ignores_unknown_host_bits(void **state)
+{
+	struct pv_request r;
+	struct pv_resolved out;
+	/* A future kernel's bit 20 is not passed on blindly by "host". */
+	struct pv_host host = { .supported = BIT(20) | BIT(5),
+				.hypercalls_work = true };
+
+	assert_int_equal(pv_parse("host", &r), 0);
+	pv_resolve(&r, &host, &out);
+	assert_int_equal(out.enabled, BIT(5));
+}
+
+static void test_format(void **state)
+{
+	char buf[256], tiny[12];
+
+	assert_string_equal(pv_format(0, buf, sizeof(buf)), "none");
+	assert_string_equal(pv_format(BIT(KVM_FEATURE_STEAL_TIME) |
+					      BIT(KVM_FEATURE_PV_TLB_FLUSH),
+				      buf, sizeof(buf)),
+			    "steal-time,tlb-flush");
+	pv_format(DEV_HOST_SUPPORTED, tiny, sizeof(tiny));
+	assert_true(strlen(tiny) < sizeof(tiny));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table_matches_uapi_bits),
+		cmocka_unit_test(test_parse_forms),
+		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_resolve_host_on_dev_host),
+		cmocka_unit_test(test_resolve_none_and_explicit),
+		cmocka_unit_test(test_resolve_ignores_unknown_host_bits),
+		cmocka_unit_test(test_format),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
