@@ -27,6 +27,7 @@ struct hvm_config {
 	int console_out_fd;
 	int verbosity;
 	char *kvm_path;
+	bool rr_partner; /* the rr benchmark's host-side partner device */
 	/* Which options were set explicitly: a config file never overrides. */
 	uint64_t set_mask;
 };

@@ -24,6 +24,7 @@
 #include "devices/cmos_rtc.h"
 #include "devices/debug_exit.h"
 #include "devices/i8042.h"
+#include "devices/rr_partner.h"
 #include "devices/uart8250.h"
 
 /* The built-in test kernel, when this build embeds one. */
@@ -51,6 +52,7 @@ struct x86_vm {
 	struct cmos_rtc *rtc;
 	struct i8042 *kbc;
 	struct acpi_pm *pm;
+	struct rr_partner *rr; /* --rr-partner only */
 	uint64_t entry;
 	uint64_t kernel_end;
 	uint64_t initrd_gpa;
@@ -122,6 +124,38 @@ static int x86_setup_memory(struct vm *vm)
 	return 0;
 }
 
+/*
+ * The rr benchmark partner: its doorbell port is an ioeventfd and its
+ * answer an irqfd on an I/O APIC pin, so a transaction never leaves the
+ * kernel on the vCPU side (bench/, docs/benchmarks.md).
+ */
+static int x86_setup_rr_partner(struct vm *vm)
+{
+	struct x86_vm *a = x86(vm);
+	struct kvm_ioeventfd doorbell = {
+		.addr = X86_RR_PARTNER_PORT + RR_REG_DOORBELL,
+		.len = 4,
+		.flags = KVM_IOEVENTFD_FLAG_PIO,
+	};
+	struct kvm_irqfd answer = { .gsi = X86_RR_PARTNER_IRQ };
+
+	a->rr = rr_partner_create();
+	if (!a->rr)
+		return -ENOMEM;
+	doorbell.fd = rr_partner_request_fd(a->rr);
+	answer.fd = (uint32_t)rr_partner_response_fd(a->rr);
+	if (ioctl(vm->fd, KVM_IOEVENTFD, &doorbell) < 0)
+		return hvm_set_error(
+			-errno, "--rr-partner: KVM_IOEVENTFD on port 0x%x: %s",
+			X86_RR_PARTNER_PORT, strerror(errno));
+	if (ioctl(vm->fd, KVM_IRQFD, &answer) < 0)
+		return hvm_set_error(-errno,
+				     "--rr-partner: KVM_IRQFD on GSI %d: %s",
+				     X86_RR_PARTNER_IRQ, strerror(errno));
+	return vm_register_pio(vm, X86_RR_PARTNER_PORT, RR_PARTNER_LEN,
+			       &rr_partner_bus_ops, a->rr, "rr-partner");
+}
+
 static const struct bus_ops post_port_ops = { 0 };
 
 static size_t serial_deliver(void *ctx, const uint8_t *buf, size_t len)
@@ -178,6 +212,8 @@ static int x86_setup_devices(struct vm *vm)
 				    "post");
 	if (!r)
 		r = bus_set_coalesced(&vm->pio, X86_POST_PORT);
+	if (!r && vm->cfg->rr_partner)
+		r = x86_setup_rr_partner(vm);
 	return r;
 }
 
@@ -512,6 +548,7 @@ void arch_vm_destroy(struct vm *vm)
 	cmos_rtc_destroy(a->rtc);
 	i8042_destroy(a->kbc);
 	acpi_pm_destroy(a->pm);
+	rr_partner_destroy(a->rr);
 	free(a->supported_cpuid);
 	free(a);
 	vm->arch = NULL;
