@@ -140,6 +140,26 @@ HVM_API void hvm_vm_stop(struct hvm_vm *vm);
 /* Stop the VM if it runs and free everything it holds. */
 HVM_API void hvm_vm_destroy(struct hvm_vm *vm);
 
+/* ---- statistics (docs/sched.md) --------------------------------------- */
+
+/*
+ * The VM's exit, halt-poll and scheduling statistics as text: the
+ * `--stats` table, or with JSON non-zero the `--stats-json` document.
+ * Like snprintf: writes at most LEN bytes including the NUL and returns
+ * the length the whole text needs (or a negative errno). Works while the
+ * VM runs and after it ended, until hvm_vm_destroy().
+ */
+HVM_API int hvm_vm_stats(struct hvm_vm *vm, int json, char *buf, size_t len);
+
+/*
+ * One statistic by NAME: a per-vCPU name summed over all vCPUs ("exits",
+ * "halt_successful_poll", "wait_ns", "hint_accepted", "hint_dropped", any
+ * KVM vCPU statistic), "vcpuN.NAME" for one vCPU, or "vm.NAME"
+ * ("vm.halt_poll_ns", "vm.commit", "vm.pv_enabled", any KVM VM
+ * statistic). Returns 0, or -ENOENT for an unknown name.
+ */
+HVM_API int hvm_vm_stat(struct hvm_vm *vm, const char *name, uint64_t *value);
+
 #ifdef __cplusplus
 }
 #endif

@@ -125,12 +125,135 @@ static int parse_console(struct hvm_config *cfg, const char *name,
 		cfg->console = CONSOLE_SERIAL;
 	else if (value && !strcmp(value, "none"))
 		cfg->console = CONSOLE_NONE;
+	else if (value && !strcmp(value, "virtio"))
+		cfg->console = CONSOLE_VIRTIO;
 	else
 		return hvm_set_error(
 			-EINVAL,
-			"--%s: '%s' is not a console; expected serial or none",
+			"--%s: '%s' is not a console; expected serial, virtio or none",
 			name, value ? value : "");
 	return 0;
+}
+
+/* --disk PATH[,ro][,direct]; repeat for more disks. */
+static int parse_disk(struct hvm_config *cfg, const char *name,
+		      const char *value)
+{
+	struct hvm_disk_config disk = { 0 };
+	char *copy, *item, *save = NULL;
+
+	if (!value || !*value || *value == ',')
+		return hvm_set_error(
+			-EINVAL, "--%s needs an image path: PATH[,ro][,direct]",
+			name);
+	if (cfg->nr_disks == HVM_MAX_DISKS)
+		return hvm_set_error(-EINVAL, "--%s: at most %d disks", name,
+				     HVM_MAX_DISKS);
+	copy = strdup(value);
+	if (!copy)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	disk.path = strdup(strtok_r(copy, ",", &save));
+	while ((item = strtok_r(NULL, ",", &save))) {
+		if (!strcmp(item, "ro")) {
+			disk.readonly = true;
+		} else if (!strcmp(item, "direct")) {
+			disk.direct = true;
+		} else {
+			hvm_set_error(
+				-EINVAL,
+				"--%s %s: unknown disk option '%s'; expected ro or direct",
+				name, value, item);
+			free(disk.path);
+			free(copy);
+			return -EINVAL;
+		}
+	}
+	free(copy);
+	if (!disk.path)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	cfg->disks[cfg->nr_disks++] = disk;
+	return 0;
+}
+
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned int b[6];
+	char end;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3],
+		   &b[4], &b[5], &end) != 6 ||
+	    strlen(s) != 17)
+		return -EINVAL;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)b[i];
+	/* A multicast or all-zero address cannot be a NIC's address. */
+	if ((mac[0] & 1) ||
+	    !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
+		return -EINVAL;
+	return 0;
+}
+
+/* --net tap=NAME[,mac=XX:XX:XX:XX:XX:XX]; repeat for more NICs. */
+static int parse_net(struct hvm_config *cfg, const char *name,
+		     const char *value)
+{
+	struct hvm_net_config net = { 0 };
+	char *copy, *item, *save = NULL;
+	int r = 0;
+
+	if (!value || !*value)
+		return hvm_set_error(
+			-EINVAL, "--%s needs tap=NAME[,mac=XX:XX:XX:XX:XX:XX]",
+			name);
+	if (cfg->nr_nets == HVM_MAX_NETS)
+		return hvm_set_error(-EINVAL, "--%s: at most %d NICs", name,
+				     HVM_MAX_NETS);
+	copy = strdup(value);
+	if (!copy)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	for (item = strtok_r(copy, ",", &save); item && !r;
+	     item = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(item, "tap=", 4)) {
+			/* IFNAMSIZ is 16 with the NUL. */
+			if (!item[4] || strlen(item + 4) > 15) {
+				r = hvm_set_error(
+					-EINVAL,
+					"--%s: tap name '%s' must be 1 to 15 characters",
+					name, item + 4);
+				break;
+			}
+			free(net.tap);
+			net.tap = strdup(item + 4);
+		} else if (!strncmp(item, "mac=", 4)) {
+			if (parse_mac(item + 4, net.mac) < 0)
+				r = hvm_set_error(
+					-EINVAL,
+					"--%s: '%s' is not a unicast MAC address; expected six hex bytes like 52:54:00:12:34:56",
+					name, item + 4);
+			net.mac_set = true;
+		} else {
+			r = hvm_set_error(
+				-EINVAL,
+				"--%s %s: unknown option '%s'; expected tap=NAME or mac=MAC",
+				name, value, item);
+		}
+	}
+	free(copy);
+	if (!r && !net.tap)
+		r = hvm_set_error(-EINVAL, "--%s %s: no tap=NAME given", name,
+				  value);
+	if (r) {
+		free(net.tap);
+		return r;
+	}
+	cfg->nets[cfg->nr_nets++] = net;
+	return 0;
+}
+
+static int parse_rng(struct hvm_config *cfg, const char *name,
+		     const char *value)
+{
+	return parse_flag(&cfg->rng, name, value);
 }
 
 static int parse_verbose(struct hvm_config *cfg, const char *name,
@@ -184,8 +307,16 @@ static const struct option_def options[] = {
 	    "allow more guest RAM than the host has" },
 	  parse_mem_overcommit },
 	{ { "console", 0, "KIND",
-	    "guest console: serial (ttyS0 on stdio) or none" },
+	    "guest console: serial (ttyS0 on stdio), virtio (hvc0) or none" },
 	  parse_console },
+	{ { "disk", 'd', "PATH[,ro][,direct]",
+	    "virtio-blk disk from a raw image or block device (repeatable)" },
+	  parse_disk },
+	{ { "net", 'n', "tap=NAME[,mac=MAC]",
+	    "virtio-net NIC on an existing tap interface (repeatable)" },
+	  parse_net },
+	{ { "rng", 0, NULL, "virtio-rng entropy device fed by getrandom" },
+	  parse_rng },
 	{ { "verbose", 'v', NULL,
 	    "log what hintvm does (repeat or =N for more)" },
 	  parse_verbose },
@@ -196,6 +327,27 @@ static const struct option_def options[] = {
 	  parse_rr_partner },
 	{ { "config", 0, "FILE", "read options from FILE (key = value lines)" },
 	  parse_config_file },
+	/* Scheduling (src/sched/sched_config.c, docs/sched.md). */
+	{ { "pin", 0, "MODE",
+	    "vCPU pinning: auto, none, dedicated or a host CPU list" },
+	  sched_parse_pin },
+	{ { "halt-poll", 0, "MODE",
+	    "halt polling: auto (adaptive), off or a fixed time in ns" },
+	  sched_parse_halt_poll },
+	{ { "pv", 0, "LIST",
+	    "paravirt features: host, none or names, e.g. host,-steal-time" },
+	  sched_parse_pv },
+	{ { "sched-hints", 0, "on|off",
+	    "scheduling awareness; off: behave like a plain VMM (default on)" },
+	  sched_parse_hints },
+	{ { "stats", 0, NULL,
+	    "print exit, halt-poll and scheduling statistics at exit" },
+	  sched_parse_stats },
+	{ { "stats-interval", 0, "SECONDS",
+	    "with --stats, also print them every SECONDS" },
+	  sched_parse_stats_interval },
+	{ { "stats-json", 0, "FILE", "write the statistics as JSON to FILE" },
+	  sched_parse_stats_json },
 };
 
 #define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -232,6 +384,7 @@ void config_init_defaults(struct hvm_config *cfg)
 		.console_in_fd = STDIN_FILENO,
 		.console_out_fd = STDOUT_FILENO,
 	};
+	sched_options_defaults(&cfg->sched);
 }
 
 struct hvm_config *hvm_config_new(void)
@@ -252,6 +405,11 @@ void config_free_fields(struct hvm_config *cfg)
 	free(cfg->initrd);
 	free(cfg->cmdline);
 	free(cfg->kvm_path);
+	for (unsigned int i = 0; i < cfg->nr_disks; i++)
+		free(cfg->disks[i].path);
+	for (unsigned int i = 0; i < cfg->nr_nets; i++)
+		free(cfg->nets[i].tap);
+	cfg->nr_disks = cfg->nr_nets = 0;
 }
 
 void hvm_config_free(struct hvm_config *cfg)
@@ -273,15 +431,25 @@ static int dup_field(char **dst, const char *src)
 struct hvm_config *config_dup(const struct hvm_config *cfg)
 {
 	struct hvm_config *copy = malloc(sizeof(*copy));
+	int r;
 
 	if (!copy)
 		return NULL;
 	*copy = *cfg;
 	copy->kernel = copy->initrd = copy->cmdline = copy->kvm_path = NULL;
-	if (dup_field(&copy->kernel, cfg->kernel) ||
+	for (unsigned int i = 0; i < cfg->nr_disks; i++)
+		copy->disks[i].path = NULL;
+	for (unsigned int i = 0; i < cfg->nr_nets; i++)
+		copy->nets[i].tap = NULL;
+	r = dup_field(&copy->kernel, cfg->kernel) ||
 	    dup_field(&copy->initrd, cfg->initrd) ||
 	    dup_field(&copy->cmdline, cfg->cmdline) ||
-	    dup_field(&copy->kvm_path, cfg->kvm_path)) {
+	    dup_field(&copy->kvm_path, cfg->kvm_path);
+	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++)
+		r = dup_field(&copy->disks[i].path, cfg->disks[i].path);
+	for (unsigned int i = 0; !r && i < cfg->nr_nets; i++)
+		r = dup_field(&copy->nets[i].tap, cfg->nets[i].tap);
+	if (r) {
 		hvm_config_free(copy);
 		return NULL;
 	}

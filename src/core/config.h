@@ -11,8 +11,25 @@
 #include <stdint.h>
 
 #include "hintvm/hintvm.h"
+#include "sched/sched_config.h"
 
-enum console_kind { CONSOLE_SERIAL, CONSOLE_NONE };
+enum console_kind { CONSOLE_SERIAL, CONSOLE_NONE, CONSOLE_VIRTIO };
+
+/* virtio devices (src/devices/virtio), one entry per --disk / --net. */
+#define HVM_MAX_DISKS 8
+#define HVM_MAX_NETS 4
+
+struct hvm_disk_config {
+	char *path;
+	bool readonly;
+	bool direct; /* O_DIRECT: bypass the host page cache */
+};
+
+struct hvm_net_config {
+	char *tap; /* interface name */
+	uint8_t mac[6];
+	bool mac_set; /* else a fixed locally administered default */
+};
 
 struct hvm_config {
 	char *kernel; /* NULL: the built-in test kernel */
@@ -28,6 +45,12 @@ struct hvm_config {
 	int verbosity;
 	char *kvm_path;
 	bool rr_partner; /* the rr benchmark's host-side partner device */
+	struct hvm_disk_config disks[HVM_MAX_DISKS];
+	unsigned int nr_disks;
+	struct hvm_net_config nets[HVM_MAX_NETS];
+	unsigned int nr_nets;
+	bool rng; /* virtio-rng fed from getrandom(2) */
+	struct sched_options sched; /* --pin, --halt-poll, --pv, --stats... */
 	/* Which options were set explicitly: a config file never overrides. */
 	uint64_t set_mask;
 };

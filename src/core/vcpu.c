@@ -12,6 +12,7 @@
 #include "core/arch.h"
 #include "core/log.h"
 #include "core/vm.h"
+#include "sched/brain.h"
 
 /*
  * Kicks use SIGUSR1 with an empty handler installed without SA_RESTART: the
@@ -286,6 +287,7 @@ static void *vcpu_thread(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 
 	vcpu_run_loop(vcpu);
+	sched_vcpu_exit(vm, vcpu->id);
 
 	/* When one vCPU ends, the VM ends: make sure the others follow. */
 	if (!atomic_load(&vm->stopping))

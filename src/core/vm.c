@@ -12,6 +12,8 @@
 #include "core/console.h"
 #include "core/log.h"
 #include "core/vm.h"
+#include "devices/virtio/virtio_vm.h"
+#include "sched/brain.h"
 
 int vm_map_memory(struct vm *vm)
 {
@@ -195,6 +197,8 @@ static void vm_free(struct vm *vm)
 			vcpu_destroy(&vm->vcpus[i]);
 		free(vm->vcpus);
 	}
+	virtio_vm_destroy(vm); /* its I/O may point into guest RAM */
+	sched_vm_destroy(vm);
 	arch_vm_destroy(vm);
 	bus_destroy(&vm->pio);
 	bus_destroy(&vm->mmio);
@@ -261,6 +265,10 @@ struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 			      strerror(errno));
 		goto fail;
 	}
+	/* Exit policy must be fixed before vCPUs exist (src/sched). */
+	r = sched_vm_create(vm);
+	if (r < 0)
+		goto fail;
 	r = arch_vm_init(vm);
 	if (r < 0)
 		goto fail;
@@ -342,6 +350,10 @@ int hvm_vm_start(struct hvm_vm *handle)
 			break;
 		}
 	}
+	r = sched_vm_start(vm);
+	if (r < 0)
+		pr_warn("%s; running without scheduling management",
+			hvm_error_message());
 	return 0;
 }
 
@@ -372,6 +384,7 @@ int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
 	}
 	console_stop(vm->console);
 	vm->console = NULL;
+	sched_vm_stopped(vm);
 	return 0;
 }
 

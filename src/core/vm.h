@@ -24,6 +24,8 @@
 struct kvm_run;
 struct kvm_coalesced_mmio_ring;
 struct console;
+struct virtio_vm;
+struct sched_vm;
 
 /* Exit reasons are counted per vCPU; KVM's numbers are below this. */
 #define VCPU_EXIT_REASONS 64
@@ -58,6 +60,8 @@ struct vm {
 	struct console_sink
 		console_sink; /* set by whoever owns the console device */
 	void *arch; /* owned by src/arch/<arch> */
+	struct virtio_vm *virtio; /* src/devices/virtio/virtio_vm.c */
+	struct sched_vm *sched; /* owned by src/sched/brain.c */
 
 	/* Lifecycle: the first stop request wins and is what wait reports. */
 	pthread_mutex_t lock;

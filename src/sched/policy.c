@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/log.h"
@@ -429,6 +430,26 @@ static bool in_set(uint16_t cpu, const uint16_t *set, unsigned int nr)
 	return false;
 }
 
+/* "0,2,5" (truncated with "..." when it does not fit). */
+static void format_cpus(const uint16_t *cpus, unsigned int nr, char *buf,
+			size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < nr; i++) {
+		int n = snprintf(buf + used, len - used, "%s%u", i ? "," : "",
+				 cpus[i]);
+
+		if (n < 0 || (size_t)n >= len - used) {
+			if (len > 4)
+				strcpy(buf + len - 4, "...");
+			return;
+		}
+		used += (size_t)n;
+	}
+}
+
 static enum commit_state initial_commit(const struct policy_create_input *in)
 {
 	uint32_t pressure = in->have_pressure ? in->pressure_avg10_centi : 0;
@@ -477,13 +498,19 @@ int policy_vm_create(const struct policy_create_input *in,
 			return hvm_set_error(
 				EINVAL,
 				"--pin: empty CPU list, expected at least one CPU");
-		for (unsigned int i = 0; i < set->nr_pin_cpus; i++)
-			if (!in_set(set->pin_cpus[i], in->allowed_cpus,
-				    in->nr_allowed))
-				return hvm_set_error(
-					EINVAL,
-					"--pin: host CPU %u is not one this process may use (affinity and cpuset)",
-					set->pin_cpus[i]);
+		for (unsigned int i = 0; i < set->nr_pin_cpus; i++) {
+			char allowed[256];
+
+			if (in_set(set->pin_cpus[i], in->allowed_cpus,
+				   in->nr_allowed))
+				continue;
+			format_cpus(in->allowed_cpus, in->nr_allowed, allowed,
+				    sizeof(allowed));
+			return hvm_set_error(
+				EINVAL,
+				"--pin: host CPU %u is not one this process may use; expected CPUs from %s (affinity and cpuset)",
+				set->pin_cpus[i], allowed);
+		}
 	}
 
 	plan_pinning(set, st, in->nr_vcpus, in->allowed_cpus, in->nr_allowed,

@@ -51,6 +51,8 @@
 #define X86_HIGH_MEM_START 0x100000 /* 1 MiB: kernels load here */
 #define X86_MMIO_HOLE_START 0xc0000000ULL /* RAM above this moves to 4 GiB */
 #define X86_MMIO_HOLE_END 0x100000000ULL
+#define X86_PCI_MMIO_GPA 0xe0000000ULL /* PCI BAR window (virtio-pci) */
+#define X86_PCI_MMIO_SIZE 0x10000000ULL
 #define X86_IOAPIC_GPA 0xfec00000
 #define X86_LAPIC_GPA 0xfee00000
 #define X86_KVM_IDENTITY_MAP_GPA 0xfeffc000 /* one page for KVM (EPT real mode) */

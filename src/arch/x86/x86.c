@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 
 #include "arch/x86/cpuid.h"
+#include "arch/x86/hypercall_probe.h"
 #include "arch/x86/mptable.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/pvh.h"
@@ -24,8 +25,11 @@
 #include "devices/cmos_rtc.h"
 #include "devices/debug_exit.h"
 #include "devices/i8042.h"
+#include "devices/pci/pci.h"
 #include "devices/rr_partner.h"
 #include "devices/uart8250.h"
+#include "devices/virtio/virtio_vm.h"
+#include "sched/brain.h"
 
 /* The built-in test kernel, when this build embeds one. */
 extern const unsigned char hvm_builtin_kernel_start[] __attribute__((weak));
@@ -40,11 +44,6 @@ extern const unsigned char hvm_builtin_kernel_end[] __attribute__((weak));
 #define APIC_MODE_EXTINT 0x700
 #define APIC_MODE_NMI 0x400
 
-/* Paravirt features that need a hypercall the host must serve. */
-#define KVM_PV_HYPERCALL_FEATURES                                          \
-	((1u << KVM_FEATURE_PV_UNHALT) | (1u << KVM_FEATURE_PV_SEND_IPI) | \
-	 (1u << KVM_FEATURE_PV_SCHED_YIELD))
-
 struct x86_vm {
 	struct kvm_cpuid2 *supported_cpuid;
 	struct cpuid_vm_params cpuid;
@@ -52,6 +51,7 @@ struct x86_vm {
 	struct cmos_rtc *rtc;
 	struct i8042 *kbc;
 	struct acpi_pm *pm;
+	struct pci_host *pci;
 	struct rr_partner *rr; /* --rr-partner only */
 	uint64_t entry;
 	uint64_t kernel_end;
@@ -163,6 +163,28 @@ static size_t serial_deliver(void *ctx, const uint8_t *buf, size_t len)
 	return uart8250_receive(ctx, buf, len);
 }
 
+/* PCI bus 0 with the virtio devices, and the reset port at 0xcf9. */
+static int x86_setup_pci(struct vm *vm)
+{
+	struct x86_vm *a = x86(vm);
+	int r;
+
+	a->pci = pci_host_create(X86_PCI_MMIO_GPA, X86_PCI_MMIO_SIZE);
+	if (!a->pci)
+		return hvm_set_error(-ENOMEM, "out of memory for PCI");
+	pci_host_set_cf9_handler(a->pci, &acpi_reset_bus_ops, a->pm);
+	r = vm_register_pio(vm, PCI_HOST_CFG_PORT, PCI_HOST_CFG_LEN,
+			    &pci_host_cfg_ops, a->pci, "pci-config");
+	if (!r)
+		r = vm_register_mmio(vm, X86_PCI_MMIO_GPA, X86_PCI_MMIO_SIZE,
+				     &pci_host_mmio_ops, a->pci, "pci-bars");
+	if (!r)
+		r = virtio_vm_create(vm);
+	if (!r)
+		r = virtio_vm_plug_pci(vm, a->pci);
+	return r;
+}
+
 static int x86_setup_devices(struct vm *vm)
 {
 	struct x86_vm *a = x86(vm);
@@ -203,15 +225,17 @@ static int x86_setup_devices(struct vm *vm)
 	if (!r)
 		r = vm_register_pio(vm, X86_PM1A_CNT_PORT, ACPI_PM1_CNT_LEN,
 				    &acpi_pm1_cnt_bus_ops, a->pm, "pm1a-cnt");
+	/* The reset port 0xcf9 lives inside the PCI config ports. */
 	if (!r)
-		r = vm_register_pio(vm, X86_RESET_PORT, 1, &acpi_reset_bus_ops,
-				    a->pm, "reset");
+		r = x86_setup_pci(vm);
 	/* Linux's io_delay writes here; batch them instead of exiting. */
 	if (!r)
 		r = vm_register_pio(vm, X86_POST_PORT, 1, &post_port_ops, NULL,
 				    "post");
 	if (!r)
 		r = bus_set_coalesced(&vm->pio, X86_POST_PORT);
+	if (!r)
+		r = sched_register_hints(vm, X86_HINT_PORT, true);
 	if (!r && vm->cfg->rr_partner)
 		r = x86_setup_rr_partner(vm);
 	return r;
@@ -304,13 +328,14 @@ static int x86_write_cmdline(struct vm *vm)
 	return guest_write(&vm->mem, X86_CMDLINE_GPA, cmdline, len);
 }
 
-/* Host-supported KVM paravirt features this host can also serve. */
-static uint32_t x86_default_pv_features(struct x86_vm *a)
+/* The KVM paravirt features --pv asks for, of those this host serves. */
+static uint32_t x86_pv_features(struct vm *vm, struct x86_vm *a)
 {
 	struct kvm_cpuid_entry2 *e =
 		cpuid_find(a->supported_cpuid, KVM_CPUID_FEATURES_LEAF, 0);
 
-	return e ? e->eax & ~KVM_PV_HYPERCALL_FEATURES : 0;
+	return sched_pv_features(vm, e ? e->eax : 0,
+				 x86_hypercalls_work(vm->kvm.fd));
 }
 
 int arch_vm_init(struct vm *vm)
@@ -328,7 +353,7 @@ int arch_vm_init(struct vm *vm)
 		.nr_cpus = vm->cfg->cpus,
 		.tsc_deadline = kvm_check_cap(vm->kvm.fd,
 					      KVM_CAP_TSC_DEADLINE_TIMER) > 0,
-		.kvm_features = x86_default_pv_features(a),
+		.kvm_features = x86_pv_features(vm, a),
 	};
 	r = x86_create_irqchip(vm);
 	if (!r)
@@ -357,6 +382,19 @@ static int x86_vcpu_set_cpuid(struct vm *vm, struct vcpu *vcpu)
 		r = hvm_set_error(-errno, "KVM_SET_CPUID2 on vCPU %u: %s",
 				  vcpu->id, strerror(errno));
 	free(c);
+	/* Make KVM refuse PV MSRs and hypercalls the CPUID does not offer. */
+	if (!r && kvm_check_cap(vm->fd, KVM_CAP_ENFORCE_PV_FEATURE_CPUID) > 0) {
+		struct kvm_enable_cap cap = {
+			.cap = KVM_CAP_ENFORCE_PV_FEATURE_CPUID,
+			.args = { 1 },
+		};
+
+		if (ioctl(vcpu->fd, KVM_ENABLE_CAP, &cap) < 0)
+			r = hvm_set_error(
+				-errno,
+				"KVM_CAP_ENFORCE_PV_FEATURE_CPUID on vCPU %u: %s",
+				vcpu->id, strerror(errno));
+	}
 	return r;
 }
 
@@ -548,6 +586,7 @@ void arch_vm_destroy(struct vm *vm)
 	cmos_rtc_destroy(a->rtc);
 	i8042_destroy(a->kbc);
 	acpi_pm_destroy(a->pm);
+	pci_host_destroy(a->pci);
 	rr_partner_destroy(a->rr);
 	free(a->supported_cpuid);
 	free(a);

@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 
 #include <linux/virtio_config.h>
 
@@ -25,19 +27,80 @@ int virtio_device_init(struct virtio_device *vdev, const char *name,
 		.nr_vqs = nr_vqs,
 	};
 	vdev->vqs = calloc(nr_vqs ? nr_vqs : 1, sizeof(*vdev->vqs));
-	if (!vdev->vqs)
+	vdev->kicks = calloc(nr_vqs ? nr_vqs : 1, sizeof(*vdev->kicks));
+	if (!vdev->vqs || !vdev->kicks) {
+		free(vdev->vqs);
+		free(vdev->kicks);
 		return -ENOMEM;
+	}
 	for (uint16_t q = 0; q < nr_vqs; q++)
-		virtq_init(&vdev->vqs[q], mem, queue_size);
+		vdev->kicks[q] =
+			(struct virtio_kick){ .vdev = vdev, .q = q, .fd = -1 };
 	pthread_mutex_init(&vdev->lock, NULL);
+	for (uint16_t q = 0; q < nr_vqs; q++) {
+		virtq_init(&vdev->vqs[q], mem, queue_size);
+		vdev->kicks[q].fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (vdev->kicks[q].fd < 0) {
+			int err = errno;
+
+			virtio_device_destroy(vdev);
+			return hvm_set_error(err, "%s: eventfd: %s", name,
+					     strerror(err));
+		}
+	}
 	return 0;
 }
 
 void virtio_device_destroy(struct virtio_device *vdev)
 {
+	for (uint16_t q = 0; vdev->kicks && q < vdev->nr_vqs; q++)
+		if (vdev->kicks[q].fd >= 0)
+			close(vdev->kicks[q].fd);
+	free(vdev->kicks);
 	free(vdev->vqs);
+	vdev->kicks = NULL;
 	vdev->vqs = NULL;
 	pthread_mutex_destroy(&vdev->lock);
+}
+
+static void kick_ready(struct event_watch *w)
+{
+	struct virtio_kick *k = (struct virtio_kick *)w;
+	struct virtio_device *vdev = k->vdev;
+	struct virtq *vq = &vdev->vqs[k->q];
+
+	pthread_mutex_lock(&vdev->lock);
+	if (virtio_device_live(vdev) && vq->enabled && !vq->broken &&
+	    vdev->ops->queue_notify)
+		vdev->ops->queue_notify(vdev, k->q);
+	pthread_mutex_unlock(&vdev->lock);
+}
+
+int virtio_device_attach_loop(struct virtio_device *vdev,
+			      struct event_loop *loop)
+{
+	for (uint16_t q = 0; q < vdev->nr_vqs; q++) {
+		struct virtio_kick *k = &vdev->kicks[q];
+		int ret = event_loop_watch(loop, &k->watch, k->fd, true,
+					   kick_ready);
+
+		if (ret)
+			return hvm_set_error(ret, "%s: watching queue %u: %s",
+					     vdev->name, q, strerror(-ret));
+	}
+	return 0;
+}
+
+void virtio_device_kick(struct virtio_device *vdev, uint16_t q)
+{
+	uint64_t one = 1;
+
+	if (q >= vdev->nr_vqs)
+		return;
+	/* EAGAIN only when the counter is about to overflow: kicked anyway. */
+	if (write(vdev->kicks[q].fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		pr_warn("%s: kick queue %u: %s", vdev->name, q,
+			strerror(errno));
 }
 
 int virtio_features_check(uint64_t offered, uint64_t accepted)
@@ -221,4 +284,48 @@ void virtio_queue_failed(struct virtio_device *vdev, uint16_t q)
 {
 	pr_warn("%s: queue %u: %s", vdev->name, q, hvm_error_message());
 	virtio_device_set_needs_reset(vdev);
+}
+
+void virtio_queue_drain(struct virtio_device *vdev, uint16_t q,
+			const struct virtio_queue_handler *h)
+{
+	struct virtq *vq = &vdev->vqs[q];
+	unsigned int budget = vq->size;
+	bool pushed = false;
+	int ret;
+
+	do {
+		virtq_disable_notify(vq);
+		for (;;) {
+			struct virtq_chain *chain;
+
+			if (budget == 0) {
+				/* Let other work run; come back via a kick. */
+				virtio_device_kick(vdev, q);
+				goto out;
+			}
+			chain = h->get_chain(vdev, q);
+			if (!chain)
+				goto out;
+			ret = virtq_pop(vq, chain);
+			if (ret == 0)
+				break;
+			if (ret < 0) {
+				virtio_queue_failed(vdev, q);
+				goto out;
+			}
+			budget--;
+			ret = h->handle(vdev, q, chain);
+			if (ret >= 0) {
+				virtq_push(vq, chain->head, (uint32_t)ret);
+				pushed = true;
+			} else if (ret != -EINPROGRESS) {
+				virtio_queue_failed(vdev, q);
+				goto out;
+			}
+		}
+	} while (virtq_enable_notify(vq));
+out:
+	if (pushed)
+		virtio_queue_notify_driver(vdev, q);
 }

@@ -21,6 +21,7 @@
 
 #include <linux/virtio_config.h>
 
+#include "core/event_loop.h"
 #include "core/guest_memory.h"
 #include "devices/virtio/virtqueue.h"
 
@@ -36,10 +37,15 @@ struct virtio_device_ops {
 	 * requests; the core resets the queues afterwards. Locked.
 	 */
 	void (*reset)(struct virtio_device *vdev);
-	/* The driver kicked queue Q (transports without ioeventfd). Locked. */
+	/*
+	 * The driver kicked queue Q: drain it. On the event loop thread,
+	 * locked, only while the device is live and the queue enabled.
+	 */
 	void (*queue_notify)(struct virtio_device *vdev, uint16_t q);
 	/* Optional: device-specific rule on the accepted FEATURES. */
 	int (*validate_features)(struct virtio_device *vdev, uint64_t features);
+	/* Free the device (after the event loop has stopped). */
+	void (*destroy)(struct virtio_device *vdev);
 	/* Optional: the driver wrote config bytes [OFF, OFF + LEN). Locked. */
 	void (*config_written)(struct virtio_device *vdev, uint32_t off,
 			       uint32_t len);
@@ -72,6 +78,19 @@ struct virtio_device {
 
 	struct virtq *vqs;
 	uint16_t nr_vqs;
+	struct virtio_kick *kicks; /* one eventfd per queue */
+};
+
+/*
+ * A queue kick: an eventfd the transport hands to KVM as an ioeventfd (or
+ * writes itself when a notify register write exits), watched by the event
+ * loop, which then calls ops->queue_notify.
+ */
+struct virtio_kick {
+	struct event_watch watch;
+	struct virtio_device *vdev;
+	uint16_t q;
+	int fd;
 };
 
 /*
@@ -85,6 +104,13 @@ int virtio_device_init(struct virtio_device *vdev, const char *name,
 		       uint64_t features, uint16_t nr_vqs, uint16_t queue_size,
 		       void *config, uint32_t config_size);
 void virtio_device_destroy(struct virtio_device *vdev);
+
+/* Serve queue kicks on LOOP from now on (watches outlive nothing: call once). */
+int virtio_device_attach_loop(struct virtio_device *vdev,
+			      struct event_loop *loop);
+
+/* Kick queue Q from a transport register write (any thread, unlocked). */
+void virtio_device_kick(struct virtio_device *vdev, uint16_t q);
 
 /*
  * Whether a driver may accept ACCEPTED out of OFFERED: a subset, and
@@ -151,5 +177,29 @@ void virtio_queue_notify_driver(struct virtio_device *vdev, uint16_t q);
  * whole device needs reset (locked).
  */
 void virtio_queue_failed(struct virtio_device *vdev, uint16_t q);
+
+/*
+ * How a device serves one queue with virtio_queue_drain(): GET_CHAIN lends
+ * storage for the next chain (NULL: no request slot free, stop until one
+ * frees and the device kicks the queue again); HANDLE returns the bytes
+ * written into the chain to push it now, -EINPROGRESS when the device
+ * keeps the chain and pushes it later, or another -errno when the request
+ * shows the driver broke the rules (the device then needs reset).
+ */
+struct virtio_queue_handler {
+	struct virtq_chain *(*get_chain)(struct virtio_device *vdev,
+					 uint16_t q);
+	int (*handle)(struct virtio_device *vdev, uint16_t q,
+		      struct virtq_chain *chain);
+};
+
+/*
+ * Serve queue Q until it is empty, with notifications suppressed while
+ * draining, at most one queue's worth of chains per call (then the queue
+ * kicks itself, so one busy queue cannot starve the event loop), and one
+ * interrupt at the end if the driver wants it. Locked.
+ */
+void virtio_queue_drain(struct virtio_device *vdev, uint16_t q,
+			const struct virtio_queue_handler *h);
 
 #endif

@@ -356,6 +356,11 @@ int virtq_pop(struct virtq *vq, struct virtq_chain *chain)
 	return 1;
 }
 
+void virtq_unpop(struct virtq *vq)
+{
+	vq->last_avail--;
+}
+
 void virtq_push(struct virtq *vq, uint16_t head, uint32_t written)
 {
 	uint8_t *elem;

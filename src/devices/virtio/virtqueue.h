@@ -137,6 +137,13 @@ int virtq_enable(struct virtq *vq, uint64_t features);
  */
 int virtq_pop(struct virtq *vq, struct virtq_chain *chain);
 
+/*
+ * Give back the chain popped last (not yet pushed), e.g. an rx buffer
+ * popped when no packet was ready after all. It is read and validated
+ * again by the next pop.
+ */
+void virtq_unpop(struct virtq *vq);
+
 /* True when a pop would find something (without consuming it). */
 bool virtq_has_avail(struct virtq *vq);
 

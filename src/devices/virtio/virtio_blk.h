@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * virtio-blk on io_uring: a raw image file or block device, one request
+ * queue, reads and writes as readv/writev at the request offset, FLUSH as
+ * fdatasync (a request completes only after its I/O has; so an
+ * acknowledged flush means everything acknowledged before it is durable),
+ * DISCARD as a hole punch, GET_ID from the disk index. A read-only disk
+ * fails writes with VIRTIO_BLK_S_IOERR and does not offer DISCARD.
+ */
+#ifndef HVM_DEVICES_VIRTIO_VIRTIO_BLK_H
+#define HVM_DEVICES_VIRTIO_VIRTIO_BLK_H
+
+#include <stdbool.h>
+
+#include "devices/virtio/virtio_device.h"
+#include "devices/virtio/virtio_host.h"
+
+#define VIRTIO_BLK_QUEUE_SIZE 256
+
+/*
+ * Open PATH (read-only when READONLY, O_DIRECT when DIRECT) as disk INDEX.
+ * Errors name the file: cannot open, already in use by another VM, size
+ * not a multiple of 512 bytes. Returns the device or NULL.
+ */
+struct virtio_device *virtio_blk_create(const struct virtio_host *host,
+					const char *path, bool readonly,
+					bool direct, unsigned int index);
+
+#endif

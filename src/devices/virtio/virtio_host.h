@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What a VM lends its virtio devices and transports: guest RAM, the device
+ * event loop, and the two KVM fast paths (ioeventfd for queue kicks, MSI
+ * injection). Filled in by the VM setup code; tests fill it with fakes, so
+ * no device or transport includes KVM headers.
+ */
+#ifndef HVM_DEVICES_VIRTIO_VIRTIO_HOST_H
+#define HVM_DEVICES_VIRTIO_VIRTIO_HOST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/event_loop.h"
+#include "core/guest_memory.h"
+#include "devices/pci/msix.h"
+
+struct virtio_host {
+	const struct guest_memory *mem;
+	struct event_loop *loop;
+	/*
+	 * Signal eventfd FD when the guest writes LEN bytes at ADDR (MMIO),
+	 * and only value DATA when DATAMATCH. NULL, or returning an error:
+	 * the write exits to userspace and the transport kicks instead.
+	 */
+	int (*ioeventfd)(void *ctx, uint64_t addr, uint32_t len, bool datamatch,
+			 uint64_t data, int fd);
+	void *ioeventfd_ctx;
+	struct msi_sink msi; /* x86: KVM_SIGNAL_MSI */
+};
+
+#endif

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+
+#include <linux/if_tun.h>
+#include <linux/virtio_ids.h>
+#include <linux/virtio_net.h>
+#include <linux/virtio_ring.h>
+
+#include "core/log.h"
+#include "devices/virtio/virtio_net.h"
+
+#define NET_QUEUE_SIZE 256
+#define RX_QUEUE 0
+#define TX_QUEUE 1
+#define VNET_HDR_LEN 12 /* struct virtio_net_hdr_v1 */
+
+#define GUEST_OFFLOADS                         \
+	(VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM) | \
+	 VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4) | \
+	 VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6))
+#define HOST_OFFLOADS                                                         \
+	(VIRTIO_BIT(VIRTIO_NET_F_CSUM) | VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO4) | \
+	 VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO6))
+
+struct virtio_net {
+	struct virtio_device vdev;
+	struct virtio_net_config config;
+	struct event_watch tap_watch;
+	struct virtq_chain *rx_chain, *tx_chain;
+	int tap_fd;
+	char name[24];
+	char tap[IFNAMSIZ];
+};
+
+static struct virtio_net *to_net(struct virtio_device *vdev)
+{
+	return (struct virtio_net *)vdev;
+}
+
+/* Move packets from tap into guest receive buffers (locked). */
+static void try_receive(struct virtio_net *net)
+{
+	struct virtio_device *vdev = &net->vdev;
+	struct virtq *vq = &vdev->vqs[RX_QUEUE];
+	unsigned int budget = vq->size;
+	bool pushed = false;
+
+	if (!virtio_device_live(vdev) || !vq->enabled || vq->broken)
+		return;
+	virtq_disable_notify(vq);
+	while (budget) {
+		struct virtq_chain *chain = net->rx_chain;
+		ssize_t n;
+		int r = virtq_pop(vq, chain);
+
+		if (r < 0) {
+			virtio_queue_failed(vdev, RX_QUEUE);
+			break;
+		}
+		if (r == 0) {
+			/* Out of buffers: ask for a kick when more arrive. */
+			if (virtq_enable_notify(vq)) {
+				virtq_disable_notify(vq);
+				continue;
+			}
+			break;
+		}
+		if (chain->nr_in == 0) {
+			virtq_push(vq, chain->head, 0);
+			pushed = true;
+			continue;
+		}
+		n = readv(net->tap_fd, virtq_chain_in(chain), chain->nr_in);
+		if (n < 0) {
+			/* No packet after all (EAGAIN): keep the buffer. */
+			virtq_unpop(vq);
+			virtq_enable_notify(vq);
+			break;
+		}
+		virtq_push(vq, chain->head, (uint32_t)n);
+		pushed = true;
+		budget--;
+	}
+	if (!budget)
+		virtio_device_kick(vdev, RX_QUEUE); /* more later, fairly */
+	if (pushed)
+		virtio_queue_notify_driver(vdev, RX_QUEUE);
+}
+
+static void tap_readable(struct event_watch *w)
+{
+	struct virtio_net *net =
+		(struct virtio_net *)((char *)w -
+				      offsetof(struct virtio_net, tap_watch));
+
+	pthread_mutex_lock(&net->vdev.lock);
+	try_receive(net);
+	pthread_mutex_unlock(&net->vdev.lock);
+}
+
+static struct virtq_chain *get_tx_chain(struct virtio_device *vdev, uint16_t q)
+{
+	return to_net(vdev)->tx_chain;
+}
+
+static int handle_tx(struct virtio_device *vdev, uint16_t q,
+		     struct virtq_chain *chain)
+{
+	struct virtio_net *net = to_net(vdev);
+
+	/* Header and frame go to tap as one datagram; tap drops bad ones. */
+	if (chain->out_len >= VNET_HDR_LEN &&
+	    writev(net->tap_fd, chain->iov, chain->nr_out) < 0 &&
+	    errno != EAGAIN)
+		pr_debug("%s: tap write: %s", net->name, strerror(errno));
+	return 0;
+}
+
+static const struct virtio_queue_handler tx_queue = {
+	.get_chain = get_tx_chain,
+	.handle = handle_tx,
+};
+
+static void net_queue_notify(struct virtio_device *vdev, uint16_t q)
+{
+	if (q == TX_QUEUE)
+		virtio_queue_drain(vdev, q, &tx_queue);
+	else
+		try_receive(to_net(vdev));
+}
+
+/* Tell tap which offloads the guest accepted for packets it receives. */
+static int net_activate(struct virtio_device *vdev)
+{
+	struct virtio_net *net = to_net(vdev);
+	uint64_t f = vdev->driver_features;
+	unsigned int offload = 0;
+
+	if (f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM)) {
+		offload |= TUN_F_CSUM;
+		if (f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4))
+			offload |= TUN_F_TSO4;
+		if (f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6))
+			offload |= TUN_F_TSO6;
+	}
+	if (ioctl(net->tap_fd, TUNSETOFFLOAD, offload) < 0)
+		return hvm_set_error(errno, "%s: TUNSETOFFLOAD 0x%x: %s",
+				     net->name, offload, strerror(errno));
+	return 0;
+}
+
+static int net_validate_features(struct virtio_device *vdev, uint64_t f)
+{
+	/* TSO without checksum offload is meaningless (virtio 1.x 5.1.3.1). */
+	if ((f & (VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4) |
+		  VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6))) &&
+	    !(f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM)))
+		return hvm_set_error(EINVAL, "GUEST_TSO without GUEST_CSUM");
+	if ((f & (VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO4) |
+		  VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO6))) &&
+	    !(f & VIRTIO_BIT(VIRTIO_NET_F_CSUM)))
+		return hvm_set_error(EINVAL, "HOST_TSO without CSUM");
+	return 0;
+}
+
+static void net_destroy(struct virtio_device *vdev)
+{
+	struct virtio_net *net = to_net(vdev);
+
+	free(net->rx_chain);
+	free(net->tx_chain);
+	if (net->tap_fd >= 0)
+		close(net->tap_fd);
+	virtio_device_destroy(vdev);
+	free(net);
+}
+
+static const struct virtio_device_ops net_ops = {
+	.activate = net_activate,
+	.queue_notify = net_queue_notify,
+	.validate_features = net_validate_features,
+	.destroy = net_destroy,
+};
+
+static int open_tap(struct virtio_net *net, const char *tap, uint64_t *features)
+{
+	struct ifreq ifr = { 0 };
+	int hdr = VNET_HDR_LEN;
+
+	net->tap_fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (net->tap_fd < 0)
+		return hvm_set_error(
+			errno, "--net tap=%s: cannot open /dev/net/tun: %s",
+			tap, strerror(errno));
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", tap);
+	if (ioctl(net->tap_fd, TUNSETIFF, &ifr) < 0)
+		return hvm_set_error(
+			errno,
+			"--net tap=%s: cannot attach to the tap interface: %s (create it first: ip tuntap add %s mode tap user $USER)",
+			tap, strerror(errno), tap);
+	if (ioctl(net->tap_fd, TUNSETVNETHDRSZ, &hdr) < 0)
+		return hvm_set_error(errno, "--net tap=%s: TUNSETVNETHDRSZ: %s",
+				     tap, strerror(errno));
+	*features |= HOST_OFFLOADS;
+	/* Offer receive offloads only when this tap can produce them. */
+	if (ioctl(net->tap_fd, TUNSETOFFLOAD,
+		  TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6) == 0)
+		*features |= GUEST_OFFLOADS;
+	ioctl(net->tap_fd, TUNSETOFFLOAD, 0);
+	return 0;
+}
+
+struct virtio_device *virtio_net_create(const struct virtio_host *host,
+					const char *tap, const uint8_t mac[6],
+					unsigned int index)
+{
+	struct virtio_net *net = calloc(1, sizeof(*net));
+	uint64_t features = VIRTIO_BIT(VIRTIO_NET_F_MAC) |
+			    VIRTIO_BIT(VIRTIO_RING_F_INDIRECT_DESC) |
+			    VIRTIO_BIT(VIRTIO_RING_F_EVENT_IDX);
+
+	if (!net) {
+		hvm_set_error(ENOMEM, "out of memory");
+		return NULL;
+	}
+	net->tap_fd = -1;
+	snprintf(net->name, sizeof(net->name), "virtio-net%u", index);
+	snprintf(net->tap, sizeof(net->tap), "%s", tap);
+	memcpy(net->config.mac, mac, 6);
+	net->rx_chain = virtq_chain_alloc(NET_QUEUE_SIZE);
+	net->tx_chain = virtq_chain_alloc(NET_QUEUE_SIZE);
+	if (!net->rx_chain || !net->tx_chain) {
+		hvm_set_error(ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (open_tap(net, tap, &features) < 0)
+		goto fail;
+	if (virtio_device_init(&net->vdev, net->name, &net_ops, host->mem,
+			       VIRTIO_ID_NET, features, 2, NET_QUEUE_SIZE,
+			       &net->config, sizeof(net->config)) < 0)
+		goto fail;
+	if (event_loop_watch(host->loop, &net->tap_watch, net->tap_fd, false,
+			     tap_readable) < 0) {
+		net_destroy(&net->vdev);
+		return NULL;
+	}
+	return &net->vdev;
+fail:
+	free(net->rx_chain);
+	free(net->tx_chain);
+	if (net->tap_fd >= 0)
+		close(net->tap_fd);
+	free(net);
+	return NULL;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * virtio-net on a host tap interface: one receive and one transmit queue,
+ * the 12-byte virtio-net header passed through to tap (IFF_VNET_HDR), so
+ * checksum and TSO offloads work end to end where tap accepts them
+ * (probed with TUNSETOFFLOAD). No control queue, no mergeable rx buffers
+ * (Linux then posts 64 KiB "big packet" chains when GUEST_TSO is on).
+ */
+#ifndef HVM_DEVICES_VIRTIO_VIRTIO_NET_H
+#define HVM_DEVICES_VIRTIO_VIRTIO_NET_H
+
+#include <stdint.h>
+
+#include "devices/virtio/virtio_device.h"
+#include "devices/virtio/virtio_host.h"
+
+/* Attach to the existing tap TAP with address MAC. NULL on error. */
+struct virtio_device *virtio_net_create(const struct virtio_host *host,
+					const char *tap, const uint8_t mac[6],
+					unsigned int index);
+
+#endif

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <string.h>
+
+#include <linux/virtio_ids.h>
+#include <linux/virtio_pci.h>
+
+#include "core/log.h"
+#include "devices/virtio/virtio_pci.h"
+
+static uint32_t class_of(uint32_t device_id)
+{
+	switch (device_id) {
+	case VIRTIO_ID_NET:
+		return 0x020000; /* network controller, ethernet */
+	case VIRTIO_ID_BLOCK:
+		return 0x018000; /* mass storage, other */
+	case VIRTIO_ID_CONSOLE:
+		return 0x078000; /* communication, other */
+	default:
+		return 0x00ff00; /* unclassified */
+	}
+}
+
+static void put_le(uint8_t *p, uint64_t v, unsigned int len)
+{
+	for (unsigned int i = 0; i < len; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, unsigned int len)
+{
+	uint64_t v = 0;
+
+	for (unsigned int i = len; i-- > 0;)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static struct virtq *selected_queue(struct virtio_pci *vp)
+{
+	struct virtio_device *vdev = vp->vdev;
+
+	return vp->queue_select < vdev->nr_vqs ? &vdev->vqs[vp->queue_select]
+					       : NULL;
+}
+
+/* A vector the device can use, or NO_VECTOR (how a refusal reads back). */
+static uint16_t checked_vector(struct virtio_pci *vp, uint16_t v)
+{
+	return v < vp->msix.nr ? v : VIRTIO_MSI_NO_VECTOR;
+}
+
+static void common_read(struct virtio_pci *vp, uint64_t off, uint8_t *data,
+			uint32_t len)
+{
+	struct virtio_device *vdev = vp->vdev;
+	struct virtq *vq = selected_queue(vp);
+	uint8_t img[VIRTIO_PCI_COMMON_LEN] = { 0 };
+
+	memset(data, 0, len);
+	if (off >= sizeof(img) || len > sizeof(img) - off)
+		return;
+	put_le(img + VIRTIO_PCI_COMMON_DFSELECT, vp->dfselect, 4);
+	put_le(img + VIRTIO_PCI_COMMON_DF,
+	       virtio_device_features_word(vdev, vp->dfselect), 4);
+	put_le(img + VIRTIO_PCI_COMMON_GFSELECT, vp->gfselect, 4);
+	put_le(img + VIRTIO_PCI_COMMON_GF,
+	       virtio_driver_features_word(vdev, vp->gfselect), 4);
+	put_le(img + VIRTIO_PCI_COMMON_MSIX, vp->config_vector, 2);
+	put_le(img + VIRTIO_PCI_COMMON_NUMQ, vdev->nr_vqs, 2);
+	img[VIRTIO_PCI_COMMON_STATUS] = vdev->status;
+	img[VIRTIO_PCI_COMMON_CFGGENERATION] = vdev->config_generation;
+	put_le(img + VIRTIO_PCI_COMMON_Q_SELECT, vp->queue_select, 2);
+	if (vq) {
+		put_le(img + VIRTIO_PCI_COMMON_Q_SIZE, vq->size, 2);
+		put_le(img + VIRTIO_PCI_COMMON_Q_MSIX,
+		       vp->queue_vectors[vp->queue_select], 2);
+		put_le(img + VIRTIO_PCI_COMMON_Q_ENABLE, vq->enabled, 2);
+		put_le(img + VIRTIO_PCI_COMMON_Q_NOFF, vp->queue_select, 2);
+		put_le(img + VIRTIO_PCI_COMMON_Q_DESCLO, vq->desc_gpa, 8);
+		put_le(img + VIRTIO_PCI_COMMON_Q_AVAILLO, vq->avail_gpa, 8);
+		put_le(img + VIRTIO_PCI_COMMON_Q_USEDLO, vq->used_gpa, 8);
+	}
+	memcpy(data, img + off, len);
+}
+
+/* Write half or all of a 64-bit ring address, only while disabled. */
+static void write_addr(struct virtq *vq, uint64_t *field, uint64_t off_in,
+		       uint64_t v, uint32_t len)
+{
+	if (!vq || vq->enabled)
+		return;
+	if (len == 8 && off_in == 0)
+		*field = v;
+	else if (len == 4 && off_in == 0)
+		*field = (*field & ~0xffffffffull) | v;
+	else if (len == 4 && off_in == 4)
+		*field = (*field & 0xffffffffull) | v << 32;
+}
+
+static void reset_transport(struct virtio_pci *vp)
+{
+	vp->config_vector = VIRTIO_MSI_NO_VECTOR;
+	for (unsigned int i = 0; i < MSIX_MAX_VECTORS; i++)
+		vp->queue_vectors[i] = VIRTIO_MSI_NO_VECTOR;
+	vp->isr = 0;
+}
+
+static void common_write(struct virtio_pci *vp, uint64_t off,
+			 const uint8_t *data, uint32_t len)
+{
+	struct virtio_device *vdev = vp->vdev;
+	struct virtq *vq = selected_queue(vp);
+	uint64_t v = get_le(data, len);
+
+	switch (off) {
+	case VIRTIO_PCI_COMMON_DFSELECT:
+		if (len == 4)
+			vp->dfselect = (uint32_t)v;
+		break;
+	case VIRTIO_PCI_COMMON_GFSELECT:
+		if (len == 4)
+			vp->gfselect = (uint32_t)v;
+		break;
+	case VIRTIO_PCI_COMMON_GF:
+		if (len == 4)
+			virtio_driver_features_write(vdev, vp->gfselect,
+						     (uint32_t)v);
+		break;
+	case VIRTIO_PCI_COMMON_MSIX:
+		if (len == 2)
+			vp->config_vector = checked_vector(vp, (uint16_t)v);
+		break;
+	case VIRTIO_PCI_COMMON_STATUS:
+		if (len != 1)
+			break;
+		virtio_set_status(vdev, (uint8_t)v);
+		if (v == 0)
+			reset_transport(vp);
+		break;
+	case VIRTIO_PCI_COMMON_Q_SELECT:
+		if (len == 2)
+			vp->queue_select = (uint16_t)v;
+		break;
+	case VIRTIO_PCI_COMMON_Q_SIZE:
+		/* A bad size is ignored: the driver reads back what stuck. */
+		if (len == 2 && vq)
+			virtq_set_size(vq, (uint16_t)v);
+		break;
+	case VIRTIO_PCI_COMMON_Q_MSIX:
+		if (len == 2 && vq)
+			vp->queue_vectors[vp->queue_select] =
+				checked_vector(vp, (uint16_t)v);
+		break;
+	case VIRTIO_PCI_COMMON_Q_ENABLE:
+		/* Writing 0 is forbidden to drivers; only reset disables. */
+		if (len == 2 && vq && v == 1 && !vq->enabled)
+			virtio_queue_enable(vdev, vp->queue_select);
+		break;
+	case VIRTIO_PCI_COMMON_Q_DESCLO:
+	case VIRTIO_PCI_COMMON_Q_DESCHI:
+		if (vq)
+			write_addr(vq, &vq->desc_gpa,
+				   off - VIRTIO_PCI_COMMON_Q_DESCLO, v, len);
+		break;
+	case VIRTIO_PCI_COMMON_Q_AVAILLO:
+	case VIRTIO_PCI_COMMON_Q_AVAILHI:
+		if (vq)
+			write_addr(vq, &vq->avail_gpa,
+				   off - VIRTIO_PCI_COMMON_Q_AVAILLO, v, len);
+		break;
+	case VIRTIO_PCI_COMMON_Q_USEDLO:
+	case VIRTIO_PCI_COMMON_Q_USEDHI:
+		if (vq)
+			write_addr(vq, &vq->used_gpa,
+				   off - VIRTIO_PCI_COMMON_Q_USEDLO, v, len);
+		break;
+	default:
+		break; /* read-only or not a field start: ignored */
+	}
+}
+
+static void bar_read(void *dev, uint64_t off, uint8_t *data, uint32_t len)
+{
+	struct virtio_pci *vp = dev;
+	struct virtio_device *vdev = vp->vdev;
+
+	memset(data, 0, len);
+	pthread_mutex_lock(&vdev->lock);
+	if (off < VIRTIO_PCI_ISR_OFF) {
+		common_read(vp, off - VIRTIO_PCI_COMMON_OFF, data, len);
+	} else if (off < VIRTIO_PCI_DEVCFG_OFF) {
+		if (off == VIRTIO_PCI_ISR_OFF) {
+			data[0] = vp->isr; /* reading acknowledges */
+			vp->isr = 0;
+		}
+	} else if (off < VIRTIO_PCI_NOTIFY_OFF) {
+		virtio_config_read(vdev,
+				   (uint32_t)(off - VIRTIO_PCI_DEVCFG_OFF),
+				   data, len);
+	} else if (off >= VIRTIO_PCI_MSIX_PBA_OFF) {
+		msix_pba_read(&vp->msix, off - VIRTIO_PCI_MSIX_PBA_OFF, data,
+			      len);
+	} else if (off >= VIRTIO_PCI_MSIX_TABLE_OFF) {
+		msix_table_read(&vp->msix, off - VIRTIO_PCI_MSIX_TABLE_OFF,
+				data, len);
+	}
+	pthread_mutex_unlock(&vdev->lock);
+}
+
+static void bar_write(void *dev, uint64_t off, const uint8_t *data,
+		      uint32_t len)
+{
+	struct virtio_pci *vp = dev;
+	struct virtio_device *vdev = vp->vdev;
+
+	if (off >= VIRTIO_PCI_NOTIFY_OFF && off < VIRTIO_PCI_MSIX_TABLE_OFF) {
+		uint64_t q =
+			(off - VIRTIO_PCI_NOTIFY_OFF) / VIRTIO_PCI_NOTIFY_MULT;
+
+		/* The notify address names the queue; the value is ignored. */
+		if (q < vdev->nr_vqs)
+			virtio_device_kick(vdev, (uint16_t)q);
+		return;
+	}
+	pthread_mutex_lock(&vdev->lock);
+	if (off < VIRTIO_PCI_ISR_OFF)
+		common_write(vp, off - VIRTIO_PCI_COMMON_OFF, data, len);
+	else if (off >= VIRTIO_PCI_DEVCFG_OFF && off < VIRTIO_PCI_NOTIFY_OFF)
+		virtio_config_write(vdev,
+				    (uint32_t)(off - VIRTIO_PCI_DEVCFG_OFF),
+				    data, len);
+	else if (off >= VIRTIO_PCI_MSIX_TABLE_OFF &&
+		 off < VIRTIO_PCI_MSIX_PBA_OFF)
+		msix_table_write(&vp->msix, off - VIRTIO_PCI_MSIX_TABLE_OFF,
+				 data, len);
+	pthread_mutex_unlock(&vdev->lock);
+}
+
+const struct bus_ops virtio_pci_bar_ops = {
+	.read = bar_read,
+	.write = bar_write,
+};
+
+/* Called with the PCI host's config lock held. */
+static void pci_config_written(struct pci_device *pdev, uint32_t off,
+			       uint32_t len)
+{
+	struct virtio_pci *vp = pdev->owner;
+
+	pthread_mutex_lock(&vp->vdev->lock);
+	msix_config_written(&vp->msix, off, len);
+	pthread_mutex_unlock(&vp->vdev->lock);
+}
+
+/* Locked (device handlers hold vdev->lock when they push). */
+static int signal_queue(struct virtio_device *vdev, uint16_t q)
+{
+	struct virtio_pci *vp = vdev->transport.ctx;
+	uint16_t vector = vp->queue_vectors[q];
+
+	vp->isr |= 1;
+	if (vector == VIRTIO_MSI_NO_VECTOR)
+		return 0; /* no INTx: nothing to raise */
+	return msix_notify(&vp->msix, vector);
+}
+
+static int signal_config(struct virtio_device *vdev)
+{
+	struct virtio_pci *vp = vdev->transport.ctx;
+
+	vp->isr |= VIRTIO_PCI_ISR_CONFIG;
+	if (vp->config_vector == VIRTIO_MSI_NO_VECTOR)
+		return 0;
+	return msix_notify(&vp->msix, vp->config_vector);
+}
+
+static int add_virtio_cap(struct pci_device *pdev, uint8_t type,
+			  uint32_t offset, uint32_t length, uint32_t mult)
+{
+	uint8_t cap[20] = { 0 };
+	uint8_t len = type == VIRTIO_PCI_CAP_NOTIFY_CFG ? 20 : 16;
+
+	cap[2] = len;
+	cap[3] = type;
+	cap[4] = VIRTIO_PCI_BAR;
+	put_le(cap + 8, offset, 4);
+	put_le(cap + 12, length, 4);
+	put_le(cap + 16, mult, 4);
+	return pci_device_add_cap(pdev, PCI_CAP_ID_VNDR, cap, len) ? 0
+								   : -ENOSPC;
+}
+
+int virtio_pci_init(struct virtio_pci *vp, struct virtio_device *vdev,
+		    struct pci_host *host, const struct virtio_host *vhost)
+{
+	struct pci_device *pdev = &vp->pdev;
+	uint16_t nr_vectors = vdev->nr_vqs + 1;
+	uint64_t bar;
+	int ret;
+
+	if (vdev->nr_vqs >= MSIX_MAX_VECTORS ||
+	    vdev->config_size > VIRTIO_PCI_NOTIFY_OFF - VIRTIO_PCI_DEVCFG_OFF)
+		return hvm_set_error(EINVAL, "%s: %u queues do not fit",
+				     vdev->name, vdev->nr_vqs);
+	memset(vp, 0, sizeof(*vp));
+	vp->vdev = vdev;
+	reset_transport(vp);
+	pci_device_init(pdev, vdev->name, PCI_VENDOR_ID_REDHAT_QUMRANET,
+			(uint16_t)(0x1040 + vdev->device_id),
+			class_of(vdev->device_id),
+			PCI_VENDOR_ID_REDHAT_QUMRANET,
+			(uint16_t)(0x40 + vdev->device_id));
+	pdev->owner = vp;
+	pdev->config_written = pci_config_written;
+	ret = pci_device_set_bar64(pdev, VIRTIO_PCI_BAR, VIRTIO_PCI_BAR_SIZE,
+				   &virtio_pci_bar_ops, vp);
+	if (!ret)
+		ret = msix_init(&vp->msix, pdev, nr_vectors, VIRTIO_PCI_BAR,
+				VIRTIO_PCI_MSIX_TABLE_OFF,
+				VIRTIO_PCI_MSIX_PBA_OFF, vhost->msi);
+	if (!ret)
+		ret = add_virtio_cap(pdev, VIRTIO_PCI_CAP_COMMON_CFG,
+				     VIRTIO_PCI_COMMON_OFF,
+				     VIRTIO_PCI_COMMON_LEN, 0);
+	if (!ret)
+		ret = add_virtio_cap(pdev, VIRTIO_PCI_CAP_ISR_CFG,
+				     VIRTIO_PCI_ISR_OFF, 1, 0);
+	if (!ret && vdev->config_size)
+		ret = add_virtio_cap(pdev, VIRTIO_PCI_CAP_DEVICE_CFG,
+				     VIRTIO_PCI_DEVCFG_OFF, vdev->config_size,
+				     0);
+	if (!ret)
+		ret = add_virtio_cap(pdev, VIRTIO_PCI_CAP_NOTIFY_CFG,
+				     VIRTIO_PCI_NOTIFY_OFF,
+				     VIRTIO_PCI_NOTIFY_MULT * vdev->nr_vqs,
+				     VIRTIO_PCI_NOTIFY_MULT);
+	if (ret)
+		return hvm_set_error(ret, "%s: PCI capabilities: %s",
+				     vdev->name, strerror(-ret));
+	ret = pci_host_add_device(host, pdev);
+	if (ret)
+		return ret;
+	vdev->transport = (struct virtio_transport){
+		.signal_queue = signal_queue,
+		.signal_config = signal_config,
+		.ctx = vp,
+	};
+	/* Kicks: in-kernel when possible, else the exit path kicks. */
+	bar = pci_device_bar_addr(pdev, VIRTIO_PCI_BAR);
+	for (uint16_t q = 0; vhost->ioeventfd && q < vdev->nr_vqs; q++) {
+		ret = vhost->ioeventfd(vhost->ioeventfd_ctx,
+				       bar + VIRTIO_PCI_NOTIFY_OFF +
+					       VIRTIO_PCI_NOTIFY_MULT * q,
+				       2, false, 0, vdev->kicks[q].fd);
+		if (ret) {
+			pr_warn("%s: no ioeventfd for queue %u (%s): kicks exit to userspace",
+				vdev->name, q, strerror(-ret));
+			break;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include <linux/kvm.h>
+
+#include "core/log.h"
+#include "core/vm.h"
+#include "devices/virtio/virtio_blk.h"
+#include "devices/virtio/virtio_console.h"
+#include "devices/virtio/virtio_mmio.h"
+#include "devices/virtio/virtio_net.h"
+#include "devices/virtio/virtio_pci.h"
+#include "devices/virtio/virtio_rng.h"
+#include "devices/virtio/virtio_vm.h"
+
+#define EVENT_LOOP_ENTRIES 256
+
+struct virtio_vm {
+	struct event_loop *loop;
+	struct virtio_host host;
+	struct virtio_device *devs[VIRTIO_VM_MAX_DEVICES];
+	unsigned int nr;
+	struct virtio_pci pci[VIRTIO_VM_MAX_DEVICES];
+	struct virtio_mmio mmio[VIRTIO_VM_MAX_DEVICES];
+};
+
+static int kvm_ioeventfd(void *ctx, uint64_t addr, uint32_t len, bool datamatch,
+			 uint64_t data, int fd)
+{
+	struct vm *vm = ctx;
+	struct kvm_ioeventfd ioev = {
+		.datamatch = data,
+		.addr = addr,
+		.len = len,
+		.fd = fd,
+		.flags = datamatch ? KVM_IOEVENTFD_FLAG_DATAMATCH : 0,
+	};
+
+	return ioctl(vm->fd, KVM_IOEVENTFD, &ioev) < 0 ? -errno : 0;
+}
+
+static int kvm_signal_msi(void *ctx, uint64_t addr, uint32_t data)
+{
+	struct vm *vm = ctx;
+	struct kvm_msi msi = {
+		.address_lo = (uint32_t)addr,
+		.address_hi = (uint32_t)(addr >> 32),
+		.data = data,
+	};
+
+	/* 0 means the guest blocked it (e.g. APIC disabled): not an error. */
+	return ioctl(vm->fd, KVM_SIGNAL_MSI, &msi) < 0 ? -errno : 0;
+}
+
+static int add(struct virtio_vm *v, struct virtio_device *dev)
+{
+	if (!dev)
+		return -EINVAL; /* the reason is in hvm_error_message() */
+	if (v->nr == VIRTIO_VM_MAX_DEVICES) {
+		dev->ops->destroy(dev);
+		return hvm_set_error(ENOSPC, "at most %d virtio devices",
+				     VIRTIO_VM_MAX_DEVICES);
+	}
+	v->devs[v->nr++] = dev;
+	return 0;
+}
+
+static void default_mac(uint8_t mac[6], unsigned int index)
+{
+	/* Locally administered, stable per NIC index. */
+	static const uint8_t base[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+
+	memcpy(mac, base, 6);
+	mac[5] = (uint8_t)(mac[5] + index);
+}
+
+int virtio_vm_create(struct vm *vm)
+{
+	const struct hvm_config *cfg = vm->cfg;
+	struct virtio_vm *v;
+	unsigned int wanted = cfg->nr_disks + cfg->nr_nets +
+			      (cfg->rng ? 1 : 0) +
+			      (cfg->console == CONSOLE_VIRTIO ? 1 : 0);
+	int r = 0;
+
+	if (!wanted)
+		return 0;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return hvm_set_error(ENOMEM, "out of memory");
+	vm->virtio = v;
+	r = event_loop_create(&v->loop, EVENT_LOOP_ENTRIES);
+	if (r < 0)
+		return hvm_set_error(r, "virtio devices need io_uring: %s",
+				     hvm_error_message());
+	v->host = (struct virtio_host){
+		.mem = &vm->mem,
+		.loop = v->loop,
+		.ioeventfd = kvm_ioeventfd,
+		.ioeventfd_ctx = vm,
+		.msi = { .send = kvm_signal_msi, .ctx = vm },
+	};
+	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++)
+		r = add(v, virtio_blk_create(&v->host, cfg->disks[i].path,
+					     cfg->disks[i].readonly,
+					     cfg->disks[i].direct, i));
+	for (unsigned int i = 0; !r && i < cfg->nr_nets; i++) {
+		uint8_t mac[6];
+
+		if (cfg->nets[i].mac_set)
+			memcpy(mac, cfg->nets[i].mac, 6);
+		else
+			default_mac(mac, i);
+		r = add(v,
+			virtio_net_create(&v->host, cfg->nets[i].tap, mac, i));
+	}
+	if (!r && cfg->console == CONSOLE_VIRTIO) {
+		struct virtio_device *con =
+			virtio_console_create(&v->host, cfg->console_out_fd);
+
+		r = add(v, con);
+		if (!r)
+			vm->console_sink = (struct console_sink){
+				.deliver = virtio_console_receive,
+				.ctx = con,
+			};
+	}
+	if (!r && cfg->rng)
+		r = add(v, virtio_rng_create(&v->host));
+	for (unsigned int i = 0; !r && i < v->nr; i++)
+		r = virtio_device_attach_loop(v->devs[i], v->loop);
+	if (!r)
+		r = event_loop_start(v->loop, "hvm-virtio");
+	return r < 0 ? r : 0;
+}
+
+unsigned int virtio_vm_count(const struct vm *vm)
+{
+	return vm->virtio ? vm->virtio->nr : 0;
+}
+
+/* Linux finds no PCI root in our ACPI tables; have it probe bus 0. */
+static int linux_scan_pci(struct vm *vm)
+{
+	struct hvm_config *cfg = vm->cfg;
+	const char *old = cfg->cmdline ? cfg->cmdline : "";
+	char *cmdline;
+
+	if (!cfg->kernel || strstr(old, "pci=") || strstr(old, "acpi=off"))
+		return 0;
+	if (asprintf(&cmdline, "%s%spci=noacpi", old, *old ? " " : "") < 0)
+		return hvm_set_error(ENOMEM, "out of memory");
+	free(cfg->cmdline);
+	cfg->cmdline = cmdline;
+	return 0;
+}
+
+int virtio_vm_plug_pci(struct vm *vm, struct pci_host *host)
+{
+	struct virtio_vm *v = vm->virtio;
+	int r;
+
+	if (!v)
+		return 0;
+	for (unsigned int i = 0; i < v->nr; i++) {
+		r = virtio_pci_init(&v->pci[i], v->devs[i], host, &v->host);
+		if (r < 0)
+			return r;
+	}
+	return linux_scan_pci(vm);
+}
+
+int virtio_vm_plug_mmio(struct vm *vm, uint64_t base,
+			const struct irq_line *first_irq,
+			struct virtio_mmio_slot *slots, unsigned int *nr)
+{
+	struct virtio_vm *v = vm->virtio;
+	int r;
+
+	*nr = 0;
+	if (!v)
+		return 0;
+	for (unsigned int i = 0; i < v->nr; i++) {
+		struct irq_line irq = *first_irq;
+		uint64_t at = base + (uint64_t)i * VIRTIO_MMIO_SIZE;
+
+		irq.gsi += i;
+		virtio_mmio_init(&v->mmio[i], v->devs[i], at, irq, &v->host);
+		r = vm_register_mmio(vm, at, VIRTIO_MMIO_SIZE, &virtio_mmio_ops,
+				     &v->mmio[i], v->devs[i]->name);
+		if (r < 0)
+			return r;
+		slots[i] = (struct virtio_mmio_slot){ .base = at,
+						      .size = VIRTIO_MMIO_SIZE,
+						      .irq = irq.gsi };
+	}
+	*nr = v->nr;
+	return 0;
+}
+
+void virtio_vm_destroy(struct vm *vm)
+{
+	struct virtio_vm *v = vm->virtio;
+
+	if (!v)
+		return;
+	/* First the loop: no callback may run on a freed device. */
+	event_loop_destroy(v->loop);
+	for (unsigned int i = 0; i < v->nr; i++)
+		v->devs[i]->ops->destroy(v->devs[i]);
+	free(v);
+	vm->virtio = NULL;
+}

@@ -1,0 +1,649 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/kvm.h>
+
+#include "core/log.h"
+#include "core/vm.h"
+#include "sched/actuators.h"
+#include "sched/brain_internal.h"
+#include "sched/kernel_hints.h"
+
+uint64_t brain_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- creation: the static decisions ---- */
+
+static void read_allowed(struct sched_vm *s)
+{
+	cpu_set_t set;
+	unsigned int n = 0;
+
+	if (observe_allowed_cpus(&set) <= 0) {
+		/* Cannot tell: assume CPU 0 only rather than guess high. */
+		s->allowed[0] = 0;
+		s->nr_allowed = 1;
+		return;
+	}
+	for (int cpu = 0; cpu < CPU_SETSIZE && n < POLICY_MAX_VCPUS; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			s->allowed[n++] = (uint16_t)cpu;
+	s->nr_allowed = n;
+}
+
+static void set_halt_poll(struct sched_vm *s, uint32_t ns)
+{
+	int r;
+
+	if (!s->halt_poll_supported)
+		return;
+	r = act_set_halt_poll(s->vm->fd, ns);
+	if (r < 0) {
+		s->actuator_errors++;
+		s->last_actuator_error = r;
+		return;
+	}
+	s->halt_poll_changes++;
+}
+
+int sched_vm_create(struct vm *vm)
+{
+	struct policy_create_input in = { 0 };
+	struct sched_vm *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	vm->sched = s;
+	s->vm = vm;
+	s->opt = vm->cfg->sched;
+	s->nr_vcpus = vm->cfg->cpus;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->boost_lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	s->vcpus = calloc(s->nr_vcpus, sizeof(*s->vcpus));
+	if (!s->vcpus)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	s->start_ns = brain_now_ns();
+	s->kernel_path = kernel_hints_probe(vm->kvm.fd);
+
+	read_allowed(s);
+	s->have_pressure = observe_read_pressure(&s->pressure) == 0;
+	s->have_cpu_stat = observe_read_cpu_stat(&s->cpu_stat) == 0;
+	act_query_disable_exits(vm->fd, &s->can_disable_hlt,
+				&s->can_disable_pause);
+	s->halt_poll_supported = kvm_check_cap(vm->fd, KVM_CAP_HALT_POLL) > 0;
+
+	in.settings = s->opt.settings;
+	in.nr_vcpus = s->nr_vcpus;
+	memcpy(in.allowed_cpus, s->allowed, sizeof(in.allowed_cpus));
+	in.nr_allowed = s->nr_allowed;
+	in.have_pressure = s->have_pressure;
+	in.pressure_avg10_centi = s->pressure.avg10_centi;
+	in.host_can_disable_hlt = s->can_disable_hlt;
+	in.host_can_disable_pause = s->can_disable_pause;
+	r = policy_vm_create(&in, &s->create);
+	if (r < 0)
+		return r;
+	s->state = s->create.first.next;
+
+	if (s->create.disable_hlt_exits || s->create.disable_pause_exits) {
+		r = act_disable_exits(vm->fd, s->create.disable_hlt_exits,
+				      s->create.disable_pause_exits);
+		if (r < 0) {
+			pr_warn("cannot disable HLT/PAUSE exits: %s; keeping them",
+				strerror(-r));
+			s->state.exits_disabled = false;
+			s->state.halt_poll_set = false;
+		} else {
+			s->exits_hlt_disabled = s->create.disable_hlt_exits;
+			s->exits_pause_disabled = s->create.disable_pause_exits;
+		}
+	}
+	if (s->create.first.set_halt_poll && s->state.halt_poll_set)
+		set_halt_poll(s, s->create.first.halt_poll_ns);
+	atomic_store(&s->commit, (int)s->state.commit);
+	pr_info("sched: %u vCPUs on %u host CPUs, %s, pin %s, HLT exits %s, halt-poll %s",
+		s->nr_vcpus, s->nr_allowed, commit_state_name(s->state.commit),
+		pin_plan_name(s->create.first.pin),
+		s->exits_hlt_disabled ? "disabled" : "kept",
+		s->state.halt_poll_set ? "set" : "KVM default");
+	return 0;
+}
+
+uint32_t sched_pv_features(struct vm *vm, uint32_t supported,
+			   bool hypercalls_work)
+{
+	struct sched_vm *s = vm->sched;
+	struct pv_host host = { .supported = supported,
+				.hypercalls_work = hypercalls_work };
+	char names[256];
+	uint32_t asked;
+
+	if (!s)
+		return supported & ~pv_hypercall_mask();
+	host.hlt_exits_disabled = s->exits_hlt_disabled;
+	pv_resolve(&s->opt.pv, &host, &s->pv);
+	s->pv_known = true;
+	s->pv_supported = supported;
+	s->hypercalls_work = hypercalls_work;
+	/* Tell the user when something they named explicitly is missing. */
+	asked = s->opt.pv.add;
+	if (asked & s->pv.masked_unsupported)
+		pr_warn("--pv: this host's KVM does not offer %s; not enabled",
+			pv_format(asked & s->pv.masked_unsupported, names,
+				  sizeof(names)));
+	if (asked & s->pv.masked_hypercall)
+		pr_warn("--pv: this host cannot serve hypercalls; %s not enabled",
+			pv_format(asked & s->pv.masked_hypercall, names,
+				  sizeof(names)));
+	if (asked & s->pv.masked_hlt)
+		pr_warn("--pv: unhalt needs HLT exits, which are disabled; not enabled");
+	return s->pv.enabled;
+}
+
+/* ---- the hint channel's host side ---- */
+
+static int hint_current_vcpu(void *ctx)
+{
+	return current_vcpu_id;
+}
+
+static void boost_vcpu(struct sched_vm *s, unsigned int target, uint32_t us)
+{
+	struct vcpu_track *t = &s->vcpus[target];
+	pid_t tid = atomic_load(&s->vm->vcpus[target].tid);
+	uint64_t now = brain_now_ns(), limit;
+	int r;
+
+	if (!tid || s->boost_unavailable)
+		return;
+	pthread_mutex_lock(&s->boost_lock);
+	if (!t->boosted) {
+		r = act_boost_thread(tid, &t->saved_nice);
+		if (r < 0) {
+			atomic_fetch_add(&s->boost_failures, 1);
+			if (r == -EPERM || r == -EACCES)
+				s->boost_unavailable = true;
+			pthread_mutex_unlock(&s->boost_lock);
+			return;
+		}
+		t->boosted = true;
+		t->boost_start_ns = now;
+		t->boost_until_ns = 0;
+	}
+	/* Extend, but never past the bound from when the boost began. */
+	if (now + us * 1000ull > t->boost_until_ns)
+		t->boost_until_ns = now + us * 1000ull;
+	limit = t->boost_start_ns + POLICY_BOOST_MAX_US * 1000ull;
+	if (t->boost_until_ns > limit)
+		t->boost_until_ns = limit;
+	atomic_fetch_add(&t->boosts, 1);
+	pthread_cond_signal(&s->cond); /* the sched thread times the restore */
+	pthread_mutex_unlock(&s->boost_lock);
+}
+
+/* Called with boost_lock held. Restores boosts that ran out (or all). */
+static uint64_t restore_boosts(struct sched_vm *s, uint64_t now, bool all)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
+		struct vcpu_track *t = &s->vcpus[i];
+
+		if (!t->boosted)
+			continue;
+		if (all || t->boost_until_ns <= now) {
+			pid_t tid = atomic_load(&s->vm->vcpus[i].tid);
+
+			/* A thread that is gone needs no restoring. */
+			if (tid)
+				act_unboost_thread(tid, t->saved_nice);
+			t->boosted = false;
+		} else if (t->boost_until_ns < next) {
+			next = t->boost_until_ns;
+		}
+	}
+	return next;
+}
+
+static void hint_deliver(void *ctx, const struct hint_event *ev)
+{
+	struct sched_vm *s = ctx;
+	struct policy_state st = { .commit = atomic_load(&s->commit) };
+	struct hint_decision d;
+
+	d = policy_on_hint(&st, &s->opt.settings, ev->kind, ev->from,
+			   ev->target);
+	if (d.boost_vcpu >= 0 && (unsigned int)d.boost_vcpu < s->nr_vcpus)
+		boost_vcpu(s, (unsigned int)d.boost_vcpu, d.boost_us);
+	if (d.yield_self) {
+		/* We are on the writer's vCPU thread: give its CPU away. */
+		sched_yield();
+		atomic_fetch_add(&s->vcpus[ev->from].yields, 1);
+	}
+}
+
+int sched_register_hints(struct vm *vm, uint64_t base, bool pio)
+{
+	struct sched_vm *s = vm->sched;
+	struct hint_channel_config cfg = {
+		.nr_vcpus = s ? s->nr_vcpus : 0,
+		.current_vcpu = hint_current_vcpu,
+		.deliver = hint_deliver,
+		.deliver_ctx = s,
+	};
+	int r;
+
+	/* --sched-hints off: no channel at all, as on a plain VMM. */
+	if (!s || !s->opt.settings.hints)
+		return 0;
+	r = hint_channel_init(&s->hints, &cfg);
+	if (r < 0)
+		return hvm_set_error(r, "cannot set up the hint channel: %s",
+				     strerror(-r));
+	s->hints_registered = true;
+	if (pio)
+		return vm_register_pio(vm, base, HINT_REGION_LEN,
+				       &hint_channel_bus_ops, &s->hints,
+				       "sched-hint");
+	return vm_register_mmio(vm, base, 0x1000, &hint_channel_bus_ops,
+				&s->hints, "sched-hint");
+}
+
+/* ---- the sched thread ---- */
+
+static int open_stats(int fd, struct kvm_stats *stats, uint64_t **values,
+		      uint64_t **prev, uint64_t **delta)
+{
+	int sfd = ioctl(fd, KVM_GET_STATS_FD, NULL);
+	int r;
+
+	if (sfd < 0)
+		return -errno;
+	r = kvm_stats_open(stats, sfd);
+	if (r < 0)
+		return r;
+	*values = calloc(stats->nr_values + 1, sizeof(uint64_t));
+	if (prev)
+		*prev = calloc(stats->nr_values + 1, sizeof(uint64_t));
+	if (delta)
+		*delta = calloc(stats->nr_values + 1, sizeof(uint64_t));
+	r = -ENOMEM;
+	if (*values && (!prev || *prev) && (!delta || *delta))
+		r = kvm_stats_read(stats, *values);
+	if (r < 0)
+		kvm_stats_close(stats); /* the arrays are freed by the caller */
+	return r;
+}
+
+void brain_read_kvm_stats(struct sched_vm *s)
+{
+	if (s->have_vm_stats)
+		kvm_stats_read(&s->vm_stats, s->vm_values);
+	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
+		struct vcpu_track *t = &s->vcpus[i];
+
+		if (t->have_stats)
+			kvm_stats_read(&t->stats, t->values);
+	}
+}
+
+static void read_schedstats(struct sched_vm *s)
+{
+	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
+		struct vcpu_track *t = &s->vcpus[i];
+		pid_t tid = atomic_load(&s->vm->vcpus[i].tid);
+		struct thread_sched now;
+
+		if (t->final || !tid || observe_read_thread(tid, &now) < 0)
+			continue;
+		t->sched = now;
+		t->have_sched = true;
+	}
+}
+
+static uint64_t sub_or_zero(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static void apply_pinning(struct sched_vm *s, const struct policy_action *a)
+{
+	for (unsigned int i = 0; i < s->nr_vcpus && i < POLICY_MAX_VCPUS; i++) {
+		pid_t tid = atomic_load(&s->vm->vcpus[i].tid);
+		int r;
+
+		if (!tid)
+			continue;
+		if (a->pin == PIN_PLAN_DEDICATED && a->vcpu_cpu[i] >= 0)
+			r = act_pin_thread(tid, a->vcpu_cpu[i]);
+		else if (a->pin == PIN_PLAN_SHARED)
+			r = act_spread_thread(tid, a->cpu_set, a->nr_cpu_set);
+		else
+			r = act_spread_thread(tid, s->allowed, s->nr_allowed);
+		/* ESRCH: the vCPU thread already ended, nothing to move. */
+		if (r < 0 && r != -ESRCH) {
+			s->actuator_errors++;
+			s->last_actuator_error = r;
+		}
+	}
+}
+
+static void sum_halt(const struct vcpu_track *t, struct halt_obs *h)
+{
+	const struct kvm_stats *st = &t->stats;
+	const struct kvm_stat_desc *hist;
+
+	h->attempted_polls +=
+		kvm_stats_get(st, t->delta, "halt_attempted_poll", 0, 0);
+	h->successful_polls +=
+		kvm_stats_get(st, t->delta, "halt_successful_poll", 0, 0);
+	h->poll_success_ns +=
+		kvm_stats_get(st, t->delta, "halt_poll_success_ns", 0, 0);
+	h->poll_fail_ns +=
+		kvm_stats_get(st, t->delta, "halt_poll_fail_ns", 0, 0);
+	h->wait_ns += kvm_stats_get(st, t->delta, "halt_wait_ns", 0, 0);
+	hist = kvm_stats_find(st, "halt_wait_hist");
+	if (hist && hist->type == KVM_STAT_LOG_HIST)
+		for (unsigned int b = 0;
+		     b < hist->size && b < POLICY_HALT_HIST_BUCKETS; b++)
+			h->wait_hist[b] += t->delta[hist->index + b];
+}
+
+/* One observation interval: snapshot, decide, act (holds s->lock). */
+static void brain_tick(struct sched_vm *s, uint64_t interval_ns)
+{
+	struct policy_snapshot *snap = calloc(1, sizeof(*snap));
+	struct policy_action *act = calloc(1, sizeof(*act));
+	struct cgroup_cpu_stat cs;
+
+	if (!snap || !act)
+		goto out;
+	pthread_mutex_lock(&s->lock);
+	brain_read_kvm_stats(s);
+	read_schedstats(s);
+	read_allowed(s);
+	s->have_pressure = observe_read_pressure(&s->pressure) == 0;
+	if (observe_read_cpu_stat(&cs) == 0) {
+		if (s->have_cpu_stat)
+			snap->throttled_ns = sub_or_zero(
+				cs.throttled_ns, s->cpu_stat.throttled_ns);
+		s->throttled_ns_total += snap->throttled_ns;
+		s->cpu_stat = cs;
+		s->have_cpu_stat = true;
+	}
+
+	snap->interval_ns = interval_ns;
+	snap->nr_vcpus = s->nr_vcpus;
+	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
+		struct vcpu_track *t = &s->vcpus[i];
+
+		if (i < POLICY_MAX_VCPUS) {
+			snap->vcpus[i].run_ns = sub_or_zero(
+				t->sched.run_ns, t->sched_prev.run_ns);
+			snap->vcpus[i].wait_ns = sub_or_zero(
+				t->sched.wait_ns, t->sched_prev.wait_ns);
+		}
+		t->sched_prev = t->sched;
+		if (t->have_stats) {
+			kvm_stats_delta(&t->stats, t->prev, t->values,
+					t->delta);
+			memcpy(t->prev, t->values,
+			       t->stats.nr_values * sizeof(uint64_t));
+			sum_halt(t, &snap->halt);
+		}
+	}
+	memcpy(snap->allowed_cpus, s->allowed, sizeof(snap->allowed_cpus));
+	snap->nr_allowed = s->nr_allowed;
+	snap->have_pressure = s->have_pressure;
+	snap->pressure_avg10_centi = s->pressure.avg10_centi;
+	snap->settings = s->opt.settings;
+	snap->state = s->state;
+
+	policy_decide(snap, act);
+
+	if (act->apply_pin)
+		apply_pinning(s, act);
+	if (act->set_halt_poll)
+		set_halt_poll(s, act->halt_poll_ns);
+	if (act->commit_changed) {
+		s->commit_changes++;
+		pr_info("sched: host is now %s for this VM",
+			commit_state_name(act->next.commit));
+	}
+	s->state = act->next;
+	atomic_store(&s->commit, (int)s->state.commit);
+	s->ticks++;
+	pthread_mutex_unlock(&s->lock);
+out:
+	free(snap);
+	free(act);
+}
+
+static void print_table(struct sched_vm *s)
+{
+	char *buf = malloc(65536);
+
+	if (!buf)
+		return;
+	if (sched_format_stats(s->vm, false, buf, 65536) >= 0)
+		fputs(buf, stderr);
+	free(buf);
+}
+
+static void wait_for_tids(struct sched_vm *s)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		bool all = true;
+
+		for (unsigned int i = 0; i < s->nr_vcpus && all; i++)
+			all = atomic_load(&s->vm->vcpus[i].tid) != 0 ||
+			      !s->vm->vcpus[i].thread_started;
+		if (all)
+			return;
+		usleep(1000);
+	}
+}
+
+static void *brain_thread(void *arg)
+{
+	struct sched_vm *s = arg;
+	uint64_t interval = BRAIN_INTERVAL_MS * 1000000ull;
+	uint64_t print_every = s->opt.stats_interval_ms * 1000000ull;
+	uint64_t last_tick, last_print, next_boost = UINT64_MAX;
+
+	pthread_setname_np(pthread_self(), "hintvm-sched");
+	wait_for_tids(s);
+	pthread_mutex_lock(&s->lock);
+	read_schedstats(s);
+	for (unsigned int i = 0; i < s->nr_vcpus; i++)
+		s->vcpus[i].sched_prev = s->vcpus[i].sched;
+	if (s->create.first.apply_pin)
+		apply_pinning(s, &s->create.first);
+	pthread_mutex_unlock(&s->lock);
+
+	last_tick = last_print = brain_now_ns();
+	pthread_mutex_lock(&s->boost_lock);
+	while (!s->stop) {
+		uint64_t now = brain_now_ns(), wake = last_tick + interval;
+		struct timespec ts;
+
+		if (print_every && s->opt.stats &&
+		    last_print + print_every < wake)
+			wake = last_print + print_every;
+		if (next_boost < wake)
+			wake = next_boost;
+		if (wake > now) {
+			ts.tv_sec = (time_t)(wake / 1000000000u);
+			ts.tv_nsec = (long)(wake % 1000000000u);
+			pthread_cond_timedwait(&s->cond, &s->boost_lock, &ts);
+			if (s->stop)
+				break;
+		}
+		now = brain_now_ns();
+		next_boost = restore_boosts(s, now, false);
+		if (now >= last_tick + interval) {
+			pthread_mutex_unlock(&s->boost_lock);
+			brain_tick(s, now - last_tick);
+			pthread_mutex_lock(&s->boost_lock);
+			last_tick = now;
+			next_boost = restore_boosts(s, brain_now_ns(), false);
+		}
+		if (print_every && s->opt.stats &&
+		    now >= last_print + print_every) {
+			pthread_mutex_unlock(&s->boost_lock);
+			print_table(s);
+			pthread_mutex_lock(&s->boost_lock);
+			last_print = now;
+		}
+	}
+	restore_boosts(s, 0, true);
+	pthread_mutex_unlock(&s->boost_lock);
+	return NULL;
+}
+
+int sched_vm_start(struct vm *vm)
+{
+	struct sched_vm *s = vm->sched;
+	sigset_t all, old;
+	int r;
+
+	if (!s)
+		return 0;
+	/* Statistics are best effort: a host without stats fds still runs. */
+	if (open_stats(vm->fd, &s->vm_stats, &s->vm_values, NULL, NULL) == 0)
+		s->have_vm_stats = true;
+	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
+		struct vcpu_track *t = &s->vcpus[i];
+
+		if (open_stats(vm->vcpus[i].fd, &t->stats, &t->values, &t->prev,
+			       &t->delta) == 0) {
+			t->have_stats = true;
+			memcpy(t->prev, t->values,
+			       t->stats.nr_values * sizeof(uint64_t));
+		}
+	}
+	s->start_ns = brain_now_ns();
+	s->started = true;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&s->thread, NULL, brain_thread, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r)
+		return hvm_set_error(-r, "cannot start the sched thread: %s",
+				     strerror(r));
+	s->thread_started = true;
+	return 0;
+}
+
+void sched_vcpu_exit(struct vm *vm, unsigned int id)
+{
+	struct sched_vm *s = vm->sched;
+	struct thread_sched now;
+
+	if (!s || id >= s->nr_vcpus)
+		return;
+	/* Our own last words: after the join, /proc has no task to read. */
+	if (observe_read_thread(gettid(), &now) == 0) {
+		pthread_mutex_lock(&s->lock);
+		s->vcpus[id].sched = now;
+		s->vcpus[id].have_sched = true;
+		s->vcpus[id].final = true;
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+static void write_json(struct sched_vm *s)
+{
+	size_t len = 1 << 20;
+	char *buf = malloc(len);
+	FILE *f;
+	int n;
+
+	if (!buf)
+		return;
+	n = sched_format_stats(s->vm, true, buf, len);
+	f = fopen(s->opt.stats_json, "we");
+	if (n < 0 || !f) {
+		pr_warn("--stats-json: cannot write %s: %s", s->opt.stats_json,
+			f ? "statistics unavailable" : strerror(errno));
+	} else {
+		fputs(buf, f);
+	}
+	if (f)
+		fclose(f);
+	free(buf);
+}
+
+void sched_vm_stopped(struct vm *vm)
+{
+	struct sched_vm *s = vm->sched;
+
+	if (!s || s->stopped)
+		return;
+	s->stopped = true;
+	if (s->thread_started) {
+		pthread_mutex_lock(&s->boost_lock);
+		s->stop = true;
+		pthread_cond_signal(&s->cond);
+		pthread_mutex_unlock(&s->boost_lock);
+		pthread_join(s->thread, NULL);
+		s->thread_started = false;
+	}
+	pthread_mutex_lock(&s->lock);
+	s->end_ns = brain_now_ns();
+	brain_read_kvm_stats(s);
+	pthread_mutex_unlock(&s->lock);
+	if (s->opt.stats)
+		print_table(s);
+	if (s->opt.stats_json[0])
+		write_json(s);
+}
+
+void sched_vm_destroy(struct vm *vm)
+{
+	struct sched_vm *s = vm->sched;
+
+	if (!s)
+		return;
+	if (s->started)
+		sched_vm_stopped(vm);
+	for (unsigned int i = 0; s->vcpus && i < s->nr_vcpus; i++) {
+		struct vcpu_track *t = &s->vcpus[i];
+
+		if (t->have_stats)
+			kvm_stats_close(&t->stats);
+		free(t->values);
+		free(t->prev);
+		free(t->delta);
+	}
+	free(s->vcpus);
+	if (s->have_vm_stats)
+		kvm_stats_close(&s->vm_stats);
+	free(s->vm_values);
+	if (s->hints_registered)
+		hint_channel_destroy(&s->hints);
+	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->boost_lock);
+	pthread_cond_destroy(&s->cond);
+	free(s);
+	vm->sched = NULL;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The scheduling brain of one VM: the hooks the VM lifecycle calls, the
+ * sched thread that observes the host every interval and applies what the
+ * policy decides, the guest hint channel's host side, and the statistics
+ * (--stats, --stats-json, hvm_vm_stats()).
+ *
+ * Lifecycle, as called from core/vm.c and the arch:
+ *   sched_vm_create       after KVM_CREATE_VM, before arch_vm_init: the
+ *                         static decisions (exit policy, first halt-poll
+ *                         value, pinning plan), made before vCPUs exist
+ *   sched_pv_features     arch (x86 CPUID setup): the PV bits to expose
+ *   sched_register_hints  arch: place the hint channel on its bus
+ *   sched_vm_start        vCPU threads started: stats fds, sched thread
+ *   sched_vm_stopped      all vCPU threads joined: final statistics
+ *   sched_vm_destroy      free everything
+ */
+#ifndef HVM_SCHED_BRAIN_H
+#define HVM_SCHED_BRAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct vm;
+struct sched_vm;
+
+int sched_vm_create(struct vm *vm);
+void sched_vm_destroy(struct vm *vm);
+
+/*
+ * The KVM PV feature bits (CPUID 0x40000001.EAX) this VM's guest sees,
+ * given what KVM supports and whether the host serves hypercalls.
+ */
+uint32_t sched_pv_features(struct vm *vm, uint32_t supported,
+			   bool hypercalls_work);
+
+/* Register the hint channel at BASE on the PIO (x86) or MMIO bus. */
+int sched_register_hints(struct vm *vm, uint64_t base, bool pio);
+
+int sched_vm_start(struct vm *vm);
+/* On the vCPU thread as it ends: record its final run and wait times. */
+void sched_vcpu_exit(struct vm *vm, unsigned int id);
+void sched_vm_stopped(struct vm *vm);
+
+/* hvm_vm_stats() / hvm_vm_stat() behind the public API. */
+int sched_format_stats(struct vm *vm, bool json, char *buf, size_t len);
+int sched_stat(struct vm *vm, const char *name, uint64_t *value);
+
+#endif

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* State shared by brain.c (the sched thread) and stats_report.c. */
+#ifndef HVM_SCHED_BRAIN_INTERNAL_H
+#define HVM_SCHED_BRAIN_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "sched/brain.h"
+#include "sched/hint_channel.h"
+#include "sched/kvm_stats.h"
+#include "sched/observe.h"
+#include "sched/policy.h"
+#include "sched/pv.h"
+#include "sched/sched_config.h"
+
+/* How often the sched thread observes and decides. */
+#define BRAIN_INTERVAL_MS 200
+
+struct vcpu_track {
+	struct kvm_stats stats;
+	bool have_stats;
+	uint64_t *values; /* latest snapshot */
+	uint64_t *prev; /* snapshot of the previous tick */
+	uint64_t *delta;
+	struct thread_sched sched; /* latest absolute schedstat */
+	struct thread_sched sched_prev;
+	bool have_sched;
+	bool final; /* the vCPU thread recorded its last schedstat */
+
+	/* Boost (under sched_vm.boost_lock). */
+	bool boosted;
+	int saved_nice;
+	uint64_t boost_start_ns;
+	uint64_t boost_until_ns;
+	_Atomic uint64_t boosts;
+	_Atomic uint64_t yields;
+};
+
+struct sched_vm {
+	struct vm *vm;
+	struct sched_options opt;
+	unsigned int nr_vcpus;
+	struct vcpu_track *vcpus;
+
+	/* Static decisions at creation. */
+	struct policy_create_decision create;
+	bool can_disable_hlt, can_disable_pause;
+	bool exits_hlt_disabled, exits_pause_disabled;
+	bool halt_poll_supported;
+	struct pv_resolved pv;
+	bool pv_known;
+	uint32_t pv_supported;
+	bool hypercalls_work;
+	const char *kernel_path; /* "stock KVM" or the patch in use */
+
+	/* Hint channel. */
+	struct hint_channel hints;
+	bool hints_registered;
+	bool boost_unavailable; /* no CAP_SYS_NICE: boosts cannot work */
+	_Atomic uint64_t boost_failures;
+
+	/* Policy state and observations (under lock). */
+	pthread_mutex_t lock;
+	struct policy_state state;
+	_Atomic int commit; /* read by vCPU threads handling hints */
+	unsigned int commit_changes;
+	uint64_t halt_poll_changes;
+	uint16_t allowed[POLICY_MAX_VCPUS];
+	unsigned int nr_allowed;
+	struct cpu_pressure pressure;
+	bool have_pressure;
+	struct cgroup_cpu_stat cpu_stat;
+	bool have_cpu_stat;
+	uint64_t throttled_ns_total;
+	struct kvm_stats vm_stats;
+	bool have_vm_stats;
+	uint64_t *vm_values;
+	uint64_t ticks;
+	uint64_t actuator_errors;
+	int last_actuator_error;
+	uint64_t start_ns;
+	uint64_t end_ns; /* 0 while running */
+
+	/* The sched thread (boost_lock also guards cond and stop). */
+	pthread_mutex_t boost_lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool thread_started;
+	bool started; /* sched_vm_start() ran */
+	bool stop;
+	bool stopped; /* sched_vm_stopped() ran */
+};
+
+uint64_t brain_now_ns(void);
+
+/* Refresh every KVM statistics snapshot (caller holds s->lock). */
+void brain_read_kvm_stats(struct sched_vm *s);
+
+#endif

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The scheduling brain on real /dev/kvm with the test kernel: statistics
+ * count real exits and halts, --halt-poll 0 really stops polling, --pv
+ * decides the KVM leaf the guest reads, --sched-hints off leaves KVM's
+ * defaults alone, and the hint channel delivers and rate-limits a flooding
+ * guest. The kernel is the built-in one, or $HINTVM_TEST_KERNEL.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "kvm_test.h"
+
+/* Bits of CPUID 0x40000001.EAX (asm/kvm_para.h). */
+#define KVM_FEATURE_STEAL_TIME 5
+#define KVM_FEATURE_PV_UNHALT 7
+#define KVM_FEATURE_PV_TLB_FLUSH 9
+#define KVM_FEATURE_PV_SEND_IPI 11
+#define KVM_FEATURE_PV_SCHED_YIELD 13
+
+struct sched_run {
+	struct guest_run run;
+	struct hvm_vm *vm; /* kept until sched_run_free: stats stay readable */
+};
+
+/*
+ * Boot with CPUS vCPUs, CMDLINE and "key=value" OPTIONS (NULL-terminated)
+ * and wait for the guest to end.
+ */
+static void boot(struct sched_run *r, unsigned int cpus, const char *cmdline,
+		 const char *const *options)
+{
+	struct hvm_config *cfg = hvm_config_new();
+	const char *kernel = getenv("HINTVM_TEST_KERNEL");
+	int out = memfd_create("guest-console", MFD_CLOEXEC);
+	char ncpus[16];
+	off_t size;
+
+	memset(r, 0, sizeof(*r));
+	assert_non_null(cfg);
+	assert_true(out >= 0);
+	snprintf(ncpus, sizeof(ncpus), "%u", cpus);
+	assert_int_equal(hvm_config_set(cfg, "cpus", ncpus), 0);
+	assert_int_equal(hvm_config_set(cfg, "mem", "64M"), 0);
+	assert_int_equal(hvm_config_set(cfg, "cmdline", cmdline), 0);
+	if (kernel)
+		assert_int_equal(hvm_config_set(cfg, "kernel", kernel), 0);
+	assert_int_equal(hvm_config_set_console_fds(cfg, -1, out), 0);
+	for (; options && *options; options++) {
+		char key[64];
+		const char *eq = strchr(*options, '=');
+
+		snprintf(key, sizeof(key), "%.*s",
+			 (int)(eq ? eq - *options : (long)strlen(*options)),
+			 *options);
+		if (hvm_config_set(cfg, key, eq ? eq + 1 : NULL) < 0)
+			fail_msg("option %s: %s", *options, hvm_last_error());
+	}
+	r->vm = hvm_vm_create(cfg);
+	hvm_config_free(cfg);
+	if (!r->vm && strstr(hvm_last_error(), "no built-in test kernel")) {
+		printf("SKIP: this build has no built-in test kernel and "
+		       "HINTVM_TEST_KERNEL is not set\n");
+		exit(KVM_TEST_SKIP);
+	}
+	if (!r->vm)
+		fail_msg("hvm_vm_create: %s", hvm_last_error());
+	assert_int_equal(hvm_vm_start(r->vm), 0);
+	assert_int_equal(hvm_vm_wait(r->vm, &r->run.exit), 0);
+
+	size = lseek(out, 0, SEEK_END);
+	r->run.output = calloc(1, (size_t)size + 1);
+	assert_non_null(r->run.output);
+	if (size > 0)
+		assert_int_equal(pread(out, r->run.output, (size_t)size, 0),
+				 size);
+	close(out);
+	if (r->run.exit.reason != HVM_EXIT_POWEROFF)
+		printf("--- guest output ---\n%s--- exit: %s (%s)\n",
+		       r->run.output, hvm_exit_reason_name(r->run.exit.reason),
+		       r->run.exit.detail);
+	assert_int_equal(r->run.exit.reason, HVM_EXIT_POWEROFF);
+}
+
+static void sched_run_free(struct sched_run *r)
+{
+	hvm_vm_destroy(r->vm);
+	guest_run_free(&r->run);
+}
+
+static uint64_t stat(struct sched_run *r, const char *name)
+{
+	uint64_t v = 0;
+
+	if (hvm_vm_stat(r->vm, name, &v) < 0)
+		fail_msg("hvm_vm_stat(%s): %s", name, hvm_last_error());
+	return v;
+}
+
+static void assert_guest_ok(struct sched_run *r, const char *test)
+{
+	const char *ok = result_field(&r->run, "ok");
+
+	if (!ok || strcmp(ok, "1"))
+		printf("--- guest output ---\n%s", r->run.output);
+	assert_string_equal(result_field(&r->run, "test"), test);
+	assert_string_equal(result_field(&r->run, "ok"), "1");
+}
+
+static void test_stats_count_exits_and_halts(void **state)
+{
+	const char *opts[] = { "stats-json=/dev/null", NULL };
+	struct sched_run r;
+	char *table;
+	int n;
+
+	boot(&r, 2, "test=ipi rounds=20", opts);
+	assert_guest_ok(&r, "ipi");
+	/* Exits hintvm handled (serial output at least) ... */
+	assert_true(stat(&r, "exits") > 0);
+	assert_true(stat(&r, "exit_io") > 0);
+	/* ... and KVM's own counters: waiting for IPIs halts the vCPUs. */
+	assert_true(stat(&r, "vcpu0.exits") >= stat(&r, "vcpu0.exit_io"));
+	assert_true(stat(&r, "halt_exits") > 0);
+	assert_true(stat(&r, "halt_wakeup") > 0);
+	assert_true(stat(&r, "vcpu1.run_ns") > 0);
+
+	n = hvm_vm_stats(r.vm, 0, NULL, 0);
+	assert_true(n > 0);
+	table = malloc((size_t)n + 1);
+	assert_int_equal(hvm_vm_stats(r.vm, 0, table, (size_t)n + 1), n);
+	assert_non_null(strstr(table, "halt_exits"));
+	assert_non_null(strstr(table, "policy:"));
+	free(table);
+	n = hvm_vm_stats(r.vm, 1, NULL, 0);
+	table = malloc((size_t)n + 1);
+	assert_int_equal(hvm_vm_stats(r.vm, 1, table, (size_t)n + 1), n);
+	assert_true(table[0] == '{');
+	assert_non_null(strstr(table, "\"halt_successful_poll\":"));
+	free(table);
+
+	uint64_t v;
+	assert_int_equal(hvm_vm_stat(r.vm, "no_such_stat", &v), -2);
+	assert_int_equal(hvm_vm_stat(r.vm, "vcpu9.exits", &v), -2);
+	sched_run_free(&r);
+}
+
+static void test_halt_poll_zero_never_polls(void **state)
+{
+	const char *opts[] = { "halt-poll=0", NULL };
+	struct sched_run r;
+
+	boot(&r, 2, "test=ipi rounds=50", opts);
+	assert_guest_ok(&r, "ipi");
+	assert_int_equal(stat(&r, "vm.halt_poll_ns"), 0);
+	assert_true(stat(&r, "halt_exits") > 0);
+	assert_int_equal(stat(&r, "halt_attempted_poll"), 0);
+	assert_int_equal(stat(&r, "halt_successful_poll"), 0);
+	assert_int_equal(stat(&r, "halt_poll_success_ns"), 0);
+	sched_run_free(&r);
+}
+
+static void test_halt_poll_fixed_is_applied(void **state)
+{
+	const char *opts[] = { "halt-poll=150000", NULL };
+	struct sched_run r;
+
+	boot(&r, 2, "test=ipi rounds=50", opts);
+	assert_guest_ok(&r, "ipi");
+	assert_int_equal(stat(&r, "vm.halt_poll_ns"), 150000);
+	/* KVM polled before blocking (whether polls succeed is host load). */
+	assert_true(stat(&r, "halt_attempted_poll") > 0);
+	sched_run_free(&r);
+}
+
+static uint32_t guest_kvm_features(struct sched_run *r)
+{
+	const char *v = result_field(&r->run, "kvm_features");
+
+	assert_non_null(v);
+	return (uint32_t)strtoul(v, NULL, 16);
+}
+
+static void test_pv_none_hides_the_leaf_bits(void **state)
+{
+	const char *opts[] = { "pv=none", NULL };
+	struct sched_run r;
+
+	boot(&r, 1, "test=cpuid", opts);
+	assert_guest_ok(&r, "cpuid");
+	assert_int_equal(guest_kvm_features(&r), 0);
+	assert_int_equal(stat(&r, "vm.pv_enabled"), 0);
+	sched_run_free(&r);
+}
+
+static void test_pv_list_is_what_the_guest_sees(void **state)
+{
+	const char *opts[] = { "pv=steal-time,tlb-flush", NULL };
+	struct sched_run r;
+
+	boot(&r, 2, "test=cpuid", opts);
+	assert_guest_ok(&r, "cpuid");
+	assert_int_equal(guest_kvm_features(&r),
+			 (1u << KVM_FEATURE_STEAL_TIME) |
+				 (1u << KVM_FEATURE_PV_TLB_FLUSH));
+	sched_run_free(&r);
+}
+
+static void test_pv_host_masks_hypercalls_it_cannot_serve(void **state)
+{
+	const uint32_t hypercall_bits = (1u << KVM_FEATURE_PV_UNHALT) |
+					(1u << KVM_FEATURE_PV_SEND_IPI) |
+					(1u << KVM_FEATURE_PV_SCHED_YIELD);
+	struct sched_run r;
+	uint32_t seen, masked;
+
+	boot(&r, 1, "test=cpuid", NULL);
+	assert_guest_ok(&r, "cpuid");
+	seen = guest_kvm_features(&r);
+	masked = (uint32_t)stat(&r, "vm.pv_masked_hypercall");
+	assert_int_equal(seen, stat(&r, "vm.pv_enabled"));
+	assert_true(seen & (1u << KVM_FEATURE_STEAL_TIME));
+	/* Whatever was masked for lack of hypercalls is absent ... */
+	assert_int_equal(seen & masked, 0);
+	/* ... and every hypercall bit is either served or masked. */
+	if (masked)
+		assert_int_equal(seen & hypercall_bits, 0);
+	sched_run_free(&r);
+}
+
+static void test_sched_hints_off_is_a_plain_vmm(void **state)
+{
+	const char *opts[] = { "sched-hints=off", NULL };
+	struct sched_run r;
+
+	boot(&r, 2, "test=ipi rounds=20", opts);
+	assert_guest_ok(&r, "ipi");
+	/* KVM's default halt polling stays in effect: never set. */
+	assert_true(stat(&r, "vm.halt_poll_ns") == UINT64_MAX);
+	assert_int_equal(stat(&r, "vm.hlt_exits_disabled"), 0);
+	assert_int_equal(stat(&r, "boosts"), 0);
+	assert_int_equal(stat(&r, "yields"), 0);
+	sched_run_free(&r);
+}
+
+static void test_bad_options_are_rejected(void **state)
+{
+	struct hvm_config *cfg = hvm_config_new();
+
+	assert_int_equal(hvm_config_set(cfg, "pv", "steal-time,warp-drive"),
+			 -22);
+	assert_non_null(strstr(hvm_last_error(), "warp-drive"));
+	assert_int_equal(hvm_config_set(cfg, "halt-poll", "forever"), -22);
+	assert_int_equal(hvm_config_set(cfg, "halt-poll", "10000001"), -22);
+	assert_int_equal(hvm_config_set(cfg, "pin", "fast"), -22);
+	assert_int_equal(hvm_config_set(cfg, "sched-hints", "maybe"), -22);
+	assert_int_equal(hvm_config_set(cfg, "stats-interval", "0"), -22);
+	assert_int_equal(hvm_config_set(cfg, "pin", "1000"), 0);
+	assert_int_equal(hvm_config_set(cfg, "cpus", "1"), 0);
+	assert_int_equal(hvm_config_set(cfg, "kernel", "/dev/null"), 0);
+	/* A CPU outside the allowed set fails at creation, naming it. */
+	assert_null(hvm_vm_create(cfg));
+	assert_non_null(strstr(hvm_last_error(), "host CPU 1000"));
+	hvm_config_free(cfg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_options_are_rejected),
+		cmocka_unit_test(test_stats_count_exits_and_halts),
+		cmocka_unit_test(test_halt_poll_zero_never_polls),
+		cmocka_unit_test(test_halt_poll_fixed_is_applied),
+		cmocka_unit_test(test_pv_none_hides_the_leaf_bits),
+		cmocka_unit_test(test_pv_list_is_what_the_guest_sees),
+		cmocka_unit_test(test_pv_host_masks_hypercalls_it_cannot_serve),
+		cmocka_unit_test(test_sched_hints_off_is_a_plain_vmm),
+	};
+
+	kvm_test_require_kvm();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
