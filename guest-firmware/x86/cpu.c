@@ -106,9 +106,18 @@ static void (*isr_stub(unsigned int vector))(void)
 	return (void (*)(void))(isr_stubs + vector * ISR_STUB_SIZE);
 }
 
+/* What must work before idt_init: the end of run_at_cpl3 (#UD) and the
+ * exceptions a broken boot most likely raises. */
+void idt_init_early(void)
+{
+	static const uint8_t early[] = { 6, 8, 13, 14 };
+
+	for (unsigned int i = 0; i < sizeof(early); i++)
+		idt_set_gate(early[i], isr_stub(early[i]), 0);
+}
+
 /* Only the vectors in use get a gate; anything else raises #NP, which the
- * exception handler reports. Kernel mode is slow: 256 gates would cost
- * milliseconds. */
+ * exception handler reports. */
 void idt_init(void)
 {
 	for (unsigned int v = 0; v < EXCEPTION_VECTORS; v++)
@@ -119,6 +128,7 @@ void idt_init(void)
 	for (unsigned int v = IPI_VECTOR_BASE; v < IPI_VECTOR_BASE + MAX_CPUS;
 	     v++)
 		idt_set_gate(v, isr_stub(v), 0);
+	idt_set_gate(WAKE_VECTOR, isr_stub(WAKE_VECTOR), 0);
 	idt_set_gate(SPURIOUS_VECTOR, isr_stub(SPURIOUS_VECTOR), 0);
 }
 
@@ -127,4 +137,29 @@ uint64_t run_at_cpl3(uint64_t (*fn)(void *), void *arg)
 	struct cpu *cpu = this_cpu();
 
 	return cpl3_call(fn, arg, user_stacks[cpu->index] + USER_STACK_SIZE);
+}
+
+struct wait_args {
+	bool (*done)(void *arg);
+	void *arg;
+	uint64_t deadline;
+};
+
+static uint64_t wait_at_cpl3(void *p)
+{
+	const struct wait_args *w = p;
+
+	while (!w->done(w->arg)) {
+		if (w->deadline && rdtsc() > w->deadline)
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+bool wait_until(bool (*done)(void *arg), void *arg, uint64_t deadline)
+{
+	struct wait_args w = { done, arg, deadline };
+
+	return run_at_cpl3(wait_at_cpl3, &w);
 }

@@ -7,6 +7,7 @@
 #ifndef TK_CPU_H
 #define TK_CPU_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "layout.h"
@@ -55,13 +56,25 @@ static inline struct cpu *this_cpu(void)
 	return cpu;
 }
 
-/* GDT, TSS, IDT and GS base of the calling CPU (the BSP also builds the
- * shared IDT first, see idt_init). */
+/* GDT, TSS, IDT and GS base of the calling CPU. */
 void cpu_init(struct cpu *cpu, unsigned int index, uint32_t apic_id);
+/* The shared IDT: the BSP fills the gates run_at_cpl3 needs, then the rest
+ * (idt_init may run at CPL3: it only writes memory). */
+void idt_init_early(void);
 void idt_init(void);
 void idt_set_gate(unsigned int vector, void (*entry)(void), unsigned int dpl);
 
-/* Run FN(ARG) at CPL3 on this CPU's user stack; returns FN's result. */
+/* Run FN(ARG) at CPL3 on this CPU's user stack; returns FN's result.
+ * Interrupts are enabled while FN runs. */
 uint64_t run_at_cpl3(uint64_t (*fn)(void *), void *arg);
+
+/*
+ * Spin at CPL3 until DONE(ARG) or until the TSC passes DEADLINE (0: none);
+ * returns false on timeout. For payloads that want a busy wait: at CPL3
+ * `pause` never exits, whereas a kernel-mode spin on the dev host emulates
+ * every iteration. Interrupts are enabled while waiting. (The framework's
+ * own waits halt instead, see wait_halted in smp.h.)
+ */
+bool wait_until(bool (*done)(void *arg), void *arg, uint64_t deadline);
 
 #endif

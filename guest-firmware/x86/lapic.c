@@ -15,6 +15,12 @@
 #define ICR_DELIVERY_STARTUP 0x600
 #define ICR_LEVEL_ASSERT 0x4000
 #define ICR_SEND_PENDING 0x1000
+#define ICR_ALL_BUT_SELF 0xc0000
+#define LAPIC_LVT_TIMER 0x320
+#define LVT_TIMER_PERIODIC 0x20000
+#define LAPIC_TIMER_INITIAL 0x380
+#define LAPIC_TIMER_DIVIDE 0x3e0
+#define TIMER_DIVIDE_BY_1 0xb
 
 static inline uint32_t lapic_read(uint32_t reg)
 {
@@ -58,6 +64,12 @@ void lapic_send_ipi(uint32_t apic_id, uint8_t vector)
 	lapic_send(apic_id, ICR_DELIVERY_FIXED | ICR_LEVEL_ASSERT | vector);
 }
 
+void lapic_send_ipi_all_but_self(uint8_t vector)
+{
+	lapic_send(0, ICR_DELIVERY_FIXED | ICR_LEVEL_ASSERT | ICR_ALL_BUT_SELF |
+			      vector);
+}
+
 void lapic_send_init(uint32_t apic_id)
 {
 	lapic_send(apic_id, ICR_DELIVERY_INIT | ICR_LEVEL_ASSERT);
@@ -67,4 +79,16 @@ void lapic_send_sipi(uint32_t apic_id, uint32_t start_gpa)
 {
 	lapic_send(apic_id,
 		   ICR_DELIVERY_STARTUP | ICR_LEVEL_ASSERT | (start_gpa >> 12));
+}
+
+void lapic_timer_periodic(uint8_t vector, uint32_t count)
+{
+	lapic_write(LAPIC_TIMER_DIVIDE, TIMER_DIVIDE_BY_1);
+	lapic_write(LAPIC_LVT_TIMER, LVT_TIMER_PERIODIC | vector);
+	lapic_write(LAPIC_TIMER_INITIAL, count);
+}
+
+void lapic_timer_stop(void)
+{
+	lapic_write(LAPIC_TIMER_INITIAL, 0);
 }

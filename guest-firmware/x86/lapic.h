@@ -11,7 +11,14 @@ void lapic_enable(void);
 void lapic_eoi(void);
 
 void lapic_send_ipi(uint32_t apic_id, uint8_t vector);
+/* One IPI to every CPU but the caller (destination shorthand). */
+void lapic_send_ipi_all_but_self(uint8_t vector);
 void lapic_send_init(uint32_t apic_id);
 void lapic_send_sipi(uint32_t apic_id, uint32_t start_gpa);
+
+/* Periodic timer interrupt on VECTOR every COUNT bus clocks (divide by 1);
+ * lapic_timer_stop() disarms it. */
+void lapic_timer_periodic(uint8_t vector, uint32_t count);
+void lapic_timer_stop(void);
 
 #endif

@@ -47,12 +47,25 @@ void result_add(struct result *r, const char *key, const char *fmt, ...)
 	va_end(ap);
 }
 
+static bool payload_started(void *arg)
+{
+	return __atomic_load_n(&payload_go, __ATOMIC_ACQUIRE);
+}
+
+static bool payload_finished(void *arg)
+{
+	return __atomic_load_n(&payload_done, __ATOMIC_ACQUIRE) ==
+	       smp_online_count();
+}
+
 static void run_payload(struct cpu *cpu)
 {
-	while (!__atomic_load_n(&payload_go, __ATOMIC_ACQUIRE))
-		cpu_relax();
+	wait_halted(payload_started, NULL, 0);
 	selected->run(cpu);
-	__atomic_add_fetch(&payload_done, 1, __ATOMIC_ACQ_REL);
+	if (__atomic_add_fetch(&payload_done, 1, __ATOMIC_ACQ_REL) ==
+		    smp_online_count() &&
+	    cpu->nr != 0)
+		smp_wake(&cpus[0]);
 }
 
 void ap_main(unsigned int index)
@@ -111,29 +124,51 @@ static void discover_cpus(uint64_t rsdp_gpa, uint32_t bsp_apic_id,
 	list->apic_ids[0] = bsp_apic_id;
 }
 
+struct boot_work {
+	const struct hvm_start_info *start_info;
+	uint32_t bsp_apic_id;
+	struct cpu_list *list;
+};
+
+/*
+ * The BSP's boot work that is plain memory access (IDT gates, command line,
+ * the firmware table scans of up to 128 KiB) runs at CPL3: kernel mode is
+ * emulated at ~1 MIPS on the dev host, where the RSDP scan alone took
+ * ~50 ms at CPL0.
+ */
+static uint64_t boot_at_cpl3(void *arg)
+{
+	const struct boot_work *w = arg;
+	const struct hvm_start_info *si = w->start_info;
+
+	idt_init();
+	if (si && si->magic == HVM_START_MAGIC) {
+		cmdline_init(si->cmdline_paddr);
+		discover_cpus(si->rsdp_paddr, w->bsp_apic_id, w->list);
+	} else {
+		printk("no PVH start info (magic 0x%x): no command line",
+		       si ? si->magic : 0);
+		discover_cpus(0, w->bsp_apic_id, w->list);
+	}
+	return 0;
+}
+
 void kmain(const struct hvm_start_info *start_info)
 {
 	static struct cpu_list list;
 	struct result result = { .len = 0 };
+	struct boot_work work = { start_info, 0, &list };
 	const char *test;
-	uint32_t bsp_apic_id;
 	unsigned int nr_online;
 	bool ok;
 
-	idt_init();
-	bsp_apic_id = lapic_id();
-	cpu_init(&cpus[0], 0, bsp_apic_id);
+	idt_init_early();
+	work.bsp_apic_id = lapic_id();
+	cpu_init(&cpus[0], 0, work.bsp_apic_id);
 	lapic_enable();
 	timing_init();
+	run_at_cpl3(boot_at_cpl3, &work);
 
-	if (start_info && start_info->magic == HVM_START_MAGIC) {
-		cmdline_init(start_info->cmdline_paddr);
-		discover_cpus(start_info->rsdp_paddr, bsp_apic_id, &list);
-	} else {
-		printk("no PVH start info (magic 0x%x): no command line",
-		       start_info ? start_info->magic : 0);
-		discover_cpus(0, bsp_apic_id, &list);
-	}
 	test = cmdline_get("test");
 	if (!test)
 		test = DEFAULT_TEST;
@@ -154,9 +189,10 @@ void kmain(const struct hvm_start_info *start_info)
 		machine_exit(false);
 	}
 	__atomic_store_n(&payload_go, 1, __ATOMIC_RELEASE);
+	if (nr_online > 1)
+		smp_wake_all();
 	run_payload(&cpus[0]);
-	while (__atomic_load_n(&payload_done, __ATOMIC_ACQUIRE) < nr_online)
-		cpu_relax();
+	wait_halted(payload_finished, NULL, 0);
 
 	ok = selected->report(&result);
 	if (nr_online != list.count) {

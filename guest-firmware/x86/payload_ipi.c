@@ -38,10 +38,17 @@ static bool ipi_setup(void)
 	return true;
 }
 
-static bool round_complete(unsigned int me, unsigned int n, uint32_t want)
+struct round {
+	unsigned int me;
+	uint32_t want;
+};
+
+static bool round_complete(void *arg)
 {
-	for (unsigned int s = 0; s < n; s++) {
-		if (s != me && received[me][s] < want)
+	const struct round *r = arg;
+
+	for (unsigned int s = 0; s < smp_online_count(); s++) {
+		if (s != r->me && received[r->me][s] < r->want)
 			return false;
 	}
 	return true;
@@ -52,24 +59,17 @@ static void ipi_run(struct cpu *cpu)
 	unsigned int n = smp_online_count(), me = cpu->nr;
 
 	for (uint32_t round = 1; round <= rounds; round++) {
-		uint64_t deadline;
+		struct round r = { me, round };
 
 		for (unsigned int t = 0; t < n; t++) {
 			if (t != me)
 				lapic_send_ipi(smp_cpu(t)->apic_id,
 					       (uint8_t)(IPI_VECTOR_BASE + me));
 		}
-		deadline = rdtsc() + ms_to_tsc(ROUND_TIMEOUT_MS);
-		irq_enable();
-		while (!round_complete(me, n, round)) {
-			if (rdtsc() > deadline) {
-				__atomic_add_fetch(&timeouts, 1,
-						   __ATOMIC_RELAXED);
-				break;
-			}
-			cpu_relax();
-		}
-		irq_disable();
+		/* The IPIs themselves end the halts. */
+		if (!wait_halted(round_complete, &r,
+				 rdtsc() + ms_to_tsc(ROUND_TIMEOUT_MS)))
+			__atomic_add_fetch(&timeouts, 1, __ATOMIC_RELAXED);
 		smp_barrier();
 	}
 }

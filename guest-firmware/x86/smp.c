@@ -8,6 +8,9 @@
 #include "timing.h"
 #include "x86.h"
 
+/* Deadline checks while halted: ~10 ms at KVM's and QEMU's 1 GHz APIC bus. */
+#define WAIT_TIMER_COUNT 10000000
+
 uint32_t smp_apic_ids[MAX_CPUS];
 uint32_t smp_cpu_count;
 
@@ -16,28 +19,62 @@ static unsigned int nr_online;
 
 extern const uint8_t ap_trampoline_start[], ap_trampoline_end[];
 
+bool wait_halted(bool (*done)(void *arg), void *arg, uint64_t deadline)
+{
+	bool ok = true;
+
+	irq_disable();
+	if (deadline)
+		lapic_timer_periodic(WAKE_VECTOR, WAIT_TIMER_COUNT);
+	while (!done(arg)) {
+		if (deadline && rdtsc() > deadline) {
+			ok = false;
+			break;
+		}
+		irq_enable_and_halt();
+		irq_disable();
+	}
+	if (deadline)
+		lapic_timer_stop();
+	return ok;
+}
+
+void smp_wake(const struct cpu *cpu)
+{
+	lapic_send_ipi(cpu->apic_id, WAKE_VECTOR);
+}
+
+void smp_wake_all(void)
+{
+	lapic_send_ipi_all_but_self(WAKE_VECTOR);
+}
+
 bool smp_ap_check_in(struct cpu *cpu)
 {
 	uint32_t expected = CPU_STARTING;
 
-	return __atomic_compare_exchange_n(&cpu->state, &expected, CPU_ONLINE,
-					   false, __ATOMIC_ACQ_REL,
-					   __ATOMIC_ACQUIRE);
+	if (!__atomic_compare_exchange_n(&cpu->state, &expected, CPU_ONLINE,
+					 false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return false;
+	smp_wake(&cpus[0]);
+	return true;
 }
 
-static unsigned int count_starting(unsigned int total)
+static bool none_starting(void *arg)
 {
-	unsigned int n = 0;
+	unsigned int total = *(const unsigned int *)arg;
 
-	for (unsigned int i = 1; i < total; i++)
-		n += READ_ONCE(cpus[i].state) == CPU_STARTING;
-	return n;
+	for (unsigned int i = 1; i < total; i++) {
+		if (READ_ONCE(cpus[i].state) == CPU_STARTING)
+			return false;
+	}
+	return true;
 }
 
 unsigned int smp_start_aps(const struct cpu_list *list, uint64_t timeout_ms)
 {
 	unsigned int total = list->count;
-	uint64_t deadline;
 
 	memcpy(smp_apic_ids, list->apic_ids, total * sizeof(smp_apic_ids[0]));
 	WRITE_ONCE(smp_cpu_count, total);
@@ -60,9 +97,7 @@ unsigned int smp_start_aps(const struct cpu_list *list, uint64_t timeout_ms)
 	for (unsigned int i = 1; i < total; i++)
 		lapic_send_sipi(list->apic_ids[i], X86_AP_TRAMPOLINE_GPA);
 
-	deadline = rdtsc() + ms_to_tsc(timeout_ms);
-	while (count_starting(total) && rdtsc() < deadline)
-		cpu_relax();
+	wait_halted(none_starting, &total, rdtsc() + ms_to_tsc(timeout_ms));
 
 	nr_online = 0;
 	for (unsigned int i = 0; i < total; i++) {
@@ -96,6 +131,14 @@ struct cpu *smp_cpu(unsigned int nr)
 static volatile uint32_t barrier_arrived;
 static volatile uint32_t barrier_generation;
 
+static bool generation_passed(void *arg)
+{
+	uint32_t generation = *(const uint32_t *)arg;
+
+	return __atomic_load_n(&barrier_generation, __ATOMIC_ACQUIRE) !=
+	       generation;
+}
+
 void smp_barrier(void)
 {
 	uint32_t generation = READ_ONCE(barrier_generation);
@@ -105,9 +148,9 @@ void smp_barrier(void)
 		WRITE_ONCE(barrier_arrived, 0);
 		__atomic_store_n(&barrier_generation, generation + 1,
 				 __ATOMIC_RELEASE);
+		if (nr_online > 1)
+			smp_wake_all();
 		return;
 	}
-	while (__atomic_load_n(&barrier_generation, __ATOMIC_ACQUIRE) ==
-	       generation)
-		cpu_relax();
+	wait_halted(generation_passed, &generation, 0);
 }

@@ -30,7 +30,21 @@ unsigned int smp_online_count(void);
 /* The online CPU with number NR (0 = BSP). */
 struct cpu *smp_cpu(unsigned int nr);
 
-/* All online CPUs wait here for each other (kernel mode, spins). */
+/*
+ * Sleep (sti; hlt) until DONE(ARG) holds or the TSC passes DEADLINE (0:
+ * none); false on timeout. Whoever makes DONE true must wake the sleeper
+ * afterwards (smp_wake, smp_wake_all) or it is an interrupt that does. With
+ * a deadline a periodic LAPIC timer bounds each sleep. Waiting CPUs leave
+ * the host CPU to the ones they wait for: on the 2-core dev host spinning
+ * vCPUs made AP start-up take 10-30 ms instead of a few. Kernel mode,
+ * interrupts off on return.
+ */
+bool wait_halted(bool (*done)(void *arg), void *arg, uint64_t deadline);
+void smp_wake(const struct cpu *cpu);
+void smp_wake_all(void);
+
+/* All online CPUs wait here for each other (halted; interrupts are taken
+ * while waiting). */
 void smp_barrier(void);
 
 #endif
