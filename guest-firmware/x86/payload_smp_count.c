@@ -71,7 +71,7 @@ static uint64_t expected_checksum(uint64_t seed, uint64_t passes)
 
 static bool count_setup(void)
 {
-	return cmdline_get_u64("iterations", 10000, 1, 1ULL << 32, &iterations);
+	return cmdline_get_u64("iterations", 10000, 1, UINT64_MAX, &iterations);
 }
 
 static void count_run(struct cpu *cpu)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,7 +15,6 @@
 #include "core/vm.h"
 #include "sched/actuators.h"
 #include "sched/brain_internal.h"
-#include "sched/kernel_hints.h"
 
 uint64_t brain_now_ns(void)
 {
@@ -81,7 +81,9 @@ int sched_vm_create(struct vm *vm)
 	if (!s->vcpus)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	s->start_ns = brain_now_ns();
-	s->kernel_path = kernel_hints_probe(vm->kvm.fd);
+	kernel_hints_probe(vm->fd, &s->kernel);
+	kernel_hints_describe(&s->kernel, s->kernel_path,
+			      sizeof(s->kernel_path));
 
 	read_allowed(s);
 	s->have_pressure = observe_read_pressure(&s->pressure) == 0;
@@ -119,6 +121,8 @@ int sched_vm_create(struct vm *vm)
 	if (s->create.first.set_halt_poll && s->state.halt_poll_set)
 		set_halt_poll(s, s->create.first.halt_poll_ns);
 	atomic_store(&s->commit, (int)s->state.commit);
+	if (s->opt.settings.hints)
+		kernel_hints_set_commit(vm->fd, &s->kernel, s->state.commit);
 	pr_info("sched: %u vCPUs on %u host CPUs, %s, pin %s, HLT exits %s, halt-poll %s",
 		s->nr_vcpus, s->nr_allowed, commit_state_name(s->state.commit),
 		pin_plan_name(s->create.first.pin),
@@ -231,6 +235,17 @@ static void hint_deliver(void *ctx, const struct hint_event *ev)
 
 	d = policy_on_hint(&st, &s->opt.settings, ev->kind, ev->from,
 			   ev->target);
+	/*
+	 * With the kernel patch, hand our CPU straight to the holder's task
+	 * (KVM's directed yield, as PV sched-yield does); otherwise raise the
+	 * holder and yield to whoever the host scheduler picks.
+	 */
+	if (d.boost_vcpu >= 0 && s->kernel.yield_to &&
+	    kernel_hints_yield_to(s->vm->vcpus[ev->from].fd, &s->kernel,
+				  (unsigned int)d.boost_vcpu) >= 0) {
+		atomic_fetch_add(&s->kernel_yields, 1);
+		return;
+	}
 	if (d.boost_vcpu >= 0 && (unsigned int)d.boost_vcpu < s->nr_vcpus)
 		boost_vcpu(s, (unsigned int)d.boost_vcpu, d.boost_us);
 	if (d.yield_self) {
@@ -238,6 +253,64 @@ static void hint_deliver(void *ctx, const struct hint_event *ev)
 		sched_yield();
 		atomic_fetch_add(&s->vcpus[ev->from].yields, 1);
 	}
+}
+
+/* Whether thread TID is runnable ('R' in /proc/self/task/TID/stat). */
+static bool thread_runnable(pid_t tid)
+{
+	char path[64], buf[256];
+	const char *paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the comm may hold spaces, find the last ')'. */
+	paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' && paren[2] == 'R';
+}
+
+/* Userspace MSIs at most this often per vCPU lead to a runnable check. */
+#define IRQ_BOOST_CHECK_NS 1000000ull
+
+void sched_msi_injected(struct vm *vm, uint64_t addr)
+{
+	struct sched_vm *s = vm->sched;
+	struct policy_state st;
+	struct vcpu_track *t;
+	unsigned int dest;
+	uint64_t now, last;
+	uint32_t us;
+	pid_t tid;
+
+	if (!s)
+		return;
+	st = (struct policy_state){ .commit = atomic_load(&s->commit) };
+	us = policy_on_irq_inject(&st, &s->opt.settings);
+	/* x86 MSI: 0xFEExxxxx, destination APIC ID (= vCPU index) 19:12. */
+	if (!us || (addr >> 20) != 0xfee)
+		return;
+	dest = (unsigned int)(addr >> 12) & 0xff;
+	if (dest >= s->nr_vcpus || (int)dest == current_vcpu_id)
+		return;
+	t = &s->vcpus[dest];
+	now = brain_now_ns();
+	last = atomic_load(&t->irq_checked_ns);
+	if (now - last < IRQ_BOOST_CHECK_NS ||
+	    !atomic_compare_exchange_strong(&t->irq_checked_ns, &last, now))
+		return;
+	tid = atomic_load(&vm->vcpus[dest].tid);
+	if (!tid || !thread_runnable(tid))
+		return;
+	atomic_fetch_add(&t->irq_boosts, 1);
+	boost_vcpu(s, dest, us);
 }
 
 int sched_register_hints(struct vm *vm, uint64_t base, bool pio)
@@ -425,6 +498,8 @@ static void brain_tick(struct sched_vm *s, uint64_t interval_ns)
 		set_halt_poll(s, act->halt_poll_ns);
 	if (act->commit_changed) {
 		s->commit_changes++;
+		kernel_hints_set_commit(s->vm->fd, &s->kernel,
+					act->next.commit);
 		pr_info("sched: host is now %s for this VM",
 			commit_state_name(act->next.commit));
 	}

@@ -39,6 +39,13 @@ uint32_t sched_pv_features(struct vm *vm, uint32_t supported,
 int sched_register_hints(struct vm *vm, uint64_t base, bool pio);
 
 int sched_vm_start(struct vm *vm);
+/*
+ * A device model injected an MSI with address ADDR from userspace (not from
+ * the target vCPU's own thread): boost the target vCPU's thread briefly
+ * when the policy says the host is contended and the thread is runnable.
+ */
+void sched_msi_injected(struct vm *vm, uint64_t addr);
+
 /* On the vCPU thread as it ends: record its final run and wait times. */
 void sched_vcpu_exit(struct vm *vm, unsigned int id);
 void sched_vm_stopped(struct vm *vm);

@@ -8,6 +8,7 @@
 
 #include "sched/brain.h"
 #include "sched/hint_channel.h"
+#include "sched/kernel_hints.h"
 #include "sched/kvm_stats.h"
 #include "sched/observe.h"
 #include "sched/policy.h"
@@ -35,6 +36,8 @@ struct vcpu_track {
 	uint64_t boost_until_ns;
 	_Atomic uint64_t boosts;
 	_Atomic uint64_t yields;
+	_Atomic uint64_t irq_boosts; /* boosts after a userspace MSI */
+	_Atomic uint64_t irq_checked_ns; /* last runnable check (rate limit) */
 };
 
 struct sched_vm {
@@ -52,7 +55,9 @@ struct sched_vm {
 	bool pv_known;
 	uint32_t pv_supported;
 	bool hypercalls_work;
-	const char *kernel_path; /* "stock KVM" or the patch in use */
+	struct kernel_hints kernel; /* the patch series' features, if any */
+	char kernel_path[96]; /* "stock KVM" or the patch features in use */
+	_Atomic uint64_t kernel_yields; /* KVM_YIELD_TO_VCPU that yielded */
 
 	/* Hint channel. */
 	struct hint_channel hints;

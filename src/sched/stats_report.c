@@ -216,6 +216,8 @@ static void format_json(struct sched_vm *s, struct text *t)
 	    s->have_pressure ? "true" : "false",
 	    (unsigned long long)s->throttled_ns_total);
 	json_string(t, s->kernel_path);
+	put(t, ",\"kernel_yields\":%llu",
+	    (unsigned long long)atomic_load(&s->kernel_yields));
 	put(t,
 	    "},\"policy\":{\"sched_hints\":%s,\"commit\":\"%s\",\"commit_changes\":%u,\"pin\":\"%s\",\"hlt_exits_disabled\":%s,\"pause_exits_disabled\":%s,\"halt_poll_mode\":\"%s\",\"halt_poll_ns\":",
 	    s->opt.settings.hints ? "true" : "false",
@@ -262,12 +264,13 @@ static void format_json(struct sched_vm *s, struct text *t)
 		    (unsigned long long)atomic_load(&v->exits[KVM_EXIT_HLT]),
 		    (unsigned long long)atomic_load(&v->exits[KVM_EXIT_INTR]));
 		put(t,
-		    "\"run_ns\":%llu,\"wait_ns\":%llu,\"steal_ns\":%llu,\"yields\":%llu,\"boosts\":%llu,",
+		    "\"run_ns\":%llu,\"wait_ns\":%llu,\"steal_ns\":%llu,\"yields\":%llu,\"boosts\":%llu,\"irq_boosts\":%llu,",
 		    (unsigned long long)tr->sched.run_ns,
 		    (unsigned long long)tr->sched.wait_ns,
 		    (unsigned long long)tr->sched.wait_ns,
 		    (unsigned long long)atomic_load(&tr->yields),
-		    (unsigned long long)atomic_load(&tr->boosts));
+		    (unsigned long long)atomic_load(&tr->boosts),
+		    (unsigned long long)atomic_load(&tr->irq_boosts));
 		put(t,
 		    "\"hints\":{\"accepted\":%llu,\"dropped\":%llu,\"invalid\":%llu,\"named_holder\":%llu},\"kvm\":",
 		    (unsigned long long)h.accepted,
@@ -332,6 +335,8 @@ static bool vcpu_value(struct sched_vm *s, unsigned int i, const char *name,
 		*out = atomic_load(&tr->yields);
 	else if (!strcmp(name, "boosts"))
 		*out = atomic_load(&tr->boosts);
+	else if (!strcmp(name, "irq_boosts"))
+		*out = atomic_load(&tr->irq_boosts);
 	else if (!strcmp(name, "hint_accepted"))
 		*out = h.accepted;
 	else if (!strcmp(name, "hint_dropped"))

@@ -18,6 +18,7 @@
 #include "arch/x86/platform.h"
 #include "arch/x86/pvh.h"
 #include "core/arch.h"
+#include "core/builtin_kernel.h"
 #include "core/file.h"
 #include "core/log.h"
 #include "core/vm.h"
@@ -30,10 +31,6 @@
 #include "devices/uart8250.h"
 #include "devices/virtio/virtio_vm.h"
 #include "sched/brain.h"
-
-/* The built-in test kernel, when this build embeds one. */
-extern const unsigned char hvm_builtin_kernel_start[] __attribute__((weak));
-extern const unsigned char hvm_builtin_kernel_end[] __attribute__((weak));
 
 #define MAX_KERNEL_SIZE (512u << 20)
 #define MAX_INITRD_SIZE (1u << 30)
@@ -289,7 +286,7 @@ static int x86_load_kernel(struct vm *vm)
 			return r;
 		img = data;
 	} else {
-		if (!hvm_builtin_kernel_start)
+		if (!hvm_builtin_kernel_size())
 			return hvm_set_error(
 				-ENOENT,
 				"this build has no built-in test kernel; pass --kernel");

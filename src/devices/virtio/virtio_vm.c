@@ -16,6 +16,7 @@
 #include "devices/virtio/virtio_pci.h"
 #include "devices/virtio/virtio_rng.h"
 #include "devices/virtio/virtio_vm.h"
+#include "sched/brain.h"
 
 #define EVENT_LOOP_ENTRIES 256
 
@@ -53,7 +54,10 @@ static int kvm_signal_msi(void *ctx, uint64_t addr, uint32_t data)
 	};
 
 	/* 0 means the guest blocked it (e.g. APIC disabled): not an error. */
-	return ioctl(vm->fd, KVM_SIGNAL_MSI, &msi) < 0 ? -errno : 0;
+	if (ioctl(vm->fd, KVM_SIGNAL_MSI, &msi) < 0)
+		return -errno;
+	sched_msi_injected(vm, addr); /* maybe boost the woken vCPU */
+	return 0;
 }
 
 static int add(struct virtio_vm *v, struct virtio_device *dev)
