@@ -12,7 +12,7 @@
 #include "core/config.h"
 #include "core/log.h"
 
-#define HVM_MAX_CPUS 255 /* xAPIC ids in the MP table and MADT */
+#define HVM_MAX_CPUS 254 /* xAPIC ids 0-253, 254 for the I/O APIC */
 #define HVM_MIN_MEM (4ULL << 20)
 
 struct option_def {
@@ -282,6 +282,12 @@ static int parse_rr_partner(struct hvm_config *cfg, const char *name,
 	return parse_flag(&cfg->rr_partner, name, value);
 }
 
+static int parse_control(struct hvm_config *cfg, const char *name,
+			 const char *value)
+{
+	return set_string(&cfg->control_path, name, value);
+}
+
 static int parse_config_file(struct hvm_config *cfg, const char *name,
 			     const char *value)
 {
@@ -297,7 +303,7 @@ static const struct option_def options[] = {
 	  parse_kernel },
 	{ { "initrd", 'i', "FILE", "initial ramdisk" }, parse_initrd },
 	{ { "cmdline", 'p', "STR", "kernel command line" }, parse_cmdline },
-	{ { "cpus", 'c', "N", "number of vCPUs (1-255, default 1)" },
+	{ { "cpus", 'c', "N", "number of vCPUs (1-254, default 1)" },
 	  parse_cpus },
 	{ { "mem", 'm', "SIZE", "guest RAM, e.g. 512M or 2G (default 256M)" },
 	  parse_mem },
@@ -325,6 +331,9 @@ static const struct option_def options[] = {
 	{ { "rr-partner", 0, NULL,
 	    "add the request/response benchmark partner (bench/, x86)" },
 	  parse_rr_partner },
+	{ { "control", 0, "PATH",
+	    "serve a control socket at PATH (see hintvm ctl)" },
+	  parse_control },
 	{ { "config", 0, "FILE", "read options from FILE (key = value lines)" },
 	  parse_config_file },
 	/* Scheduling (src/sched/sched_config.c, docs/sched.md). */
@@ -405,6 +414,7 @@ void config_free_fields(struct hvm_config *cfg)
 	free(cfg->initrd);
 	free(cfg->cmdline);
 	free(cfg->kvm_path);
+	free(cfg->control_path);
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		free(cfg->disks[i].path);
 	for (unsigned int i = 0; i < cfg->nr_nets; i++)
@@ -437,6 +447,7 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 		return NULL;
 	*copy = *cfg;
 	copy->kernel = copy->initrd = copy->cmdline = copy->kvm_path = NULL;
+	copy->control_path = NULL;
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		copy->disks[i].path = NULL;
 	for (unsigned int i = 0; i < cfg->nr_nets; i++)
@@ -444,7 +455,8 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 	r = dup_field(&copy->kernel, cfg->kernel) ||
 	    dup_field(&copy->initrd, cfg->initrd) ||
 	    dup_field(&copy->cmdline, cfg->cmdline) ||
-	    dup_field(&copy->kvm_path, cfg->kvm_path);
+	    dup_field(&copy->kvm_path, cfg->kvm_path) ||
+	    dup_field(&copy->control_path, cfg->control_path);
 	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++)
 		r = dup_field(&copy->disks[i].path, cfg->disks[i].path);
 	for (unsigned int i = 0; !r && i < cfg->nr_nets; i++)

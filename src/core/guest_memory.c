@@ -31,13 +31,17 @@ int guest_memory_add_region(struct guest_memory *mem, uint64_t gpa,
 
 int guest_memory_map(struct guest_memory *mem, uint64_t size, bool hugetlb)
 {
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 	void *p;
 
 	if (size == 0 || size > SIZE_MAX)
 		return -EINVAL;
-	if (hugetlb)
-		flags |= MAP_HUGETLB;
+	/*
+	 * Huge pages are reserved at mmap time, so a shortage fails here with
+	 * ENOMEM instead of a SIGBUS when the guest first touches the page.
+	 * Normal RAM is only committed as the guest touches it.
+	 */
+	flags |= hugetlb ? MAP_HUGETLB : MAP_NORESERVE;
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;

@@ -12,6 +12,13 @@ MEM=256M
 TIMEOUT=${E2E_TIMEOUT:-120}
 # quiet: every console byte costs exits; panic=-1: a panic resets.
 BASE_CMDLINE="console=ttyS0 quiet panic=-1"
+# HINTVM_E2E_VERBOSE=1 (tests/e2e/run) boots L2 kernels without "quiet"
+# and copies every guest console to the L1 serial log.
+VERBOSE=0
+if grep -q 'e2e.verbose=1' /proc/cmdline; then
+	VERBOSE=1
+	BASE_CMDLINE="console=ttyS0 panic=-1"
+fi
 MARKER="E2E-GUEST init"
 
 result() { # NAME STATUS DETAIL
@@ -20,7 +27,11 @@ result() { # NAME STATUS DETAIL
 
 # Show the end of a failed run's console, for whoever reads the test log.
 show_log() { # NAME LOG
-	tail -n 40 "$2" | sed "s/^/E2E-LOG $1: /"
+	if [ $VERBOSE = 1 ]; then
+		sed "s/^/E2E-LOG $1: /" "$2"
+	else
+		tail -n 40 "$2" | sed "s/^/E2E-LOG $1: /"
+	fi
 }
 
 field() { # KEY LINE -> value of KEY=... in LINE
@@ -72,6 +83,7 @@ boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS
 	if [ "$action" = panic ] && ! grep -q "Kernel panic" "$log"; then
 		problems="$problems no \"Kernel panic\" on the console;"
 	fi
+	[ $VERBOSE = 1 ] && [ -z "$problems" ] && show_log "$name" "$log"
 	if [ -z "$problems" ]; then
 		result "$name" pass "$label, $cpus vCPU(s), $action -> status $STATUS, init after ${INIT_MS} ms"
 	else
@@ -114,7 +126,8 @@ corrupt_case() {
 	fi
 }
 
-# The same vmlinux boot under QEMU in this L1, for comparison only.
+# The same vmlinux boot under QEMU in this L1, for comparison only. rtc=on:
+# without a CMOS RTC, rtc_cmos stalls the guest for ~25 s here.
 qemu_case() {
 	name=qemu-microvm
 	qemu=/usr/bin/qemu-system-x86_64
@@ -124,13 +137,14 @@ qemu_case() {
 	fi
 	cmdline="$BASE_CMDLINE e2e.action=poweroff"
 	log=/tmp/$name.log
-	run_vm $name "$log" -- "$qemu" -M microvm -enable-kvm -cpu host \
+	run_vm $name "$log" -- "$qemu" -M microvm,rtc=on -enable-kvm -cpu host \
 		-smp 1 -m "$MEM" -nodefaults -no-user-config -nographic \
 		-serial stdio -no-reboot -L /usr/share/qemu \
 		-kernel "$VMLINUX" -initrd "$INITRD" -append "$cmdline"
 	guest=$(grep -m 1 "$MARKER" "$log" | tr -d '\r')
 	echo "E2E-TIME name=$name vmm=qemu-microvm kernel=vmlinux cpus=1 boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS guest_uptime_s=$(field uptime "$guest")"
 	if [ -n "$guest" ]; then
+		[ $VERBOSE = 1 ] && show_log $name "$log"
 		result $name pass "information only: QEMU microvm reached init after ${INIT_MS} ms"
 	else
 		show_log $name "$log"

@@ -13,8 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <linux/kvm.h>
 #include <cmocka.h>
 
 #include "kvm_test.h"
@@ -311,6 +315,57 @@ static void test_hint_channel_absent_when_sched_hints_off(void **state)
 	sched_run_free(&r);
 }
 
+/* Whether this host lets a VM disable HLT exits (KVM_CAP_X86_DISABLE_EXITS). */
+static bool host_can_disable_hlt(void)
+{
+	int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	int vm = kvm >= 0 ? ioctl(kvm, KVM_CREATE_VM, 0) : -1;
+	int r = vm >= 0 ? ioctl(vm, KVM_CHECK_EXTENSION,
+				KVM_CAP_X86_DISABLE_EXITS)
+			: 0;
+
+	if (vm >= 0)
+		close(vm);
+	if (kvm >= 0)
+		close(kvm);
+	return r > 0 && (r & KVM_X86_DISABLE_EXITS_HLT);
+}
+
+static void test_pin_list_pins_every_vcpu(void **state)
+{
+	char opt[32];
+	const char *opts[] = { opt, NULL };
+	struct sched_run r;
+	cpu_set_t set;
+	int cpu = 0;
+
+	/* The first CPU this process may use, whatever machine this is. */
+	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+	while (!CPU_ISSET(cpu, &set))
+		cpu++;
+	snprintf(opt, sizeof(opt), "pin=%d", cpu);
+	boot(&r, 2, "test=smp-count", opts);
+	assert_guest_ok(&r, "smp-count");
+	/* One CPU for two vCPUs: both share it, exits stay enabled. */
+	assert_int_equal(stat(&r, "vm.pins_applied"), 2);
+	assert_int_equal(stat(&r, "vm.hlt_exits_disabled"), 0);
+	sched_run_free(&r);
+}
+
+static void test_pin_dedicated_disables_hlt_exits(void **state)
+{
+	const char *opts[] = { "pin=dedicated", NULL };
+	struct sched_run r;
+
+	boot(&r, 1, "test=hello", opts);
+	assert_guest_ok(&r, "hello");
+	assert_int_equal(stat(&r, "vm.pins_applied"), 1);
+	/* Every vCPU has its own CPU: idle may keep it, where KVM allows. */
+	assert_int_equal(stat(&r, "vm.hlt_exits_disabled"),
+			 host_can_disable_hlt());
+	sched_run_free(&r);
+}
+
 static void test_bad_options_are_rejected(void **state)
 {
 	struct hvm_config *cfg = hvm_config_new();
@@ -343,6 +398,8 @@ int main(void)
 		cmocka_unit_test(test_pv_list_is_what_the_guest_sees),
 		cmocka_unit_test(test_pv_host_masks_hypercalls_it_cannot_serve),
 		cmocka_unit_test(test_sched_hints_off_is_a_plain_vmm),
+		cmocka_unit_test(test_pin_list_pins_every_vcpu),
+		cmocka_unit_test(test_pin_dedicated_disables_hlt_exits),
 		cmocka_unit_test(test_hint_channel_rate_limits_a_flood),
 		cmocka_unit_test(test_hint_channel_absent_when_sched_hints_off),
 	};

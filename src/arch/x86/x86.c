@@ -12,7 +12,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "arch/x86/acpi.h"
+#include "arch/x86/boot64.h"
+#include "arch/x86/bzimage.h"
 #include "arch/x86/cpuid.h"
+#include "arch/x86/e820.h"
 #include "arch/x86/hypercall_probe.h"
 #include "arch/x86/mptable.h"
 #include "arch/x86/platform.h"
@@ -51,6 +55,8 @@ struct x86_vm {
 	struct pci_host *pci;
 	struct rr_partner *rr; /* --rr-partner only */
 	uint64_t entry;
+	bool linux64; /* bzImage: 64-bit boot protocol, else PVH */
+	uint64_t boot_params_gpa;
 	uint64_t kernel_end;
 	uint64_t initrd_gpa;
 	uint64_t initrd_size;
@@ -269,6 +275,49 @@ static int x86_load_initrd(struct vm *vm)
 	return 0;
 }
 
+/*
+ * bzImage: the loader places kernel, initrd, command line and zero page
+ * itself (initrd_addr_max and init_size are in the image's header).
+ */
+static int x86_load_bzimage(struct vm *vm, const uint8_t *img, size_t size,
+			    const char *path)
+{
+	struct x86_vm *a = x86(vm);
+	struct linux_boot_args args = {
+		.cmdline = vm->cfg->cmdline,
+		.initrd_name = vm->cfg->initrd,
+		.ram_size = vm->cfg->mem,
+		.acpi_rsdp_gpa =
+			X86_ACPI_GPA, /* acpi_build_tables puts it there */
+	};
+	struct linux_boot_entry entry;
+	uint8_t *initrd = NULL;
+	size_t initrd_size = 0;
+	int r;
+
+	if (vm->cfg->initrd) {
+		r = read_whole_file(vm->cfg->initrd, "initrd", MAX_INITRD_SIZE,
+				    &initrd, &initrd_size);
+		if (r < 0)
+			return r;
+		args.initrd = initrd;
+		args.initrd_size = initrd_size;
+	}
+	r = bzimage_load(&vm->mem, path, img, size, &args, &entry);
+	free(initrd);
+	if (!r)
+		r = boot64_write_tables(&vm->mem);
+	if (r < 0)
+		return r;
+	a->linux64 = true;
+	a->entry = entry.rip;
+	a->boot_params_gpa = entry.boot_params_gpa;
+	a->kernel_end = entry.kernel_end;
+	a->initrd_gpa = entry.initrd_gpa;
+	a->initrd_size = initrd_size;
+	return 0;
+}
+
 static int x86_load_kernel(struct vm *vm)
 {
 	const char *path = vm->cfg->kernel;
@@ -299,11 +348,21 @@ static int x86_load_kernel(struct vm *vm)
 	if (pvh_is_elf(img, size)) {
 		r = pvh_load_elf(img, size, path, &vm->mem, X86_HIGH_MEM_START,
 				 &image);
+	} else if (bzimage_probe(img, size)) {
+		r = x86_load_bzimage(vm, img, size, path);
+		free(data);
+		return r;
 	} else {
+		/* Neither: let the bzImage parser say what it found. */
+		struct bzimage_info info;
+		char why[256];
+
+		bzimage_parse(path, img, size, &info);
+		snprintf(why, sizeof(why), "%s", hvm_error_message());
 		r = hvm_set_error(
 			-EINVAL,
-			"kernel %s is not a kernel hintvm can boot: expected a PVH ELF (vmlinux) or a bzImage",
-			path);
+			"kernel %s is not a kernel hintvm can boot: expected a PVH ELF (vmlinux) or a bzImage (%s)",
+			path, why);
 	}
 	free(data);
 	if (r < 0)
@@ -462,12 +521,18 @@ static int x86_vcpu_set_boot_regs(struct vm *vm, struct vcpu *vcpu)
 	if (ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0)
 		return hvm_set_error(-errno, "KVM_GET_SREGS: %s",
 				     strerror(errno));
-	flat_segment(&sregs.cs, 0x10, 0xb); /* execute/read, accessed */
-	flat_segment(&sregs.ds, 0x18, 0x3); /* read/write, accessed */
-	sregs.es = sregs.fs = sregs.gs = sregs.ss = sregs.ds;
-	sregs.cr0 = 0x11; /* PE | ET */
-	sregs.cr4 = 0;
-	sregs.efer = 0;
+	if (x86(vm)->linux64) {
+		/* bzImage: long mode, RSI = zero page (boot64.h). */
+		boot64_set_entry_state(&regs, &sregs, x86(vm)->entry,
+				       x86(vm)->boot_params_gpa);
+	} else {
+		flat_segment(&sregs.cs, 0x10, 0xb); /* execute/read, accessed */
+		flat_segment(&sregs.ds, 0x18, 0x3); /* read/write, accessed */
+		sregs.es = sregs.fs = sregs.gs = sregs.ss = sregs.ds;
+		sregs.cr0 = 0x11; /* PE | ET */
+		sregs.cr4 = 0;
+		sregs.efer = 0;
+	}
 	if (ioctl(vcpu->fd, KVM_SET_SREGS, &sregs) < 0)
 		return hvm_set_error(-errno, "KVM_SET_SREGS: %s",
 				     strerror(errno));
@@ -508,7 +573,8 @@ static void x86_memmap_add(struct hvm_memmap_table_entry *map, uint32_t *n,
 static int x86_write_start_info(struct vm *vm)
 {
 	struct x86_vm *a = x86(vm);
-	struct hvm_memmap_table_entry map[4];
+	struct hvm_memmap_table_entry map[X86_E820_MAX_ENTRIES];
+	struct x86_e820_entry e820[X86_E820_MAX_ENTRIES];
 	struct hvm_modlist_entry mod = { .paddr = a->initrd_gpa,
 					 .size = a->initrd_size };
 	struct hvm_start_info info = {
@@ -516,18 +582,20 @@ static int x86_write_start_info(struct vm *vm)
 		.version = 1,
 		.cmdline_paddr = X86_CMDLINE_GPA,
 		.memmap_paddr = X86_PVH_MEMMAP_GPA,
+		.rsdp_paddr = X86_ACPI_GPA,
 	};
 	uint32_t n = 0;
-	int r;
+	int nr_e820, r;
 
-	x86_memmap_add(map, &n, 0, X86_LOW_RAM_END, 1);
-	x86_memmap_add(map, &n, X86_LOW_RAM_END,
-		       X86_HIGH_MEM_START - X86_LOW_RAM_END, 2);
-	x86_memmap_add(map, &n, X86_HIGH_MEM_START,
-		       a->low_ram_end - X86_HIGH_MEM_START, 1);
-	if (vm->cfg->mem > a->low_ram_end)
-		x86_memmap_add(map, &n, X86_MMIO_HOLE_END,
-			       vm->cfg->mem - a->low_ram_end, 1);
+	/* The same map the bzImage zero page gets (e820.h). */
+	nr_e820 = x86_e820_build(vm->cfg->mem, e820, X86_E820_MAX_ENTRIES);
+	if (nr_e820 < 0)
+		return hvm_set_error(nr_e820,
+				     "guest RAM of %llu bytes is too small",
+				     (unsigned long long)vm->cfg->mem);
+	for (int i = 0; i < nr_e820; i++)
+		x86_memmap_add(map, &n, e820[i].addr, e820[i].size,
+			       e820[i].type);
 	info.memmap_entries = n;
 	if (a->initrd_size) {
 		info.nr_modules = 1;
@@ -546,10 +614,13 @@ static int x86_write_start_info(struct vm *vm)
 
 int arch_vm_finalize(struct vm *vm)
 {
+	/* ACPI for Linux; the MP table stays for acpi=off and tiny kernels. */
 	int r = mptable_write(&vm->mem, X86_MPTABLE_GPA, X86_MPTABLE_MAX,
 			      vm->nr_vcpus);
 
 	if (!r)
+		r = acpi_build_tables(&vm->mem, vm->nr_vcpus, NULL);
+	if (!r && !x86(vm)->linux64)
 		r = x86_write_start_info(vm);
 	return r;
 }
