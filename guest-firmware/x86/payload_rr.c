@@ -36,14 +36,6 @@ static uint64_t host_cpu_ns;
 static volatile uint64_t answers;
 static bool partner_missing;
 
-static inline uint32_t inl(uint16_t port)
-{
-	uint32_t value;
-
-	__asm__ volatile("inl %1, %0" : "=a"(value) : "Nd"(port));
-	return value;
-}
-
 static void ioapic_write(uint32_t reg, uint32_t value)
 {
 	volatile uint32_t *base =

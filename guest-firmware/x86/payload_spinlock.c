@@ -71,14 +71,6 @@ static struct ticket_lock lock;
 static struct worker workers[MAX_CPUS];
 static volatile uint32_t ready_count;
 
-static inline uint32_t inl(uint16_t port)
-{
-	uint32_t value;
-
-	__asm__ volatile("inl %1, %0" : "=a"(value) : "Nd"(port));
-	return value;
-}
-
 static uint64_t next_random(uint64_t *state)
 {
 	uint64_t x = *state;
