@@ -23,14 +23,6 @@ static uint64_t events, want_absent;
 static uint32_t magic, info;
 static volatile uint32_t accepted[MAX_CPUS], dropped[MAX_CPUS];
 
-static inline uint32_t inl(uint16_t port)
-{
-	uint32_t v;
-
-	__asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
 static bool hint_setup(void)
 {
 	if (!cmdline_get_u64("events", 500, 1, 1000000, &events) ||

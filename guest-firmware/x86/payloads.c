@@ -8,9 +8,10 @@ extern const struct payload payload_smp_count;
 extern const struct payload payload_fault;
 extern const struct payload payload_cpuid;
 extern const struct payload payload_hint;
+extern const struct payload payload_virtio;
 
 const struct payload *const payloads[] = {
 	&payload_hello, &payload_ipi,	&payload_smp_count,
 	&payload_fault, &payload_cpuid, &payload_hint,
-	NULL,
+	&payload_virtio, NULL,
 };

@@ -276,6 +276,12 @@ static int parse_kvm_device(struct hvm_config *cfg, const char *name,
 	return set_string(&cfg->kvm_path, name, value);
 }
 
+static int parse_dtb_dump(struct hvm_config *cfg, const char *name,
+			  const char *value)
+{
+	return set_string(&cfg->dtb_dump, name, value);
+}
+
 static int parse_control(struct hvm_config *cfg, const char *name,
 			 const char *value)
 {
@@ -293,7 +299,7 @@ static int parse_config_file(struct hvm_config *cfg, const char *name,
 /* Order is help order. Bit positions in set_mask follow the index. */
 static const struct option_def options[] = {
 	{ { "kernel", 'k', "FILE",
-	    "kernel image: PVH ELF or bzImage (default: built-in test kernel)" },
+	    "kernel image: PVH ELF or bzImage on x86, Image on arm64 (default: built-in test kernel)" },
 	  parse_kernel },
 	{ { "initrd", 'i', "FILE", "initial ramdisk" }, parse_initrd },
 	{ { "cmdline", 'p', "STR", "kernel command line" }, parse_cmdline },
@@ -322,6 +328,9 @@ static const struct option_def options[] = {
 	  parse_verbose },
 	{ { "kvm-device", 0, "PATH", "KVM device node (default /dev/kvm)" },
 	  parse_kvm_device },
+	{ { "dtb-dump", 0, "FILE",
+	    "arm64: also write the generated device tree blob to FILE" },
+	  parse_dtb_dump },
 	{ { "control", 0, "PATH",
 	    "serve a control socket at PATH (see hintvm ctl)" },
 	  parse_control },
@@ -405,6 +414,7 @@ void config_free_fields(struct hvm_config *cfg)
 	free(cfg->initrd);
 	free(cfg->cmdline);
 	free(cfg->kvm_path);
+	free(cfg->dtb_dump);
 	free(cfg->control_path);
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		free(cfg->disks[i].path);
@@ -438,7 +448,7 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 		return NULL;
 	*copy = *cfg;
 	copy->kernel = copy->initrd = copy->cmdline = copy->kvm_path = NULL;
-	copy->control_path = NULL;
+	copy->control_path = copy->dtb_dump = NULL;
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		copy->disks[i].path = NULL;
 	for (unsigned int i = 0; i < cfg->nr_nets; i++)
@@ -447,7 +457,8 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 	    dup_field(&copy->initrd, cfg->initrd) ||
 	    dup_field(&copy->cmdline, cfg->cmdline) ||
 	    dup_field(&copy->kvm_path, cfg->kvm_path) ||
-	    dup_field(&copy->control_path, cfg->control_path);
+	    dup_field(&copy->control_path, cfg->control_path) ||
+	    dup_field(&copy->dtb_dump, cfg->dtb_dump);
 	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++)
 		r = dup_field(&copy->disks[i].path, cfg->disks[i].path);
 	for (unsigned int i = 0; !r && i < cfg->nr_nets; i++)

@@ -24,6 +24,7 @@
 #include "core/arch.h"
 #include "core/builtin_kernel.h"
 #include "core/file.h"
+#include "core/kernel_format.h"
 #include "core/log.h"
 #include "core/vm.h"
 #include "devices/acpi_pm.h"
@@ -325,8 +326,10 @@ static int x86_load_kernel(struct vm *vm)
 		snprintf(why, sizeof(why), "%s", hvm_error_message());
 		r = hvm_set_error(
 			-EINVAL,
-			"kernel %s is not a kernel hintvm can boot: expected a PVH ELF (vmlinux) or a bzImage (%s)",
-			path, why);
+			"kernel %s is not a kernel hintvm can boot on x86-64: it is %s; expected a PVH ELF (vmlinux) or a bzImage (%s)",
+			path,
+			kernel_format_name(kernel_format_detect(img, size)),
+			why);
 	}
 	free(data);
 	if (r < 0)
@@ -592,6 +595,11 @@ int arch_vm_finalize(struct vm *vm)
 int arch_vcpu_exit(struct vcpu *vcpu)
 {
 	return -ENOSYS;
+}
+
+int arch_virtio_mmio_slot(struct vm *vm, struct arch_virtio_mmio_slot *slot)
+{
+	return -EOPNOTSUPP; /* virtio devices sit on PCI on x86 */
 }
 
 void arch_vcpu_describe(struct vcpu *vcpu, char *buf, size_t len)
