@@ -274,6 +274,9 @@ struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 	r = arch_vm_init(vm);
 	if (r < 0)
 		goto fail;
+	r = virtio_vm_plug_mmio(vm); /* devices the arch did not place */
+	if (r < 0)
+		goto fail;
 
 	vm->vcpus = calloc(cfg->cpus, sizeof(*vm->vcpus));
 	if (!vm->vcpus) {

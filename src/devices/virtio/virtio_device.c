@@ -234,7 +234,12 @@ void virtio_set_status(struct virtio_device *vdev, uint8_t status)
 			pr_warn("%s: activation failed: %s", vdev->name,
 				hvm_error_message());
 			virtio_device_set_needs_reset(vdev);
+			return;
 		}
+		/* Buffers queued before DRIVER_OK: look at them now. */
+		for (uint16_t q = 0; q < vdev->nr_vqs; q++)
+			if (vdev->vqs[q].enabled)
+				virtio_device_kick(vdev, q);
 		return;
 	}
 	vdev->status |= added;

@@ -232,6 +232,10 @@ static void setup_msix(struct fixture *f)
 
 static void driver_init(struct fixture *f, uint64_t features)
 {
+	/* Fresh rings before the queue is enabled, as a driver has them. */
+	f->avail_idx = 0;
+	f->used_seen = 0;
+	memset(ram + DESC, 0, 0x3000);
 	set_status(f, 0);
 	assert_int_equal(status(f), 0);
 	set_status(f, VIRTIO_CONFIG_S_ACKNOWLEDGE);
@@ -261,9 +265,6 @@ static void driver_init(struct fixture *f, uint64_t features)
 			      VIRTIO_CONFIG_S_FEATURES_OK |
 			      VIRTIO_CONFIG_S_DRIVER_OK);
 	assert_int_equal(status(f) & VIRTIO_CONFIG_S_NEEDS_RESET, 0);
-	f->avail_idx = 0;
-	f->used_seen = 0;
-	memset(ram + DESC, 0, 0x3000);
 }
 
 static void set_desc(uint16_t i, uint64_t addr, uint32_t len, uint16_t flags,
