@@ -10,8 +10,16 @@ extern const struct payload payload_cpuid;
 extern const struct payload payload_hint;
 extern const struct payload payload_virtio;
 
+/* One line per payload (kept by hand so additions merge cleanly). */
+/* clang-format off */
 const struct payload *const payloads[] = {
-	&payload_hello, &payload_ipi,	&payload_smp_count,
-	&payload_fault, &payload_cpuid, &payload_hint,
-	&payload_virtio, NULL,
+	&payload_hello,
+	&payload_ipi,
+	&payload_smp_count,
+	&payload_fault,
+	&payload_cpuid,
+	&payload_hint,
+	&payload_virtio,
+	NULL,
 };
+/* clang-format on */
