@@ -15,12 +15,14 @@
 #include <errno.h>
 #include <semaphore.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
 
 #include "core/log.h"
+#include "devices/virtio/virtio_console.h"
 #include "devices/virtio/virtio_mmio.h"
 #include "devices/virtio/virtio_rng.h"
 
@@ -41,6 +43,7 @@ struct fixture {
 	sem_t irq_raised;
 	bool level;
 	int raises;
+	int pipe[2]; /* console output */
 };
 
 static int set_level(void *ctx, uint32_t gsi, bool level)
@@ -69,7 +72,7 @@ static void wr(struct fixture *f, uint64_t off, uint32_t v)
 	virtio_mmio_ops.write(&f->mmio, off, (uint8_t *)&v, 4);
 }
 
-static int setup(void **state)
+static struct fixture *make(bool console)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 
@@ -78,7 +81,13 @@ static int setup(void **state)
 	assert_int_equal(event_loop_create(&f->loop, 32), 0);
 	sem_init(&f->irq_raised, 0, 0);
 	f->host = (struct virtio_host){ .mem = &f->mem, .loop = f->loop };
-	f->vdev = virtio_rng_create(&f->host);
+	if (console) {
+		assert_int_equal(pipe(f->pipe), 0);
+		f->vdev = virtio_console_create(&f->host, f->pipe[1]);
+	} else {
+		f->pipe[0] = f->pipe[1] = -1;
+		f->vdev = virtio_rng_create(&f->host);
+	}
 	assert_non_null(f->vdev);
 	assert_int_equal(virtio_device_attach_loop(f->vdev, f->loop), 0);
 	virtio_mmio_init(&f->mmio, f->vdev, 0x0a000000,
@@ -86,7 +95,18 @@ static int setup(void **state)
 				 .set_level = set_level, .ctx = f, .gsi = 42 },
 			 &f->host);
 	assert_int_equal(event_loop_start(f->loop, "test-mmio"), 0);
-	*state = f;
+	return f;
+}
+
+static int setup(void **state)
+{
+	*state = make(false);
+	return 0;
+}
+
+static int setup_console(void **state)
+{
+	*state = make(true);
 	return 0;
 }
 
@@ -97,6 +117,10 @@ static int teardown(void **state)
 	event_loop_destroy(f->loop);
 	f->vdev->ops->destroy(f->vdev);
 	sem_destroy(&f->irq_raised);
+	if (f->pipe[0] >= 0) {
+		close(f->pipe[0]);
+		close(f->pipe[1]);
+	}
 	free(f);
 	return 0;
 }
@@ -188,12 +212,78 @@ static void test_request_and_interrupt(void **state)
 	assert_int_equal(rd(f, 0x044), 0);
 }
 
+/* Handshake with VERSION_1 and NQ queues of 16 entries at 0x1000 * (q+1). */
+static void driver_up(struct fixture *f, unsigned int nq)
+{
+	wr(f, 0x070, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+	wr(f, 0x024, 1);
+	wr(f, 0x020, 1);
+	wr(f, 0x070,
+	   VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+		   VIRTIO_CONFIG_S_FEATURES_OK);
+	for (unsigned int q = 0; q < nq; q++) {
+		uint32_t base = 0x10000 + 0x4000 * q;
+
+		wr(f, 0x030, q);
+		wr(f, 0x038, 16);
+		wr(f, 0x080, base);
+		wr(f, 0x090, base + 0x1000);
+		wr(f, 0x0a0, base + 0x2000);
+		wr(f, 0x044, 1);
+	}
+	wr(f, 0x070,
+	   VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+		   VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+}
+
+static void post_one(struct fixture *f, unsigned int q, uint64_t addr,
+		     uint32_t len, uint16_t flags)
+{
+	uint32_t base = 0x10000 + 0x4000 * q;
+	struct vring_desc d = { addr, len, flags, 0 };
+	uint16_t idx = *(uint16_t *)(ram + base + 0x1000 + 2);
+
+	memcpy(ram + base + 16 * (idx % 16), &d, sizeof(d));
+	*(uint16_t *)(ram + base + 0x1000 + 4 + 2 * (idx % 16)) = idx % 16;
+	__atomic_store_n((uint16_t *)(ram + base + 0x1000 + 2),
+			 (uint16_t)(idx + 1), __ATOMIC_RELEASE);
+	wr(f, 0x050, q);
+}
+
+static void test_console(void **state)
+{
+	struct fixture *f = *state;
+	char out[16] = { 0 };
+	uint32_t len;
+
+	/* No receive buffers yet (driver not ready): input waits. */
+	assert_int_equal(
+		virtio_console_receive(f->vdev, (const uint8_t *)"x", 1), 0);
+	driver_up(f, 2);
+	/* hvc0 output: the transmit queue goes to the output fd. */
+	memcpy(ram + BUF, "hello hvc0", 10);
+	post_one(f, 1, BUF, 10, 0);
+	assert_int_equal(read(f->pipe[0], out, 10), 10);
+	assert_string_equal(out, "hello hvc0");
+	/* Input: fills posted receive buffers, the rest waits. */
+	post_one(f, 0, BUF + 0x100, 4, VRING_DESC_F_WRITE);
+	assert_int_equal(
+		virtio_console_receive(f->vdev, (const uint8_t *)"abcdef", 6),
+		4);
+	assert_memory_equal(ram + BUF + 0x100, "abcd", 4);
+	memcpy(&len, ram + 0x10000 + 0x2000 + 8, 4);
+	assert_int_equal(len, 4);
+	assert_true(f->level);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_identity, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_request_and_interrupt,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_console, setup_console,
+						teardown),
 	};
 	struct event_loop *probe;
 	int ret = event_loop_create(&probe, 4);
