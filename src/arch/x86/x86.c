@@ -431,11 +431,16 @@ static int x86_vcpu_set_cpuid(struct vm *vm, struct vcpu *vcpu)
 	struct x86_vm *a = x86(vm);
 	const struct kvm_cpuid2 *src = a->supported_cpuid;
 	struct kvm_cpuid2 *c =
-		calloc(1, sizeof(*c) + src->nent * sizeof(c->entries[0]));
-	int r = 0;
+		calloc(1, sizeof(*c) + (src->nent + CPUID_EXTRA_ENTRIES) *
+					       sizeof(c->entries[0]));
+	int khz, r = 0;
 
 	if (!c)
 		return hvm_set_error(-ENOMEM, "out of memory");
+	if (vcpu->id == 0) {
+		khz = ioctl(vcpu->fd, KVM_GET_TSC_KHZ, 0);
+		a->cpuid.tsc_khz = khz > 0 ? (uint32_t)khz : 0;
+	}
 	cpuid_for_vcpu(src, c, vcpu->id, &a->cpuid);
 	if (ioctl(vcpu->fd, KVM_SET_CPUID2, c) < 0)
 		r = hvm_set_error(-errno, "KVM_SET_CPUID2 on vCPU %u: %s",
