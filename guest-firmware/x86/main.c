@@ -116,8 +116,10 @@ static void discover_cpus(uint64_t rsdp_gpa, uint32_t bsp_apic_id,
 	       list->apic_ids[bsp_slot] != bsp_apic_id)
 		bsp_slot++;
 	if (bsp_slot == list->count) {
-		if (list->count == MAX_CPUS)
+		if (list->count == MAX_CPUS) {
 			list->count--;
+			list->dropped++;
+		}
 		list->apic_ids[list->count++] = bsp_apic_id;
 	}
 	list->apic_ids[bsp_slot] = list->apic_ids[0];

@@ -276,6 +276,12 @@ static int parse_kvm_device(struct hvm_config *cfg, const char *name,
 	return set_string(&cfg->kvm_path, name, value);
 }
 
+static int parse_rr_partner(struct hvm_config *cfg, const char *name,
+			    const char *value)
+{
+	return parse_flag(&cfg->rr_partner, name, value);
+}
+
 static int parse_dtb_dump(struct hvm_config *cfg, const char *name,
 			  const char *value)
 {
@@ -328,6 +334,9 @@ static const struct option_def options[] = {
 	  parse_verbose },
 	{ { "kvm-device", 0, "PATH", "KVM device node (default /dev/kvm)" },
 	  parse_kvm_device },
+	{ { "rr-partner", 0, NULL,
+	    "add the request/response benchmark partner (bench/, x86)" },
+	  parse_rr_partner },
 	{ { "dtb-dump", 0, "FILE",
 	    "arm64: also write the generated device tree blob to FILE" },
 	  parse_dtb_dump },

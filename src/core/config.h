@@ -44,6 +44,7 @@ struct hvm_config {
 	int console_out_fd;
 	int verbosity;
 	char *kvm_path;
+	bool rr_partner; /* the rr benchmark's host-side partner device */
 	char *dtb_dump; /* arm64: write the generated device tree here */
 	char *control_path; /* --control: Unix socket, NULL for none */
 	struct hvm_disk_config disks[HVM_MAX_DISKS];

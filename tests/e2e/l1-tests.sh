@@ -53,9 +53,9 @@ run_vm() { # NAME LOG -- COMMAND...: sets RUN (the e2e-run line)
 }
 
 # Boot KERNEL with CPUS vCPUs; the guest init then does ACTION.
-boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS
+boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS [ARGS]
 	name=$1 label=$2 kernel=$3 cpus=$4 action=$5 expect=$6
-	cmdline="$BASE_CMDLINE e2e.action=$action"
+	cmdline="$BASE_CMDLINE${7:+ $7} e2e.action=$action"
 	log=/tmp/$name.log
 	if [ ! -x "$HINTVM" ]; then
 		result "$name" skip "no static hintvm in the L1 image"
@@ -85,10 +85,10 @@ boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS
 	fi
 	[ $VERBOSE = 1 ] && [ -z "$problems" ] && show_log "$name" "$log"
 	if [ -z "$problems" ]; then
-		result "$name" pass "$label, $cpus vCPU(s), $action -> status $STATUS, init after ${INIT_MS} ms"
+		result "$name" pass "$label${7:+ $7}, $cpus vCPU(s), $action -> status $STATUS, init after ${INIT_MS} ms"
 	else
 		show_log "$name" "$log"
-		result "$name" fail "$label, $cpus vCPU(s), $action:$problems"
+		result "$name" fail "$label${7:+ $7}, $cpus vCPU(s), $action:$problems"
 	fi
 }
 
@@ -158,5 +158,7 @@ boot_case boot-bzimage-1cpu bzImage "$BZIMAGE" 1 poweroff $STATUS_POWEROFF
 boot_case boot-bzimage-2cpu bzImage "$BZIMAGE" 2 poweroff $STATUS_POWEROFF
 boot_case reboot vmlinux "$VMLINUX" 1 reboot $STATUS_REBOOT
 boot_case panic vmlinux "$VMLINUX" 1 panic $STATUS_REBOOT
+# Without ACPI: CPUs from the MP table, reset through the i8042 (0xfe).
+boot_case acpi-off-2cpu vmlinux "$VMLINUX" 2 reboot $STATUS_REBOOT acpi=off
 corrupt_case
 qemu_case

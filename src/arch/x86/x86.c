@@ -32,6 +32,7 @@
 #include "devices/debug_exit.h"
 #include "devices/i8042.h"
 #include "devices/pci/pci.h"
+#include "devices/rr_partner.h"
 #include "devices/uart8250.h"
 #include "devices/virtio/virtio_vm.h"
 #include "sched/brain.h"
@@ -53,6 +54,7 @@ struct x86_vm {
 	struct i8042 *kbc;
 	struct acpi_pm *pm;
 	struct pci_host *pci;
+	struct rr_partner *rr; /* --rr-partner only */
 	uint64_t entry;
 	bool linux64; /* bzImage: 64-bit boot protocol, else PVH */
 	uint64_t boot_params_gpa;
@@ -124,6 +126,38 @@ static int x86_setup_memory(struct vm *vm)
 	}
 	x86(vm)->low_ram_end = low;
 	return 0;
+}
+
+/*
+ * The rr benchmark partner: its doorbell port is an ioeventfd and its
+ * answer an irqfd on an I/O APIC pin, so a transaction never leaves the
+ * kernel on the vCPU side (bench/, docs/benchmarks.md).
+ */
+static int x86_setup_rr_partner(struct vm *vm)
+{
+	struct x86_vm *a = x86(vm);
+	struct kvm_ioeventfd doorbell = {
+		.addr = X86_RR_PARTNER_PORT + RR_REG_DOORBELL,
+		.len = 4,
+		.flags = KVM_IOEVENTFD_FLAG_PIO,
+	};
+	struct kvm_irqfd answer = { .gsi = X86_RR_PARTNER_IRQ };
+
+	a->rr = rr_partner_create();
+	if (!a->rr)
+		return -ENOMEM;
+	doorbell.fd = rr_partner_request_fd(a->rr);
+	answer.fd = (uint32_t)rr_partner_response_fd(a->rr);
+	if (ioctl(vm->fd, KVM_IOEVENTFD, &doorbell) < 0)
+		return hvm_set_error(
+			-errno, "--rr-partner: KVM_IOEVENTFD on port 0x%x: %s",
+			X86_RR_PARTNER_PORT, strerror(errno));
+	if (ioctl(vm->fd, KVM_IRQFD, &answer) < 0)
+		return hvm_set_error(-errno,
+				     "--rr-partner: KVM_IRQFD on GSI %d: %s",
+				     X86_RR_PARTNER_IRQ, strerror(errno));
+	return vm_register_pio(vm, X86_RR_PARTNER_PORT, RR_PARTNER_LEN,
+			       &rr_partner_bus_ops, a->rr, "rr-partner");
 }
 
 static const struct bus_ops post_port_ops = { 0 };
@@ -206,6 +240,8 @@ static int x86_setup_devices(struct vm *vm)
 		r = bus_set_coalesced(&vm->pio, X86_POST_PORT);
 	if (!r)
 		r = sched_register_hints(vm, X86_HINT_PORT, true);
+	if (!r && vm->cfg->rr_partner)
+		r = x86_setup_rr_partner(vm);
 	return r;
 }
 
@@ -395,11 +431,16 @@ static int x86_vcpu_set_cpuid(struct vm *vm, struct vcpu *vcpu)
 	struct x86_vm *a = x86(vm);
 	const struct kvm_cpuid2 *src = a->supported_cpuid;
 	struct kvm_cpuid2 *c =
-		calloc(1, sizeof(*c) + src->nent * sizeof(c->entries[0]));
-	int r = 0;
+		calloc(1, sizeof(*c) + (src->nent + CPUID_EXTRA_ENTRIES) *
+					       sizeof(c->entries[0]));
+	int khz, r = 0;
 
 	if (!c)
 		return hvm_set_error(-ENOMEM, "out of memory");
+	if (vcpu->id == 0) {
+		khz = ioctl(vcpu->fd, KVM_GET_TSC_KHZ, 0);
+		a->cpuid.tsc_khz = khz > 0 ? (uint32_t)khz : 0;
+	}
 	cpuid_for_vcpu(src, c, vcpu->id, &a->cpuid);
 	if (ioctl(vcpu->fd, KVM_SET_CPUID2, c) < 0)
 		r = hvm_set_error(-errno, "KVM_SET_CPUID2 on vCPU %u: %s",
@@ -627,6 +668,7 @@ void arch_vm_destroy(struct vm *vm)
 	i8042_destroy(a->kbc);
 	acpi_pm_destroy(a->pm);
 	pci_host_destroy(a->pci);
+	rr_partner_destroy(a->rr);
 	free(a->supported_cpuid);
 	free(a);
 	vm->arch = NULL;
