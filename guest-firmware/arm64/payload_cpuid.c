@@ -41,9 +41,6 @@ static bool cpuid_report(struct result *r)
 	result_add(r, "smccc", "0x%lx", smccc_version & 0xffffffff);
 	result_add(r, "pvtime", "%d", pvtime);
 	for (unsigned int i = 0; pvtime && i < n; i++) {
-		const volatile uint32_t *rec =
-			(const volatile uint32_t *)(uintptr_t)st_ipa[i];
-
 		if (st_ipa[i] == SMCCC_NOT_SUPPORTED || st_ipa[i] % 64 ||
 		    st_ipa[i] >= (1ULL << 39)) {
 			printk("cpuid: cpu %u steal record at 0x%lx", i,
@@ -53,7 +50,7 @@ static bool cpuid_report(struct result *r)
 		}
 		for (unsigned int j = 0; j < i; j++)
 			ok &= st_ipa[j] != st_ipa[i];
-		ok &= rec[0] == 0; /* revision */
+		ok &= mmio_read32(st_ipa[i]) == 0; /* revision */
 	}
 	if (pvtime)
 		result_add(r, "st_ipa", "0x%lx", st_ipa[0]);

@@ -63,6 +63,28 @@ testkernel_case() { # PAYLOAD CPUS
 	fi
 }
 
+# --pv controls PV time: the cpuid payload sees steal-time records by
+# default (pvtime=1) and none with --pv none (pvtime=0).
+pv_case() { # NAME PV_ARG EXPECTED_PVTIME
+	name=$1 pv=$2 want=$3
+	log=/tmp/$name.log
+	if [ ! -f "$TESTKERNEL" ]; then
+		result "$name" skip "this build has no arm64 test kernel"
+		return
+	fi
+	run_vm "$log" "RESULT " -- "$HINTVM" run -k "$TESTKERNEL" \
+		-p "test=cpuid" -c 2 -m 64M --pv "$pv"
+	line=$(grep -m 1 "^RESULT " "$log" | tr -d '\r')
+	if [ "$STATUS" = "$STATUS_POWEROFF" ] &&
+		[ "$(field ok "$line")" = 1 ] &&
+		[ "$(field pvtime "$line")" = "$want" ]; then
+		result "$name" pass "--pv $pv: $line"
+	else
+		show_log "$name" "$log"
+		result "$name" fail "--pv $pv: expected pvtime=$want, status 0 (status $STATUS, ${line:-no RESULT line})"
+	fi
+}
+
 # Linux to init with CPUS vCPUs, then ACTION (poweroff or reboot).
 linux_case() { # NAME CPUS ACTION EXPECTED_STATUS
 	name=$1 cpus=$2 action=$3 expect=$4
@@ -153,6 +175,8 @@ for cpus in 1 2 4; do
 		testkernel_case $payload $cpus
 	done
 done
+pv_case pv-host host 1
+pv_case pv-none none 0
 linux_case linux-1cpu 1 poweroff $STATUS_POWEROFF
 linux_case linux-2cpu 2 poweroff $STATUS_POWEROFF
 linux_case linux-reboot 1 reboot $STATUS_REBOOT

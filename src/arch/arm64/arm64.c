@@ -25,6 +25,8 @@
 #include "core/log.h"
 #include "core/vm.h"
 #include "devices/uart8250.h"
+#include "sched/brain.h"
+#include "sched/pv.h"
 
 /* The built-in test kernel, when this build embeds one. */
 extern const unsigned char hvm_builtin_kernel_start[] __attribute__((weak));
@@ -55,6 +57,7 @@ struct arm64_vm {
 	uint64_t initrd_gpa;
 	uint64_t initrd_size;
 	void *pvtime; /* host side of the PV time memslot, or NULL */
+	bool want_pvtime; /* --pv includes steal-time */
 	unsigned int pvtime_vcpus; /* vCPUs that publish steal time */
 	struct arm64_fdt_mmio_dev virtio[ARM64_VIRTIO_MMIO_SLOTS];
 	unsigned int nr_virtio;
@@ -93,6 +96,29 @@ static int arm64_setup_memory(struct vm *vm)
 }
 
 /*
+ * --pv on arm64: of the KVM paravirt features only steal-time has an
+ * equivalent here (PV time, DEN0057A, KVM_CAP_STEAL_TIME); the others are
+ * x86 CPUID bits. The scheduling brain resolves the request (and reports
+ * it in --stats).
+ */
+static bool arm64_pv_wants_steal_time(struct vm *vm)
+{
+	const struct pv_feature *st = pv_feature_by_name("steal-time");
+	const struct pv_request *req = &vm->cfg->sched.pv;
+	uint32_t bit, host;
+	char names[128];
+
+	if (!st)
+		return false;
+	bit = 1u << st->bit;
+	host = kvm_check_cap(vm->fd, KVM_CAP_STEAL_TIME) > 0 ? bit : 0;
+	if (req->add & ~bit)
+		pr_warn("--pv: %s have no arm64 equivalent and are ignored",
+			pv_format(req->add & ~bit, names, sizeof(names)));
+	return sched_pv_features(vm, host, true) & bit;
+}
+
+/*
  * PV time records live in their own zeroed memslot outside /memory: the
  * guest learns the address per vCPU through SMCCC and maps it itself.
  */
@@ -101,6 +127,12 @@ static int arm64_setup_pvtime(struct vm *vm)
 	struct arm64_vm *a = arm64(vm);
 	struct kvm_userspace_memory_region region;
 	void *mem;
+
+	a->want_pvtime = arm64_pv_wants_steal_time(vm);
+	if (!a->want_pvtime) {
+		pr_info("--pv: steal time off: vCPUs get no PV time records");
+		return 0;
+	}
 
 	mem = mmap(NULL, ARM64_PVTIME_SIZE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -135,14 +167,18 @@ static int arm64_setup_devices(struct vm *vm)
 				.gsi = gic_spi_gsi(ARM64_UART_SPI) };
 	int out_fd =
 		vm->cfg->console == CONSOLE_NONE ? -1 : vm->cfg->console_out_fd;
+	int r;
 
 	a->uart = uart8250_create(irq, out_fd);
 	if (!a->uart)
 		return hvm_set_error(-ENOMEM, "out of memory for devices");
 	vm->console_sink = (struct console_sink){ .deliver = serial_deliver,
 						  .ctx = a->uart };
-	return vm_register_mmio(vm, ARM64_UART_GPA, UART8250_REGS,
-				&uart8250_bus_ops, a->uart, "ttyS0");
+	r = vm_register_mmio(vm, ARM64_UART_GPA, UART8250_REGS,
+			     &uart8250_bus_ops, a->uart, "ttyS0");
+	if (!r)
+		r = sched_register_hints(vm, ARM64_HINT_GPA, false);
+	return r;
 }
 
 static int arm64_load_initrd(struct vm *vm)
@@ -408,6 +444,7 @@ static int arm64_write_fdt(struct vm *vm)
 		.initrd_size = a->initrd_size,
 		.virtio = a->virtio,
 		.nr_virtio = a->nr_virtio,
+		.hint_gpa = vm->cfg->sched.settings.hints ? ARM64_HINT_GPA : 0,
 	};
 	void *buf = calloc(1, FDT_BUF_SIZE);
 	int size, r;

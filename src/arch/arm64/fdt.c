@@ -181,6 +181,18 @@ static void add_virtio(struct fdt_writer *w,
 	end(w);
 }
 
+/* docs/hint-channel.md: one MMIO page, found by its compatible. */
+static void add_hint(struct fdt_writer *w, uint64_t gpa)
+{
+	char name[40];
+
+	node_name(name, sizeof(name), "sched-hint", gpa);
+	begin(w, name);
+	prop_str(w, "compatible", "hintvm,sched-hint");
+	prop_reg(w, gpa, ARM64_HINT_SIZE, 0, 0, 1);
+	end(w);
+}
+
 static void add_chosen(struct fdt_writer *w, const struct arm64_fdt_params *p)
 {
 	char path[40];
@@ -232,6 +244,8 @@ int arm64_fdt_build(const struct arm64_fdt_params *p, void *buf,
 	add_uart(&w, p);
 	for (unsigned int i = 0; i < p->nr_virtio; i++)
 		add_virtio(&w, &p->virtio[i]);
+	if (p->hint_gpa)
+		add_hint(&w, p->hint_gpa);
 	end(&w);
 	if (!w.err)
 		w.err = fdt_finish(buf);

@@ -26,6 +26,7 @@ struct arm64_fdt_params {
 	uint64_t initrd_gpa, initrd_size; /* size 0: no initrd */
 	const struct arm64_fdt_mmio_dev *virtio; /* virtio-mmio devices */
 	unsigned int nr_virtio;
+	uint64_t hint_gpa; /* scheduling-hint page; 0: none */
 };
 
 /* The node path of the UART, as /chosen/stdout-path names it. */
