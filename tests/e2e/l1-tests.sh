@@ -21,6 +21,15 @@ if grep -q 'e2e.verbose=1' /proc/cmdline; then
 fi
 MARKER="E2E-GUEST init"
 
+# HINTVM_E2E_ONLY=name,name (tests/e2e/run) runs just those tests.
+ONLY=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^e2e.only=//p' | tr ',' ' ')
+selected() { # NAME
+	[ -z "$ONLY" ] && return 0
+	for n in $ONLY; do [ "$n" = "$1" ] && return 0; done
+	result "$1" skip "not selected (HINTVM_E2E_ONLY=$(echo $ONLY | tr ' ' ','))"
+	return 1
+}
+
 result() { # NAME STATUS DETAIL
 	echo "E2E-RESULT name=$1 status=$2 detail=$3"
 }
@@ -55,6 +64,7 @@ run_vm() { # NAME LOG -- COMMAND...: sets RUN (the e2e-run line)
 # Boot KERNEL with CPUS vCPUs; the guest init then does ACTION.
 boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS [ARGS]
 	name=$1 label=$2 kernel=$3 cpus=$4 action=$5 expect=$6
+	selected "$name" || return
 	cmdline="$BASE_CMDLINE${7:+ $7} e2e.action=$action"
 	log=/tmp/$name.log
 	if [ ! -x "$HINTVM" ]; then
@@ -95,6 +105,7 @@ boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS [ARGS]
 # A damaged bzImage must be refused with a message before any VM runs.
 corrupt_case() {
 	name=corrupt-bzimage
+	selected $name || return
 	if [ ! -x "$HINTVM" ]; then
 		result $name skip "no static hintvm in the L1 image"
 		return
@@ -130,6 +141,7 @@ corrupt_case() {
 # without a CMOS RTC, rtc_cmos stalls the guest for ~25 s here.
 qemu_case() {
 	name=qemu-microvm
+	selected $name || return
 	qemu=/usr/bin/qemu-system-x86_64
 	if ! "$qemu" -version > /tmp/qemu-version.log 2>&1; then
 		result $name skip "QEMU does not run in L1: $(head -n 1 /tmp/qemu-version.log)"
