@@ -122,6 +122,9 @@ void idt_init(void)
 {
 	for (unsigned int v = 0; v < EXCEPTION_VECTORS; v++)
 		idt_set_gate(v, isr_stub(v), 0);
+	for (unsigned int v = DEVICE_VECTOR_BASE;
+	     v < DEVICE_VECTOR_BASE + DEVICE_VECTORS; v++)
+		idt_set_gate(v, isr_stub(v), 0);
 	for (unsigned int v = IPI_VECTOR_BASE; v < IPI_VECTOR_BASE + MAX_CPUS;
 	     v++)
 		idt_set_gate(v, isr_stub(v), 0);

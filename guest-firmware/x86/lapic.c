@@ -8,6 +8,8 @@
 #define LAPIC_EOI 0xb0
 #define LAPIC_SVR 0xf0
 #define LAPIC_SVR_ENABLE 0x100
+#define LAPIC_LVT_LINT0 0x350
+#define LVT_MASKED 0x10000
 #define LAPIC_ICR_LOW 0x300
 #define LAPIC_ICR_HIGH 0x310
 #define ICR_DELIVERY_FIXED 0x000
@@ -40,6 +42,13 @@ uint32_t lapic_id(void)
 void lapic_enable(void)
 {
 	lapic_write(LAPIC_SVR, LAPIC_SVR_ENABLE | SPURIOUS_VECTOR);
+	/*
+	 * The 8259 PIC reaches the BSP through LINT0 (ExtINT). Under QEMU -M
+	 * pc, SeaBIOS leaves it on vector 8 with the PIT tick enabled, which
+	 * arrived as a bogus #DF as soon as interrupts were on. Nothing here
+	 * uses it: cut it off.
+	 */
+	lapic_write(LAPIC_LVT_LINT0, LVT_MASKED);
 }
 
 void lapic_eoi(void)

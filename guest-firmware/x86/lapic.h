@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 uint32_t lapic_id(void);
-/* Software-enable the LAPIC with SPURIOUS_VECTOR. */
+/* Software-enable the LAPIC with SPURIOUS_VECTOR; mask LINT0 (legacy PIC). */
 void lapic_enable(void);
 void lapic_eoi(void);
 

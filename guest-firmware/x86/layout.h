@@ -27,6 +27,8 @@
 /* Interrupt vectors. Each CPU sends its payload IPIs on its own vector
  * (IPI_VECTOR_BASE + sender number) so a receiver knows the sender. */
 #define EXCEPTION_VECTORS 32
+#define DEVICE_VECTOR_BASE 0x30 /* I/O APIC pins a payload routes */
+#define DEVICE_VECTORS 16
 #define IPI_VECTOR_BASE 0x40
 #define WAKE_VECTOR 0xf0 /* ends a wait_halted: no handler, just EOI */
 #define SPURIOUS_VECTOR 0xff

@@ -118,6 +118,8 @@ size_t format(char *buf, size_t size, const char *fmt, va_list ap)
 		case 's': {
 			const char *str = va_arg(ap, const char *);
 
+			if (!str)
+				str = "(null)";
 			while (*str)
 				out_char(&o, *str++);
 			break;

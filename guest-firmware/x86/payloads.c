@@ -7,8 +7,25 @@ extern const struct payload payload_ipi;
 extern const struct payload payload_smp_count;
 extern const struct payload payload_fault;
 extern const struct payload payload_cpuid;
+extern const struct payload payload_hint;
+extern const struct payload payload_virtio;
+extern const struct payload payload_exits;
+extern const struct payload payload_spinlock;
+extern const struct payload payload_rr;
 
+/* One line per payload (kept by hand so additions merge cleanly). */
+/* clang-format off */
 const struct payload *const payloads[] = {
-	&payload_hello, &payload_ipi,	&payload_smp_count,
-	&payload_fault, &payload_cpuid, NULL,
+	&payload_hello,
+	&payload_ipi,
+	&payload_smp_count,
+	&payload_fault,
+	&payload_cpuid,
+	&payload_hint,
+	&payload_virtio,
+	&payload_exits,
+	&payload_spinlock,
+	&payload_rr,
+	NULL,
 };
+/* clang-format on */

@@ -28,6 +28,14 @@ static inline uint8_t inb(uint16_t port)
 	return value;
 }
 
+static inline uint32_t inl(uint16_t port)
+{
+	uint32_t value;
+
+	__asm__ volatile("inl %1, %0" : "=a"(value) : "Nd"(port));
+	return value;
+}
+
 static inline uint64_t rdtsc(void)
 {
 	uint32_t lo, hi;

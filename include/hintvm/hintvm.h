@@ -137,6 +137,13 @@ HVM_API int hvm_vm_wait(struct hvm_vm *vm, struct hvm_exit *exit);
  */
 HVM_API void hvm_vm_stop(struct hvm_vm *vm);
 
+/*
+ * Take every vCPU out of KVM_RUN and keep it out (returns once all are
+ * parked), or let them run again. Not async-signal-safe.
+ */
+HVM_API int hvm_vm_pause(struct hvm_vm *vm);
+HVM_API int hvm_vm_resume(struct hvm_vm *vm);
+
 /* Stop the VM if it runs and free everything it holds. */
 HVM_API void hvm_vm_destroy(struct hvm_vm *vm);
 

@@ -10,5 +10,6 @@ struct cli_command {
 };
 
 int cmd_run(int argc, char **argv);
+int cmd_ctl(int argc, char **argv);
 
 #endif

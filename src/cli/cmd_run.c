@@ -27,7 +27,7 @@ static void print_help(void)
 	opts = hvm_options(&n);
 	printf("usage: hintvm run [OPTIONS]\n\n"
 	       "Boot a virtual machine. Without --kernel, boots the built-in test kernel\n"
-	       "(-p \"test=NAME\" picks its payload: hello, ipi, smp-count, fault, cpuid).\n\n");
+	       "(-p \"test=NAME\" picks its payload: hello, ipi, smp-count, fault, cpuid, hint).\n\n");
 	for (size_t i = 0; i < n; i++) {
 		char left[48];
 
@@ -191,7 +191,13 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	if (hvm_vm_start(vm) < 0 || hvm_vm_wait(vm, &exit) < 0) {
+	/* A VM that fails to start never ran guest code: a setup error. */
+	if (hvm_vm_start(vm) < 0) {
+		fprintf(stderr, "hintvm: %s\n", hvm_last_error());
+		hvm_vm_destroy(vm);
+		return HVM_STATUS_USAGE;
+	}
+	if (hvm_vm_wait(vm, &exit) < 0) {
 		fprintf(stderr, "hintvm: %s\n", hvm_last_error());
 		hvm_vm_destroy(vm);
 		return HVM_STATUS_HOST_ERROR;

@@ -7,6 +7,8 @@
 
 static const struct cli_command commands[] = {
 	{ "run", "boot a virtual machine", cmd_run },
+	{ "ctl", "query or steer a running VM through its control socket",
+	  cmd_ctl },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -38,6 +38,20 @@ unsigned int arch_max_vcpus(void);
  */
 int arch_vcpu_exit(struct vcpu *vcpu);
 
+/*
+ * A window and an interrupt for one virtio-mmio device, which the guest is
+ * told about (arm64: a device-tree node). Claim it after arch_vm_init and
+ * before arch_vm_finalize; register the device at GPA for SIZE bytes and
+ * drive IRQ. Returns 0, -ENOSPC when every slot is taken, or -EOPNOTSUPP
+ * where virtio devices sit on PCI instead (x86).
+ */
+struct arch_virtio_mmio_slot {
+	uint64_t gpa;
+	uint64_t size;
+	uint32_t irq_gsi; /* for vm_irq_line_set() / KVM_IRQFD */
+};
+int arch_virtio_mmio_slot(struct vm *vm, struct arch_virtio_mmio_slot *slot);
+
 /* A short description of where VCPU is (e.g. "rip=0x... cr0=0x..."). */
 void arch_vcpu_describe(struct vcpu *vcpu, char *buf, size_t len);
 

@@ -12,7 +12,7 @@
 #include "core/config.h"
 #include "core/log.h"
 
-#define HVM_MAX_CPUS 255 /* xAPIC ids in the MP table and MADT */
+#define HVM_MAX_CPUS 254 /* xAPIC ids 0-253, 254 for the I/O APIC */
 #define HVM_MIN_MEM (4ULL << 20)
 
 struct option_def {
@@ -276,6 +276,66 @@ static int parse_kvm_device(struct hvm_config *cfg, const char *name,
 	return set_string(&cfg->kvm_path, name, value);
 }
 
+static int parse_rr_partner(struct hvm_config *cfg, const char *name,
+			    const char *value)
+{
+	return parse_flag(&cfg->rr_partner, name, value);
+}
+
+static int parse_dtb_dump(struct hvm_config *cfg, const char *name,
+			  const char *value)
+{
+	return set_string(&cfg->dtb_dump, name, value);
+}
+
+/* --cpu-features none | NAME[,NAME...] with NAME in pmu, sve, pauth. */
+static int parse_cpu_features(struct hvm_config *cfg, const char *name,
+			      const char *value)
+{
+	static const struct {
+		const char *name;
+		uint32_t bit;
+	} known[] = { { "pmu", CPU_FEATURE_PMU },
+		      { "sve", CPU_FEATURE_SVE },
+		      { "pauth", CPU_FEATURE_PAUTH } };
+	uint32_t bits = 0;
+	const char *p = value;
+
+	if (!value || !*value)
+		return hvm_set_error(-EINVAL, "--%s needs a value", name);
+	if (!strcmp(value, "none")) {
+		cfg->cpu_features = 0;
+		return 0;
+	}
+	for (;;) {
+		size_t len = strcspn(p, ","), i;
+
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+			if (strlen(known[i].name) == len &&
+			    !strncmp(p, known[i].name, len))
+				break;
+		}
+		if (i == sizeof(known) / sizeof(known[0]))
+			return hvm_set_error(
+				-EINVAL,
+				"--%s: '%.*s' is not a CPU feature; expected none or a list of pmu, sve, pauth",
+				name, (int)len, p);
+		bits |= known[i].bit;
+		p += len;
+		if (!*p)
+			break;
+		p++; /* the comma: an item must follow */
+	}
+	cfg->cpu_features = bits;
+	return 0;
+}
+
+static int parse_control(struct hvm_config *cfg, const char *name,
+			 const char *value)
+{
+	return set_string(&cfg->control_path, name, value);
+}
+
 static int parse_config_file(struct hvm_config *cfg, const char *name,
 			     const char *value)
 {
@@ -287,11 +347,11 @@ static int parse_config_file(struct hvm_config *cfg, const char *name,
 /* Order is help order. Bit positions in set_mask follow the index. */
 static const struct option_def options[] = {
 	{ { "kernel", 'k', "FILE",
-	    "kernel image: PVH ELF or bzImage (default: built-in test kernel)" },
+	    "kernel image: PVH ELF or bzImage on x86, Image on arm64 (default: built-in test kernel)" },
 	  parse_kernel },
 	{ { "initrd", 'i', "FILE", "initial ramdisk" }, parse_initrd },
 	{ { "cmdline", 'p', "STR", "kernel command line" }, parse_cmdline },
-	{ { "cpus", 'c', "N", "number of vCPUs (1-255, default 1)" },
+	{ { "cpus", 'c', "N", "number of vCPUs (1-254, default 1)" },
 	  parse_cpus },
 	{ { "mem", 'm', "SIZE", "guest RAM, e.g. 512M or 2G (default 256M)" },
 	  parse_mem },
@@ -316,6 +376,18 @@ static const struct option_def options[] = {
 	  parse_verbose },
 	{ { "kvm-device", 0, "PATH", "KVM device node (default /dev/kvm)" },
 	  parse_kvm_device },
+	{ { "rr-partner", 0, NULL,
+	    "add the request/response benchmark partner (bench/, x86)" },
+	  parse_rr_partner },
+	{ { "cpu-features", 0, "LIST",
+	    "arm64: optional vCPU features pmu, sve, pauth (default none)" },
+	  parse_cpu_features },
+	{ { "dtb-dump", 0, "FILE",
+	    "arm64: also write the generated device tree blob to FILE" },
+	  parse_dtb_dump },
+	{ { "control", 0, "PATH",
+	    "serve a control socket at PATH (see hintvm ctl)" },
+	  parse_control },
 	{ { "config", 0, "FILE", "read options from FILE (key = value lines)" },
 	  parse_config_file },
 	/* Scheduling (src/sched/sched_config.c, docs/sched.md). */
@@ -396,6 +468,8 @@ void config_free_fields(struct hvm_config *cfg)
 	free(cfg->initrd);
 	free(cfg->cmdline);
 	free(cfg->kvm_path);
+	free(cfg->dtb_dump);
+	free(cfg->control_path);
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		free(cfg->disks[i].path);
 	for (unsigned int i = 0; i < cfg->nr_nets; i++)
@@ -428,6 +502,7 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 		return NULL;
 	*copy = *cfg;
 	copy->kernel = copy->initrd = copy->cmdline = copy->kvm_path = NULL;
+	copy->control_path = copy->dtb_dump = NULL;
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		copy->disks[i].path = NULL;
 	for (unsigned int i = 0; i < cfg->nr_nets; i++)
@@ -435,7 +510,9 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 	r = dup_field(&copy->kernel, cfg->kernel) ||
 	    dup_field(&copy->initrd, cfg->initrd) ||
 	    dup_field(&copy->cmdline, cfg->cmdline) ||
-	    dup_field(&copy->kvm_path, cfg->kvm_path);
+	    dup_field(&copy->kvm_path, cfg->kvm_path) ||
+	    dup_field(&copy->control_path, cfg->control_path) ||
+	    dup_field(&copy->dtb_dump, cfg->dtb_dump);
 	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++)
 		r = dup_field(&copy->disks[i].path, cfg->disks[i].path);
 	for (unsigned int i = 0; !r && i < cfg->nr_nets; i++)

@@ -243,11 +243,29 @@ static bool vcpu_handle_exit(struct vcpu *vcpu)
 	}
 }
 
+/* Park this vCPU while the VM is paused; returns when resumed or stopping. */
+static void vcpu_park(struct vcpu *vcpu)
+{
+	struct vm *vm = vcpu->vm;
+
+	pthread_mutex_lock(&vm->lock);
+	vm->parked_vcpus++;
+	pthread_cond_broadcast(&vm->cond);
+	while (atomic_load(&vm->paused) && !atomic_load(&vm->stopping))
+		vm_wait_locked(vm);
+	vm->parked_vcpus--;
+	pthread_mutex_unlock(&vm->lock);
+}
+
 static void vcpu_run_loop(struct vcpu *vcpu)
 {
 	struct vm *vm = vcpu->vm;
 
 	while (!atomic_load(&vm->stopping)) {
+		if (atomic_load(&vm->paused)) {
+			vcpu_park(vcpu);
+			continue;
+		}
 		int r = ioctl(vcpu->fd, KVM_RUN, 0);
 		int err = errno;
 
@@ -285,6 +303,7 @@ static void *vcpu_thread(void *arg)
 	sigemptyset(&set);
 	sigaddset(&set, VCPU_KICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	sched_vcpu_start(vm, vcpu->id);
 
 	vcpu_run_loop(vcpu);
 	sched_vcpu_exit(vm, vcpu->id);

@@ -6,10 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/arch.h"
 #include "core/console.h"
+#include "core/control.h"
 #include "core/log.h"
 #include "core/vm.h"
 #include "devices/virtio/virtio_vm.h"
@@ -122,9 +124,9 @@ void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason, uint32_t code,
 		vsnprintf(vm->exit.detail, sizeof(vm->exit.detail), fmt, ap);
 		va_end(ap);
 	}
-	pthread_mutex_unlock(&vm->lock);
-
 	atomic_store(&vm->stopping, true);
+	pthread_cond_broadcast(&vm->cond); /* parked vCPUs, pause waiters */
+	pthread_mutex_unlock(&vm->lock);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		vcpu_kick(&vm->vcpus[i]);
 }
@@ -272,6 +274,9 @@ struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 	r = arch_vm_init(vm);
 	if (r < 0)
 		goto fail;
+	r = virtio_vm_plug_mmio(vm); /* devices the arch did not place */
+	if (r < 0)
+		goto fail;
 
 	vm->vcpus = calloc(cfg->cpus, sizeof(*vm->vcpus));
 	if (!vm->vcpus) {
@@ -335,6 +340,20 @@ int hvm_vm_start(struct hvm_vm *handle)
 					     "cannot start the console thread");
 	}
 
+	if (vm->cfg->control_path) {
+		r = control_start(vm, vm->cfg->control_path, &vm->control);
+		if (r < 0) {
+			console_stop(vm->console);
+			vm->console = NULL;
+			return r;
+		}
+	}
+
+	/* Before the vCPUs run: vCPU ioctls (stats fds) wait for KVM_RUN. */
+	r = sched_vm_start(vm);
+	if (r < 0)
+		pr_warn("%s; running without scheduling management",
+			hvm_error_message());
 	vm->started = true;
 	vm->running_vcpus = vm->nr_vcpus;
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
@@ -350,10 +369,6 @@ int hvm_vm_start(struct hvm_vm *handle)
 			break;
 		}
 	}
-	r = sched_vm_start(vm);
-	if (r < 0)
-		pr_warn("%s; running without scheduling management",
-			hvm_error_message());
 	return 0;
 }
 
@@ -365,7 +380,7 @@ int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
 		return hvm_set_error(-EINVAL, "the VM was never started");
 	pthread_mutex_lock(&vm->lock);
 	while (vm->running_vcpus > 0)
-		pthread_cond_wait(&vm->cond, &vm->lock);
+		vm_wait_locked(vm);
 	if (!vm->exit_recorded) {
 		vm->exit_recorded = true;
 		vm->exit = (struct hvm_exit){ .reason = HVM_EXIT_STOPPED,
@@ -382,10 +397,66 @@ int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
 			vm->vcpus[i].thread_started = false;
 		}
 	}
+	control_stop(vm->control);
+	vm->control = NULL;
 	console_stop(vm->console);
 	vm->console = NULL;
 	sched_vm_stopped(vm);
 	return 0;
+}
+
+void vm_wait_locked(struct vm *vm)
+{
+	struct timespec deadline;
+
+	/*
+	 * hvm_vm_stop() may run in a signal handler, which cannot signal a
+	 * condition variable: never sleep long without re-checking.
+	 */
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_nsec += 50 * 1000 * 1000;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&vm->cond, &vm->lock, &deadline);
+}
+
+int vm_pause(struct vm *vm)
+{
+	if (!vm->started || atomic_load(&vm->stopping))
+		return hvm_set_error(-EINVAL, "the VM is not running");
+	if (atomic_exchange(&vm->paused, true))
+		return 0;
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		vcpu_kick(&vm->vcpus[i]);
+	pthread_mutex_lock(&vm->lock);
+	while (vm->parked_vcpus < vm->running_vcpus &&
+	       !atomic_load(&vm->stopping))
+		vm_wait_locked(vm);
+	pthread_mutex_unlock(&vm->lock);
+	return 0;
+}
+
+int vm_resume(struct vm *vm)
+{
+	if (!vm->started)
+		return hvm_set_error(-EINVAL, "the VM is not running");
+	pthread_mutex_lock(&vm->lock);
+	atomic_store(&vm->paused, false);
+	pthread_cond_broadcast(&vm->cond);
+	pthread_mutex_unlock(&vm->lock);
+	return 0;
+}
+
+int hvm_vm_pause(struct hvm_vm *vm)
+{
+	return vm ? vm_pause((struct vm *)vm) : -EINVAL;
+}
+
+int hvm_vm_resume(struct hvm_vm *vm)
+{
+	return vm ? vm_resume((struct vm *)vm) : -EINVAL;
 }
 
 void hvm_vm_stop(struct hvm_vm *handle)

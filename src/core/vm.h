@@ -57,6 +57,7 @@ struct vm {
 	pthread_mutex_t coalesced_lock;
 	struct power_sink power;
 	struct console *console;
+	struct control *control;
 	struct console_sink
 		console_sink; /* set by whoever owns the console device */
 	void *arch; /* owned by src/arch/<arch> */
@@ -67,6 +68,8 @@ struct vm {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	atomic_bool stopping;
+	atomic_bool paused;
+	unsigned int parked_vcpus; /* vCPUs waiting in vcpu_park() */
 	bool started;
 	unsigned int running_vcpus;
 	struct hvm_exit exit;
@@ -96,6 +99,15 @@ int vm_irq_line_set(void *vm, uint32_t gsi, bool level);
 void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason, uint32_t code,
 		     int vcpu, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+
+/*
+ * Stop every vCPU outside KVM_RUN and return once all are parked, or let
+ * them run again. Not for signal handlers. Returns -EINVAL unless running.
+ */
+int vm_pause(struct vm *vm);
+/* Wait on vm->cond (vm->lock held) for at most a short while. */
+void vm_wait_locked(struct vm *vm);
+int vm_resume(struct vm *vm);
 
 /* The vCPU whose exit this thread is handling, or -1. */
 extern _Thread_local int current_vcpu_id;

@@ -179,6 +179,10 @@ static void boost_vcpu(struct sched_vm *s, unsigned int target, uint32_t us)
 	if (!tid || s->boost_unavailable)
 		return;
 	pthread_mutex_lock(&s->boost_lock);
+	if (t->exited) {
+		pthread_mutex_unlock(&s->boost_lock);
+		return;
+	}
 	if (!t->boosted) {
 		r = act_boost_thread(tid, &t->saved_nice);
 		if (r < 0) {
@@ -216,8 +220,8 @@ static uint64_t restore_boosts(struct sched_vm *s, uint64_t now, bool all)
 		if (all || t->boost_until_ns <= now) {
 			pid_t tid = atomic_load(&s->vm->vcpus[i].tid);
 
-			/* A thread that is gone needs no restoring. */
-			if (tid)
+			/* An exited thread restored itself (sched_vcpu_exit). */
+			if (tid && !t->exited)
 				act_unboost_thread(tid, t->saved_nice);
 			t->boosted = false;
 		} else if (t->boost_until_ns < next) {
@@ -403,7 +407,7 @@ static void apply_pinning(struct sched_vm *s, const struct policy_action *a)
 		pid_t tid = atomic_load(&s->vm->vcpus[i].tid);
 		int r;
 
-		if (!tid)
+		if (!tid || s->vcpus[i].final)
 			continue;
 		if (a->pin == PIN_PLAN_DEDICATED && a->vcpu_cpu[i] >= 0)
 			r = act_pin_thread(tid, a->vcpu_cpu[i]);
@@ -415,6 +419,8 @@ static void apply_pinning(struct sched_vm *s, const struct policy_action *a)
 		if (r < 0 && r != -ESRCH) {
 			s->actuator_errors++;
 			s->last_actuator_error = r;
+		} else if (r == 0) {
+			atomic_fetch_add(&s->pins_applied, 1);
 		}
 	}
 }
@@ -523,15 +529,15 @@ static void print_table(struct sched_vm *s)
 	free(buf);
 }
 
+/* The sched thread starts before the vCPU threads: wait for them. */
 static void wait_for_tids(struct sched_vm *s)
 {
-	for (int tries = 0; tries < 1000; tries++) {
+	for (int tries = 0; tries < 2000; tries++) {
 		bool all = true;
 
 		for (unsigned int i = 0; i < s->nr_vcpus && all; i++)
-			all = atomic_load(&s->vm->vcpus[i].tid) != 0 ||
-			      !s->vm->vcpus[i].thread_started;
-		if (all)
+			all = atomic_load(&s->vm->vcpus[i].tid) != 0;
+		if (all || __atomic_load_n(&s->stop, __ATOMIC_RELAXED))
 			return;
 		usleep(1000);
 	}
@@ -550,8 +556,6 @@ static void *brain_thread(void *arg)
 	read_schedstats(s);
 	for (unsigned int i = 0; i < s->nr_vcpus; i++)
 		s->vcpus[i].sched_prev = s->vcpus[i].sched;
-	if (s->create.first.apply_pin)
-		apply_pinning(s, &s->create.first);
 	pthread_mutex_unlock(&s->lock);
 
 	last_tick = last_print = brain_now_ns();
@@ -629,6 +633,32 @@ int sched_vm_start(struct vm *vm)
 	return 0;
 }
 
+void sched_vcpu_start(struct vm *vm, unsigned int id)
+{
+	struct sched_vm *s = vm->sched;
+	const struct policy_action *a;
+	int r = 0;
+
+	if (!s || !s->create.first.apply_pin || id >= POLICY_MAX_VCPUS)
+		return;
+	/* Pinned before the first KVM_RUN: no migration right after start. */
+	a = &s->create.first;
+	if (a->pin == PIN_PLAN_DEDICATED && a->vcpu_cpu[id] >= 0)
+		r = act_pin_thread(0, a->vcpu_cpu[id]);
+	else if (a->pin == PIN_PLAN_SHARED)
+		r = act_spread_thread(0, a->cpu_set, a->nr_cpu_set);
+	else
+		return;
+	if (r == 0) {
+		atomic_fetch_add(&s->pins_applied, 1);
+		return;
+	}
+	pthread_mutex_lock(&s->lock);
+	s->actuator_errors++;
+	s->last_actuator_error = r;
+	pthread_mutex_unlock(&s->lock);
+}
+
 void sched_vcpu_exit(struct vm *vm, unsigned int id)
 {
 	struct sched_vm *s = vm->sched;
@@ -636,14 +666,21 @@ void sched_vcpu_exit(struct vm *vm, unsigned int id)
 
 	if (!s || id >= s->nr_vcpus)
 		return;
+	/* From now on nobody may touch this tid: the kernel may reuse it. */
+	pthread_mutex_lock(&s->boost_lock);
+	if (s->vcpus[id].boosted)
+		act_unboost_thread(gettid(), s->vcpus[id].saved_nice);
+	s->vcpus[id].boosted = false;
+	s->vcpus[id].exited = true;
+	pthread_mutex_unlock(&s->boost_lock);
 	/* Our own last words: after the join, /proc has no task to read. */
+	pthread_mutex_lock(&s->lock);
 	if (observe_read_thread(gettid(), &now) == 0) {
-		pthread_mutex_lock(&s->lock);
 		s->vcpus[id].sched = now;
 		s->vcpus[id].have_sched = true;
-		s->vcpus[id].final = true;
-		pthread_mutex_unlock(&s->lock);
 	}
+	s->vcpus[id].final = true; /* the brain leaves this thread alone */
+	pthread_mutex_unlock(&s->lock);
 }
 
 static void write_json(struct sched_vm *s)

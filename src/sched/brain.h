@@ -46,6 +46,9 @@ int sched_vm_start(struct vm *vm);
  */
 void sched_msi_injected(struct vm *vm, uint64_t addr);
 
+/* On the vCPU thread before its first KVM_RUN: apply the initial pinning. */
+void sched_vcpu_start(struct vm *vm, unsigned int id);
+
 /* On the vCPU thread as it ends: record its final run and wait times. */
 void sched_vcpu_exit(struct vm *vm, unsigned int id);
 void sched_vm_stopped(struct vm *vm);

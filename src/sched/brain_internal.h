@@ -27,9 +27,10 @@ struct vcpu_track {
 	struct thread_sched sched; /* latest absolute schedstat */
 	struct thread_sched sched_prev;
 	bool have_sched;
-	bool final; /* the vCPU thread recorded its last schedstat */
+	bool final; /* the vCPU thread ended (its last schedstat is in) */
 
 	/* Boost (under sched_vm.boost_lock). */
+	bool exited; /* thread gone: its tid may be reused, never touch it */
 	bool boosted;
 	int saved_nice;
 	uint64_t boost_start_ns;
@@ -58,6 +59,7 @@ struct sched_vm {
 	struct kernel_hints kernel; /* the patch series' features, if any */
 	char kernel_path[96]; /* "stock KVM" or the patch features in use */
 	_Atomic uint64_t kernel_yields; /* KVM_YIELD_TO_VCPU that yielded */
+	_Atomic uint64_t pins_applied; /* successful affinity changes */
 
 	/* Hint channel. */
 	struct hint_channel hints;

@@ -411,18 +411,22 @@ int observe_read_pressure(struct cpu_pressure *out)
 static int find_live_cgroup_dir(const char *controller, char *dir, size_t len,
 				bool *is_v2)
 {
-	static char cgroup[4096], mountinfo[65536];
-	int ret;
+	const size_t cgroup_len = 4096, mountinfo_len = 65536;
+	/* On the heap: several VMs' sched threads may call this at once. */
+	char *cgroup = malloc(cgroup_len), *mountinfo = malloc(mountinfo_len);
+	int ret = -ENOMEM;
 
-	/* Called from the one sched thread; static buffers keep stacks small. */
-	ret = read_text("/proc/self/cgroup", cgroup, sizeof(cgroup));
+	if (cgroup && mountinfo)
+		ret = read_text("/proc/self/cgroup", cgroup, cgroup_len);
 	if (!ret)
 		ret = read_text("/proc/self/mountinfo", mountinfo,
-				sizeof(mountinfo));
-	if (ret)
-		return ret;
-	return observe_find_cgroup_dir(cgroup, mountinfo, controller, dir, len,
-				       is_v2);
+				mountinfo_len);
+	if (!ret)
+		ret = observe_find_cgroup_dir(cgroup, mountinfo, controller,
+					      dir, len, is_v2);
+	free(cgroup);
+	free(mountinfo);
+	return ret;
 }
 
 int observe_read_cpu_stat(struct cgroup_cpu_stat *out)

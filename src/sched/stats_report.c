@@ -230,6 +230,8 @@ static void format_json(struct sched_vm *s, struct text *t)
 		put(t, "%u", s->state.halt_poll_ns);
 	else
 		put(t, "null");
+	put(t, ",\"pins_applied\":%llu",
+	    (unsigned long long)atomic_load(&s->pins_applied));
 	put(t,
 	    ",\"halt_poll_changes\":%llu,\"ticks\":%llu,\"actuator_errors\":%llu,\"boost_failures\":%llu},",
 	    (unsigned long long)s->halt_poll_changes,
@@ -373,6 +375,10 @@ static bool vm_value(struct sched_vm *s, const char *name, uint64_t *out)
 		*out = s->pv.enabled;
 	else if (!strcmp(name, "pv_masked_hypercall"))
 		*out = s->pv.masked_hypercall;
+	else if (!strcmp(name, "pins_applied"))
+		*out = atomic_load(&s->pins_applied);
+	else if (!strcmp(name, "ticks"))
+		*out = s->ticks;
 	else if (!strcmp(name, "boost_failures"))
 		*out = atomic_load(&s->boost_failures);
 	else if (!strcmp(name, "hint_foreign"))

@@ -92,6 +92,12 @@ kvm_expect "directory as initrd" 2 "is not a regular file" -- run -i "$tmp"
 long=$(head -c 5000 /dev/zero | tr '\0' 'x')
 kvm_expect "command line too long" 2 "--cmdline is 5000 bytes long" -- run -p "$long"
 
+if [ "$(cat /proc/sys/vm/nr_hugepages 2>/dev/null)" = 0 ]; then
+	kvm_expect "--hugepages without reserved huge pages" 2 "--hugepages: cannot get 64 MiB of huge pages" -- run --hugepages -m 64M
+else
+	skip "--hugepages without reserved huge pages" "this host has huge pages reserved"
+fi
+kvm_expect "--hugepages with an odd size" 2 "not a multiple of the 2 MiB huge page size" -- run --hugepages -m 63M
 kvm_expect "boots the test kernel" 0 "hello from cpu 0" -- run
 kvm_expect "explicit kernel file" 0 "hello from cpu 1" -- run -k "$kernel_elf" -c 2
 printf '# profile\ncpus = 2\nmem = 64M\ncmdline = test=hello\n' >"$tmp/vm.conf"
@@ -102,7 +108,7 @@ kvm_expect "debug-exit status" 3 "ok=0" -- run -p test=no-such-payload
 
 if [ $have_kvm = 1 ]; then
 	# A guest that runs until stopped: SIGTERM ends it cleanly.
-	"$hintvm" run -c 2 -p "test=smp-count iterations=1000000000000" \
+	"$hintvm" run -c 2 -p "test=smp-count iterations=4294967296" \
 		</dev/null >"$tmp/out" 2>"$tmp/err" &
 	pid=$!
 	for _ in $(seq 100); do
@@ -119,6 +125,35 @@ if [ $have_kvm = 1 ]; then
 	fi
 else
 	skip "SIGTERM stops the VM" "/dev/kvm is not usable"
+fi
+
+if [ $have_kvm = 1 ]; then
+	# The control socket of a running VM, including requests it must refuse.
+	sock=$tmp/ctl.sock
+	"$hintvm" run -c 2 -p "test=smp-count iterations=4294967296" --control "$sock" \
+		</dev/null >"$tmp/vm.out" 2>"$tmp/vm.err" &
+	pid=$!
+	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+	expect "ctl status" 0 '"state":"running","vcpus":2' -- ctl "$sock" status
+	expect "ctl pause" 0 '"state":"paused"' -- ctl "$sock" pause
+	expect "ctl status while paused" 0 '"state":"paused"' -- ctl "$sock" status
+	expect "ctl resume" 0 '"state":"running"' -- ctl "$sock" resume
+	expect "ctl unknown request" 1 "unknown request 'reboot-now'; expected status" -- ctl "$sock" reboot-now
+	expect "ctl oversized request" 1 "longer than" -- ctl "$sock" "$(head -c 600 /dev/zero | tr '\0' 'y')"
+	expect "a second VM on the same socket is refused" 2 "another VM is serving $sock" -- run --control "$sock"
+	expect "ctl stop" 0 '"state":"stopping"' -- ctl "$sock" stop
+	wait $pid
+	st=$?
+	if [ $st = 10 ] && [ ! -e "$sock" ]; then
+		ok "VM stopped through the socket (status 10) and removed it"
+	else
+		echo "# status $st" >"$tmp/err"; not_ok "VM stopped through the socket (status 10) and removed it"
+	fi
+	expect "ctl with nobody listening" 2 "cannot connect to $sock" -- ctl "$sock" status
+	echo "not a socket" >"$tmp/file"
+	expect "--control over a regular file is refused" 2 "exists and is not a socket" -- run --control "$tmp/file"
+else
+	skip "control socket" "/dev/kvm is not usable"
 fi
 
 echo "1..$n"

@@ -12,7 +12,23 @@ MEM=256M
 TIMEOUT=${E2E_TIMEOUT:-120}
 # quiet: every console byte costs exits; panic=-1: a panic resets.
 BASE_CMDLINE="console=ttyS0 quiet panic=-1"
+# HINTVM_E2E_VERBOSE=1 (tests/e2e/run) boots L2 kernels without "quiet"
+# and copies every guest console to the L1 serial log.
+VERBOSE=0
+if grep -q 'e2e.verbose=1' /proc/cmdline; then
+	VERBOSE=1
+	BASE_CMDLINE="console=ttyS0 panic=-1"
+fi
 MARKER="E2E-GUEST init"
+
+# HINTVM_E2E_ONLY=name,name (tests/e2e/run) runs just those tests.
+ONLY=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^e2e.only=//p' | tr ',' ' ')
+selected() { # NAME
+	[ -z "$ONLY" ] && return 0
+	for n in $ONLY; do [ "$n" = "$1" ] && return 0; done
+	result "$1" skip "not selected (HINTVM_E2E_ONLY=$(echo $ONLY | tr ' ' ','))"
+	return 1
+}
 
 result() { # NAME STATUS DETAIL
 	echo "E2E-RESULT name=$1 status=$2 detail=$3"
@@ -20,7 +36,11 @@ result() { # NAME STATUS DETAIL
 
 # Show the end of a failed run's console, for whoever reads the test log.
 show_log() { # NAME LOG
-	tail -n 40 "$2" | sed "s/^/E2E-LOG $1: /"
+	if [ $VERBOSE = 1 ]; then
+		sed "s/^/E2E-LOG $1: /" "$2"
+	else
+		tail -n 40 "$2" | sed "s/^/E2E-LOG $1: /"
+	fi
 }
 
 field() { # KEY LINE -> value of KEY=... in LINE
@@ -42,9 +62,10 @@ run_vm() { # NAME LOG -- COMMAND...: sets RUN (the e2e-run line)
 }
 
 # Boot KERNEL with CPUS vCPUs; the guest init then does ACTION.
-boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS
+boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS [ARGS]
 	name=$1 label=$2 kernel=$3 cpus=$4 action=$5 expect=$6
-	cmdline="$BASE_CMDLINE e2e.action=$action"
+	selected "$name" || return
+	cmdline="$BASE_CMDLINE${7:+ $7} e2e.action=$action"
 	log=/tmp/$name.log
 	if [ ! -x "$HINTVM" ]; then
 		result "$name" skip "no static hintvm in the L1 image"
@@ -72,17 +93,19 @@ boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS
 	if [ "$action" = panic ] && ! grep -q "Kernel panic" "$log"; then
 		problems="$problems no \"Kernel panic\" on the console;"
 	fi
+	[ $VERBOSE = 1 ] && [ -z "$problems" ] && show_log "$name" "$log"
 	if [ -z "$problems" ]; then
-		result "$name" pass "$label, $cpus vCPU(s), $action -> status $STATUS, init after ${INIT_MS} ms"
+		result "$name" pass "$label${7:+ $7}, $cpus vCPU(s), $action -> status $STATUS, init after ${INIT_MS} ms"
 	else
 		show_log "$name" "$log"
-		result "$name" fail "$label, $cpus vCPU(s), $action:$problems"
+		result "$name" fail "$label${7:+ $7}, $cpus vCPU(s), $action:$problems"
 	fi
 }
 
 # A damaged bzImage must be refused with a message before any VM runs.
 corrupt_case() {
 	name=corrupt-bzimage
+	selected $name || return
 	if [ ! -x "$HINTVM" ]; then
 		result $name skip "no static hintvm in the L1 image"
 		return
@@ -114,9 +137,11 @@ corrupt_case() {
 	fi
 }
 
-# The same vmlinux boot under QEMU in this L1, for comparison only.
+# The same vmlinux boot under QEMU in this L1, for comparison only. rtc=on:
+# without a CMOS RTC, rtc_cmos stalls the guest for ~25 s here.
 qemu_case() {
 	name=qemu-microvm
+	selected $name || return
 	qemu=/usr/bin/qemu-system-x86_64
 	if ! "$qemu" -version > /tmp/qemu-version.log 2>&1; then
 		result $name skip "QEMU does not run in L1: $(head -n 1 /tmp/qemu-version.log)"
@@ -124,13 +149,14 @@ qemu_case() {
 	fi
 	cmdline="$BASE_CMDLINE e2e.action=poweroff"
 	log=/tmp/$name.log
-	run_vm $name "$log" -- "$qemu" -M microvm -enable-kvm -cpu host \
+	run_vm $name "$log" -- "$qemu" -M microvm,rtc=on -enable-kvm -cpu host \
 		-smp 1 -m "$MEM" -nodefaults -no-user-config -nographic \
 		-serial stdio -no-reboot -L /usr/share/qemu \
 		-kernel "$VMLINUX" -initrd "$INITRD" -append "$cmdline"
 	guest=$(grep -m 1 "$MARKER" "$log" | tr -d '\r')
 	echo "E2E-TIME name=$name vmm=qemu-microvm kernel=vmlinux cpus=1 boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS guest_uptime_s=$(field uptime "$guest")"
 	if [ -n "$guest" ]; then
+		[ $VERBOSE = 1 ] && show_log $name "$log"
 		result $name pass "information only: QEMU microvm reached init after ${INIT_MS} ms"
 	else
 		show_log $name "$log"
@@ -144,5 +170,7 @@ boot_case boot-bzimage-1cpu bzImage "$BZIMAGE" 1 poweroff $STATUS_POWEROFF
 boot_case boot-bzimage-2cpu bzImage "$BZIMAGE" 2 poweroff $STATUS_POWEROFF
 boot_case reboot vmlinux "$VMLINUX" 1 reboot $STATUS_REBOOT
 boot_case panic vmlinux "$VMLINUX" 1 panic $STATUS_REBOOT
+# Without ACPI: CPUs from the MP table, reset through the i8042 (0xfe).
+boot_case acpi-off-2cpu vmlinux "$VMLINUX" 2 reboot $STATUS_REBOOT acpi=off
 corrupt_case
 qemu_case

@@ -2,10 +2,14 @@
 # libhintvm as an orchestration tool would use it: install to a staging
 # directory, find the library through pkg-config, build examples/ against
 # it and boot the test kernel. TAP output.
-# usage: embed-example.sh BUILD_DIR SOURCE_DIR
+# usage: embed-example.sh BUILD_DIR SOURCE_DIR [SANITIZERS]
 set -u
 build=$1
 src=$2
+# A sanitized libhintvm needs a sanitized program around it.
+sanitize=${3:-none}
+extra_cflags=()
+[ "$sanitize" != none ] && extra_cflags=(-fsanitize="$sanitize")
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 echo "1..3"
@@ -15,7 +19,7 @@ fi
 echo "ok 1 - meson install to a staging dir"
 pc=$(find "$stage" -name hintvm.pc | head -1)
 export PKG_CONFIG_PATH=$(dirname "$pc") PKG_CONFIG_SYSROOT_DIR=$stage
-if ! cc "$src/examples/boot-test-kernel.c" $(pkg-config --cflags --libs hintvm) \
+if ! cc "${extra_cflags[@]}" "$src/examples/boot-test-kernel.c" $(pkg-config --cflags --libs hintvm) \
 	-pthread -o "$stage/boot" 2>"$stage/cc.log"; then
 	echo "not ok 2 - build the example with pkg-config"; sed 's/^/# /' "$stage/cc.log"; exit 1
 fi

@@ -13,8 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <linux/kvm.h>
 #include <cmocka.h>
 
 #include "kvm_test.h"
@@ -33,7 +37,7 @@ struct sched_run {
 
 /*
  * Boot with CPUS vCPUs, CMDLINE and "key=value" OPTIONS (NULL-terminated)
- * and wait for the guest to end.
+ * and wait for the guest to end (assert_guest_ok() judges how).
  */
 static void boot(struct sched_run *r, unsigned int cpus, const char *cmdline,
 		 const char *const *options)
@@ -83,11 +87,6 @@ static void boot(struct sched_run *r, unsigned int cpus, const char *cmdline,
 		assert_int_equal(pread(out, r->run.output, (size_t)size, 0),
 				 size);
 	close(out);
-	if (r->run.exit.reason != HVM_EXIT_POWEROFF)
-		printf("--- guest output ---\n%s--- exit: %s (%s)\n",
-		       r->run.output, hvm_exit_reason_name(r->run.exit.reason),
-		       r->run.exit.detail);
-	assert_int_equal(r->run.exit.reason, HVM_EXIT_POWEROFF);
 }
 
 static void sched_run_free(struct sched_run *r)
@@ -109,8 +108,11 @@ static void assert_guest_ok(struct sched_run *r, const char *test)
 {
 	const char *ok = result_field(&r->run, "ok");
 
-	if (!ok || strcmp(ok, "1"))
-		printf("--- guest output ---\n%s", r->run.output);
+	if (!ok || strcmp(ok, "1") || r->run.exit.reason != HVM_EXIT_POWEROFF)
+		printf("--- guest output ---\n%s--- exit: %s (%s)\n",
+		       r->run.output, hvm_exit_reason_name(r->run.exit.reason),
+		       r->run.exit.detail);
+	assert_int_equal(r->run.exit.reason, HVM_EXIT_POWEROFF);
 	assert_string_equal(result_field(&r->run, "test"), test);
 	assert_string_equal(result_field(&r->run, "ok"), "1");
 }
@@ -251,6 +253,119 @@ static void test_sched_hints_off_is_a_plain_vmm(void **state)
 	sched_run_free(&r);
 }
 
+static uint64_t result_u64(struct sched_run *r, const char *key)
+{
+	const char *v = result_field(&r->run, key);
+
+	assert_non_null(v);
+	return strtoull(v, NULL, 10);
+}
+
+/* An older test kernel (e.g. $HINTVM_TEST_KERNEL) may lack a payload. */
+static void skip_without_payload(struct sched_run *r, const char *name)
+{
+	const char *err = result_field(&r->run, "error");
+
+	if (err && !strcmp(err, "unknown-test")) {
+		printf("SKIP: the test kernel has no '%s' payload\n", name);
+		sched_run_free(r);
+		skip();
+	}
+}
+
+static void test_hint_channel_rate_limits_a_flood(void **state)
+{
+	struct sched_run r;
+	uint64_t accepted, dropped;
+
+	/* Each vCPU writes 2000 events as fast as exits allow. */
+	boot(&r, 2, "test=hint events=2000", NULL);
+	skip_without_payload(&r, "hint");
+	assert_guest_ok(&r, "hint");
+	accepted = result_u64(&r, "accepted");
+	dropped = result_u64(&r, "dropped");
+	/* The guest and the host agree on every event. */
+	assert_int_equal(stat(&r, "hint_accepted"), accepted);
+	assert_int_equal(stat(&r, "hint_dropped"), dropped);
+	assert_int_equal(accepted + dropped, 4000);
+	assert_int_equal(stat(&r, "hint_invalid"), 0);
+	/* Each vCPU's burst got through, and the flood was cut off. */
+	assert_true(stat(&r, "vcpu0.hint_accepted") >= 32);
+	assert_true(stat(&r, "vcpu1.hint_accepted") >= 32);
+	assert_true(dropped > 0);
+	/* Every accepted spin event named the other vCPU as the holder. */
+	assert_int_equal(stat(&r, "vcpu1.hint_named_holder"),
+			 stat(&r, "vcpu0.hint_accepted"));
+	/* Acted on unless this host had CPUs to spare (undercommitted). */
+	if (stat(&r, "vm.commit") != 0)
+		assert_true(stat(&r, "yields") > 0);
+	sched_run_free(&r);
+}
+
+static void test_hint_channel_absent_when_sched_hints_off(void **state)
+{
+	const char *opts[] = { "sched-hints=off", NULL };
+	struct sched_run r;
+
+	boot(&r, 2, "test=hint absent=1", opts);
+	skip_without_payload(&r, "hint");
+	assert_guest_ok(&r, "hint");
+	assert_string_equal(result_field(&r.run, "channel"), "absent");
+	assert_int_equal(stat(&r, "hint_accepted"), 0);
+	sched_run_free(&r);
+}
+
+/* Whether this host lets a VM disable HLT exits (KVM_CAP_X86_DISABLE_EXITS). */
+static bool host_can_disable_hlt(void)
+{
+	int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	int vm = kvm >= 0 ? ioctl(kvm, KVM_CREATE_VM, 0) : -1;
+	int r = vm >= 0 ? ioctl(vm, KVM_CHECK_EXTENSION,
+				KVM_CAP_X86_DISABLE_EXITS)
+			: 0;
+
+	if (vm >= 0)
+		close(vm);
+	if (kvm >= 0)
+		close(kvm);
+	return r > 0 && (r & KVM_X86_DISABLE_EXITS_HLT);
+}
+
+static void test_pin_list_pins_every_vcpu(void **state)
+{
+	char opt[32];
+	const char *opts[] = { opt, NULL };
+	struct sched_run r;
+	cpu_set_t set;
+	int cpu = 0;
+
+	/* The first CPU this process may use, whatever machine this is. */
+	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+	while (!CPU_ISSET(cpu, &set))
+		cpu++;
+	snprintf(opt, sizeof(opt), "pin=%d", cpu);
+	boot(&r, 2, "test=smp-count", opts);
+	assert_guest_ok(&r, "smp-count");
+	/* One CPU for two vCPUs: both share it, exits stay enabled. */
+	assert_int_equal(stat(&r, "vm.pins_applied"), 2);
+	assert_int_equal(stat(&r, "vm.hlt_exits_disabled"), 0);
+	sched_run_free(&r);
+}
+
+static void test_pin_dedicated_disables_hlt_exits(void **state)
+{
+	const char *opts[] = { "pin=dedicated", NULL };
+	struct sched_run r;
+
+	boot(&r, 1, "test=hello", opts);
+	assert_guest_ok(&r, "hello");
+	assert_int_equal(stat(&r, "vm.pins_applied"), 1);
+	/* Every vCPU has its own CPU: idle may keep it, where KVM allows. */
+	assert_int_equal(stat(&r, "vm.hlt_exits_disabled"),
+			 host_can_disable_hlt());
+	sched_run_free(&r);
+}
+
 static void test_bad_options_are_rejected(void **state)
 {
 	struct hvm_config *cfg = hvm_config_new();
@@ -283,6 +398,10 @@ int main(void)
 		cmocka_unit_test(test_pv_list_is_what_the_guest_sees),
 		cmocka_unit_test(test_pv_host_masks_hypercalls_it_cannot_serve),
 		cmocka_unit_test(test_sched_hints_off_is_a_plain_vmm),
+		cmocka_unit_test(test_pin_list_pins_every_vcpu),
+		cmocka_unit_test(test_pin_dedicated_disables_hlt_exits),
+		cmocka_unit_test(test_hint_channel_rate_limits_a_flood),
+		cmocka_unit_test(test_hint_channel_absent_when_sched_hints_off),
 	};
 
 	kvm_test_require_kvm();

@@ -174,6 +174,12 @@ int bzimage_parse(const char *name, const void *buf, size_t size,
 	 * copies itself (relocatable) nor depends on us (not relocatable).
 	 */
 	pref_address = le64(b + FIELD_OFF(pref_address));
+	if (pref_address >= X86_MMIO_HOLE_START)
+		return hvm_set_error(ENOEXEC,
+				     "%s: pref_address 0x%llx is not below "
+				     "0x%llx, where hintvm loads kernels",
+				     name, (unsigned long long)pref_address,
+				     (unsigned long long)X86_MMIO_HOLE_START);
 	if (pref_address < X86_HIGH_MEM_START) {
 		if (!info->relocatable)
 			return hvm_set_error(ENOEXEC,

@@ -107,6 +107,8 @@ void cpuid_for_vcpu(const struct kvm_cpuid2 *src, struct kvm_cpuid2 *dst,
 				e->ecx &= ~CPUID_1_ECX_TSC_DEADLINE;
 			if (n > 1)
 				e->edx |= CPUID_1_EDX_HTT;
+			else
+				e->edx &= ~CPUID_1_EDX_HTT;
 			break;
 		case 4:
 			/* Cores per package - 1 in EAX[31:26]. */
@@ -119,8 +121,9 @@ void cpuid_for_vcpu(const struct kvm_cpuid2 *src, struct kvm_cpuid2 *dst,
 			set_topology(e, apic_id, n);
 			break;
 		case KVM_CPUID_SIGNATURE_LEAF:
-			/* "KVMKVMKVM\0\0\0", max leaf 0x40000001. */
-			e->eax = KVM_CPUID_FEATURES_LEAF;
+			/* "KVMKVMKVM\0\0\0" and the highest leaf offered. */
+			e->eax = params->tsc_khz ? HV_CPUID_TIMING_LEAF
+						 : KVM_CPUID_FEATURES_LEAF;
 			e->ebx = 0x4b4d564b;
 			e->ecx = 0x564b4d56;
 			e->edx = 0x4d;
@@ -133,5 +136,16 @@ void cpuid_for_vcpu(const struct kvm_cpuid2 *src, struct kvm_cpuid2 *dst,
 			e->ecx = (e->ecx & ~0xffu) | ((n - 1) & 0xff);
 			break;
 		}
+	}
+	/*
+	 * Guests (and the test kernel's timeouts) learn the TSC frequency
+	 * without calibrating against a timer that costs exits.
+	 */
+	if (params->tsc_khz && !cpuid_find(dst, HV_CPUID_TIMING_LEAF, 0)) {
+		dst->entries[dst->nent++] = (struct kvm_cpuid_entry2){
+			.function = HV_CPUID_TIMING_LEAF,
+			.eax = params->tsc_khz,
+			.ebx = 1000000, /* KVM's local APIC timer runs at 1 GHz */
+		};
 	}
 }

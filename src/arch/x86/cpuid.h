@@ -14,6 +14,10 @@
 
 #define KVM_CPUID_SIGNATURE_LEAF 0x40000000
 #define KVM_CPUID_FEATURES_LEAF 0x40000001
+/* The hypervisor timing leaf QEMU, VMware and Linux agree on. */
+#define HV_CPUID_TIMING_LEAF 0x40000010
+/* Room cpuid_for_vcpu() needs beyond the supported table. */
+#define CPUID_EXTRA_ENTRIES 1
 
 /* KVM_GET_SUPPORTED_CPUID into a malloc'ed table (free()). */
 int cpuid_get_supported(int kvm_fd, struct kvm_cpuid2 **out);
@@ -22,10 +26,11 @@ struct cpuid_vm_params {
 	unsigned int nr_cpus;
 	bool tsc_deadline; /* KVM_CAP_TSC_DEADLINE_TIMER */
 	uint32_t kvm_features; /* leaf 0x40000001 EAX */
+	uint32_t tsc_khz; /* leaf 0x40000010 EAX; 0: no timing leaf */
 };
 
 /*
- * Fill DST (with room for SRC->nent entries) with SRC adjusted for vCPU
+ * Fill DST (with room for SRC->nent + CPUID_EXTRA_ENTRIES entries) with SRC adjusted for vCPU
  * APIC_ID of a VM described by PARAMS.
  */
 void cpuid_for_vcpu(const struct kvm_cpuid2 *src, struct kvm_cpuid2 *dst,

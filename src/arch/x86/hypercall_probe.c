@@ -3,10 +3,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/kvm.h>
@@ -128,6 +130,80 @@ out:
 	return works;
 }
 
+/*
+ * The probe costs its full timeout (100 ms) exactly on hosts where
+ * hypercalls hang, i.e. at every start on such a host. The answer only
+ * changes with the host kernel, so it is remembered per boot in a file
+ * owned by this user: /run/hintvm for root, $XDG_RUNTIME_DIR otherwise.
+ */
+static bool cache_path(char *path, size_t len)
+{
+	const char *dir = geteuid() == 0 ? "/run" : getenv("XDG_RUNTIME_DIR");
+
+	if (!dir || !*dir)
+		return false;
+	snprintf(path, len, "%s/hintvm", dir);
+	mkdir(path, 0755);
+	snprintf(path, len, "%s/hintvm/hypercall-probe", dir);
+	return true;
+}
+
+static bool read_boot_id(char *id, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fgets(id, (int)len, f) != NULL;
+	fclose(f);
+	id[strcspn(id, "\n")] = '\0';
+	return ok && *id;
+}
+
+static int cached_probe(void)
+{
+	char path[256], boot_id[64], line[128];
+	struct stat st;
+	int works = -1;
+	FILE *f;
+
+	if (!cache_path(path, sizeof(path)) ||
+	    !read_boot_id(boot_id, sizeof(boot_id)))
+		return -1;
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	/* Only a file this user wrote is trusted. */
+	if (fstat(fileno(f), &st) == 0 && st.st_uid == geteuid() &&
+	    fgets(line, sizeof(line), f)) {
+		size_t n = strlen(boot_id);
+
+		if (!strncmp(line, boot_id, n) && line[n] == ' ' &&
+		    (line[n + 1] == '0' || line[n + 1] == '1'))
+			works = line[n + 1] == '1';
+	}
+	fclose(f);
+	return works;
+}
+
+static void remember_probe(bool works)
+{
+	char path[256], tmp[272], boot_id[64];
+	FILE *f;
+
+	if (!cache_path(path, sizeof(path)) ||
+	    !read_boot_id(boot_id, sizeof(boot_id)))
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, getpid());
+	f = fopen(tmp, "we");
+	if (!f)
+		return;
+	fprintf(f, "%s %d\n", boot_id, works);
+	if (fclose(f) != 0 || rename(tmp, path) != 0)
+		unlink(tmp);
+}
+
 bool x86_hypercalls_work(int kvm_fd)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -135,8 +211,11 @@ bool x86_hypercalls_work(int kvm_fd)
 	bool works;
 
 	pthread_mutex_lock(&lock);
+	if (known < 0)
+		known = cached_probe();
 	if (known < 0) {
 		known = probe(kvm_fd);
+		remember_probe(known);
 		pr_info("hypercalls on this host: %s",
 			known ? "served"
 			      : "not served (PV bits needing them are masked)");

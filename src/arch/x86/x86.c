@@ -12,7 +12,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "arch/x86/acpi.h"
+#include "arch/x86/boot64.h"
+#include "arch/x86/bzimage.h"
 #include "arch/x86/cpuid.h"
+#include "arch/x86/e820.h"
 #include "arch/x86/hypercall_probe.h"
 #include "arch/x86/mptable.h"
 #include "arch/x86/platform.h"
@@ -20,6 +24,7 @@
 #include "core/arch.h"
 #include "core/builtin_kernel.h"
 #include "core/file.h"
+#include "core/kernel_format.h"
 #include "core/log.h"
 #include "core/vm.h"
 #include "devices/acpi_pm.h"
@@ -27,6 +32,7 @@
 #include "devices/debug_exit.h"
 #include "devices/i8042.h"
 #include "devices/pci/pci.h"
+#include "devices/rr_partner.h"
 #include "devices/uart8250.h"
 #include "devices/virtio/virtio_vm.h"
 #include "sched/brain.h"
@@ -48,7 +54,10 @@ struct x86_vm {
 	struct i8042 *kbc;
 	struct acpi_pm *pm;
 	struct pci_host *pci;
+	struct rr_partner *rr; /* --rr-partner only */
 	uint64_t entry;
+	bool linux64; /* bzImage: 64-bit boot protocol, else PVH */
+	uint64_t boot_params_gpa;
 	uint64_t kernel_end;
 	uint64_t initrd_gpa;
 	uint64_t initrd_size;
@@ -117,6 +126,38 @@ static int x86_setup_memory(struct vm *vm)
 	}
 	x86(vm)->low_ram_end = low;
 	return 0;
+}
+
+/*
+ * The rr benchmark partner: its doorbell port is an ioeventfd and its
+ * answer an irqfd on an I/O APIC pin, so a transaction never leaves the
+ * kernel on the vCPU side (bench/, docs/benchmarks.md).
+ */
+static int x86_setup_rr_partner(struct vm *vm)
+{
+	struct x86_vm *a = x86(vm);
+	struct kvm_ioeventfd doorbell = {
+		.addr = X86_RR_PARTNER_PORT + RR_REG_DOORBELL,
+		.len = 4,
+		.flags = KVM_IOEVENTFD_FLAG_PIO,
+	};
+	struct kvm_irqfd answer = { .gsi = X86_RR_PARTNER_IRQ };
+
+	a->rr = rr_partner_create();
+	if (!a->rr)
+		return -ENOMEM;
+	doorbell.fd = rr_partner_request_fd(a->rr);
+	answer.fd = (uint32_t)rr_partner_response_fd(a->rr);
+	if (ioctl(vm->fd, KVM_IOEVENTFD, &doorbell) < 0)
+		return hvm_set_error(
+			-errno, "--rr-partner: KVM_IOEVENTFD on port 0x%x: %s",
+			X86_RR_PARTNER_PORT, strerror(errno));
+	if (ioctl(vm->fd, KVM_IRQFD, &answer) < 0)
+		return hvm_set_error(-errno,
+				     "--rr-partner: KVM_IRQFD on GSI %d: %s",
+				     X86_RR_PARTNER_IRQ, strerror(errno));
+	return vm_register_pio(vm, X86_RR_PARTNER_PORT, RR_PARTNER_LEN,
+			       &rr_partner_bus_ops, a->rr, "rr-partner");
 }
 
 static const struct bus_ops post_port_ops = { 0 };
@@ -199,6 +240,8 @@ static int x86_setup_devices(struct vm *vm)
 		r = bus_set_coalesced(&vm->pio, X86_POST_PORT);
 	if (!r)
 		r = sched_register_hints(vm, X86_HINT_PORT, true);
+	if (!r && vm->cfg->rr_partner)
+		r = x86_setup_rr_partner(vm);
 	return r;
 }
 
@@ -233,6 +276,49 @@ static int x86_load_initrd(struct vm *vm)
 	return 0;
 }
 
+/*
+ * bzImage: the loader places kernel, initrd, command line and zero page
+ * itself (initrd_addr_max and init_size are in the image's header).
+ */
+static int x86_load_bzimage(struct vm *vm, const uint8_t *img, size_t size,
+			    const char *path)
+{
+	struct x86_vm *a = x86(vm);
+	struct linux_boot_args args = {
+		.cmdline = vm->cfg->cmdline,
+		.initrd_name = vm->cfg->initrd,
+		.ram_size = vm->cfg->mem,
+		.acpi_rsdp_gpa =
+			X86_ACPI_GPA, /* acpi_build_tables puts it there */
+	};
+	struct linux_boot_entry entry;
+	uint8_t *initrd = NULL;
+	size_t initrd_size = 0;
+	int r;
+
+	if (vm->cfg->initrd) {
+		r = read_whole_file(vm->cfg->initrd, "initrd", MAX_INITRD_SIZE,
+				    &initrd, &initrd_size);
+		if (r < 0)
+			return r;
+		args.initrd = initrd;
+		args.initrd_size = initrd_size;
+	}
+	r = bzimage_load(&vm->mem, path, img, size, &args, &entry);
+	free(initrd);
+	if (!r)
+		r = boot64_write_tables(&vm->mem);
+	if (r < 0)
+		return r;
+	a->linux64 = true;
+	a->entry = entry.rip;
+	a->boot_params_gpa = entry.boot_params_gpa;
+	a->kernel_end = entry.kernel_end;
+	a->initrd_gpa = entry.initrd_gpa;
+	a->initrd_size = initrd_size;
+	return 0;
+}
+
 static int x86_load_kernel(struct vm *vm)
 {
 	const char *path = vm->cfg->kernel;
@@ -263,11 +349,23 @@ static int x86_load_kernel(struct vm *vm)
 	if (pvh_is_elf(img, size)) {
 		r = pvh_load_elf(img, size, path, &vm->mem, X86_HIGH_MEM_START,
 				 &image);
+	} else if (bzimage_probe(img, size)) {
+		r = x86_load_bzimage(vm, img, size, path);
+		free(data);
+		return r;
 	} else {
+		/* Neither: let the bzImage parser say what it found. */
+		struct bzimage_info info;
+		char why[256];
+
+		bzimage_parse(path, img, size, &info);
+		snprintf(why, sizeof(why), "%s", hvm_error_message());
 		r = hvm_set_error(
 			-EINVAL,
-			"kernel %s is not a kernel hintvm can boot: expected a PVH ELF (vmlinux) or a bzImage",
-			path);
+			"kernel %s is not a kernel hintvm can boot on x86-64: it is %s; expected a PVH ELF (vmlinux) or a bzImage (%s)",
+			path,
+			kernel_format_name(kernel_format_detect(img, size)),
+			why);
 	}
 	free(data);
 	if (r < 0)
@@ -307,6 +405,10 @@ int arch_vm_init(struct vm *vm)
 	if (!a)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	vm->arch = a;
+	if (vm->cfg->cpu_features)
+		return hvm_set_error(
+			-EINVAL,
+			"--cpu-features is for arm64 guests; x86 vCPUs get the host's CPUID");
 	r = cpuid_get_supported(vm->kvm.fd, &a->supported_cpuid);
 	if (r < 0)
 		return r;
@@ -333,11 +435,16 @@ static int x86_vcpu_set_cpuid(struct vm *vm, struct vcpu *vcpu)
 	struct x86_vm *a = x86(vm);
 	const struct kvm_cpuid2 *src = a->supported_cpuid;
 	struct kvm_cpuid2 *c =
-		calloc(1, sizeof(*c) + src->nent * sizeof(c->entries[0]));
-	int r = 0;
+		calloc(1, sizeof(*c) + (src->nent + CPUID_EXTRA_ENTRIES) *
+					       sizeof(c->entries[0]));
+	int khz, r = 0;
 
 	if (!c)
 		return hvm_set_error(-ENOMEM, "out of memory");
+	if (vcpu->id == 0) {
+		khz = ioctl(vcpu->fd, KVM_GET_TSC_KHZ, 0);
+		a->cpuid.tsc_khz = khz > 0 ? (uint32_t)khz : 0;
+	}
 	cpuid_for_vcpu(src, c, vcpu->id, &a->cpuid);
 	if (ioctl(vcpu->fd, KVM_SET_CPUID2, c) < 0)
 		r = hvm_set_error(-errno, "KVM_SET_CPUID2 on vCPU %u: %s",
@@ -426,12 +533,18 @@ static int x86_vcpu_set_boot_regs(struct vm *vm, struct vcpu *vcpu)
 	if (ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0)
 		return hvm_set_error(-errno, "KVM_GET_SREGS: %s",
 				     strerror(errno));
-	flat_segment(&sregs.cs, 0x10, 0xb); /* execute/read, accessed */
-	flat_segment(&sregs.ds, 0x18, 0x3); /* read/write, accessed */
-	sregs.es = sregs.fs = sregs.gs = sregs.ss = sregs.ds;
-	sregs.cr0 = 0x11; /* PE | ET */
-	sregs.cr4 = 0;
-	sregs.efer = 0;
+	if (x86(vm)->linux64) {
+		/* bzImage: long mode, RSI = zero page (boot64.h). */
+		boot64_set_entry_state(&regs, &sregs, x86(vm)->entry,
+				       x86(vm)->boot_params_gpa);
+	} else {
+		flat_segment(&sregs.cs, 0x10, 0xb); /* execute/read, accessed */
+		flat_segment(&sregs.ds, 0x18, 0x3); /* read/write, accessed */
+		sregs.es = sregs.fs = sregs.gs = sregs.ss = sregs.ds;
+		sregs.cr0 = 0x11; /* PE | ET */
+		sregs.cr4 = 0;
+		sregs.efer = 0;
+	}
 	if (ioctl(vcpu->fd, KVM_SET_SREGS, &sregs) < 0)
 		return hvm_set_error(-errno, "KVM_SET_SREGS: %s",
 				     strerror(errno));
@@ -472,7 +585,8 @@ static void x86_memmap_add(struct hvm_memmap_table_entry *map, uint32_t *n,
 static int x86_write_start_info(struct vm *vm)
 {
 	struct x86_vm *a = x86(vm);
-	struct hvm_memmap_table_entry map[4];
+	struct hvm_memmap_table_entry map[X86_E820_MAX_ENTRIES];
+	struct x86_e820_entry e820[X86_E820_MAX_ENTRIES];
 	struct hvm_modlist_entry mod = { .paddr = a->initrd_gpa,
 					 .size = a->initrd_size };
 	struct hvm_start_info info = {
@@ -480,18 +594,20 @@ static int x86_write_start_info(struct vm *vm)
 		.version = 1,
 		.cmdline_paddr = X86_CMDLINE_GPA,
 		.memmap_paddr = X86_PVH_MEMMAP_GPA,
+		.rsdp_paddr = X86_ACPI_GPA,
 	};
 	uint32_t n = 0;
-	int r;
+	int nr_e820, r;
 
-	x86_memmap_add(map, &n, 0, X86_LOW_RAM_END, 1);
-	x86_memmap_add(map, &n, X86_LOW_RAM_END,
-		       X86_HIGH_MEM_START - X86_LOW_RAM_END, 2);
-	x86_memmap_add(map, &n, X86_HIGH_MEM_START,
-		       a->low_ram_end - X86_HIGH_MEM_START, 1);
-	if (vm->cfg->mem > a->low_ram_end)
-		x86_memmap_add(map, &n, X86_MMIO_HOLE_END,
-			       vm->cfg->mem - a->low_ram_end, 1);
+	/* The same map the bzImage zero page gets (e820.h). */
+	nr_e820 = x86_e820_build(vm->cfg->mem, e820, X86_E820_MAX_ENTRIES);
+	if (nr_e820 < 0)
+		return hvm_set_error(nr_e820,
+				     "guest RAM of %llu bytes is too small",
+				     (unsigned long long)vm->cfg->mem);
+	for (int i = 0; i < nr_e820; i++)
+		x86_memmap_add(map, &n, e820[i].addr, e820[i].size,
+			       e820[i].type);
 	info.memmap_entries = n;
 	if (a->initrd_size) {
 		info.nr_modules = 1;
@@ -510,10 +626,13 @@ static int x86_write_start_info(struct vm *vm)
 
 int arch_vm_finalize(struct vm *vm)
 {
+	/* ACPI for Linux; the MP table stays for acpi=off and tiny kernels. */
 	int r = mptable_write(&vm->mem, X86_MPTABLE_GPA, X86_MPTABLE_MAX,
 			      vm->nr_vcpus);
 
 	if (!r)
+		r = acpi_build_tables(&vm->mem, vm->nr_vcpus, NULL);
+	if (!r && !x86(vm)->linux64)
 		r = x86_write_start_info(vm);
 	return r;
 }
@@ -521,6 +640,11 @@ int arch_vm_finalize(struct vm *vm)
 int arch_vcpu_exit(struct vcpu *vcpu)
 {
 	return -ENOSYS;
+}
+
+int arch_virtio_mmio_slot(struct vm *vm, struct arch_virtio_mmio_slot *slot)
+{
+	return -EOPNOTSUPP; /* virtio devices sit on PCI on x86 */
 }
 
 void arch_vcpu_describe(struct vcpu *vcpu, char *buf, size_t len)
@@ -548,6 +672,7 @@ void arch_vm_destroy(struct vm *vm)
 	i8042_destroy(a->kbc);
 	acpi_pm_destroy(a->pm);
 	pci_host_destroy(a->pci);
+	rr_partner_destroy(a->rr);
 	free(a->supported_cpuid);
 	free(a);
 	vm->arch = NULL;

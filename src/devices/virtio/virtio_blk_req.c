@@ -95,6 +95,7 @@ int virtio_blk_parse(struct virtq_chain *chain, uint64_t capacity,
 			req->verdict = VIRTIO_BLK_S_UNSUPP;
 			return 0;
 		}
+		req->data = in; /* must be empty: only the status */
 		req->nr_data = nr_in;
 		req->verdict = parse_discard(req, capacity, out, nr_out);
 		return 0;

@@ -165,11 +165,24 @@ bool virtio_device_live(const struct virtio_device *vdev)
 	       !(vdev->status & VIRTIO_CONFIG_S_NEEDS_RESET);
 }
 
+/* Driver errors are the guest's doing: log a few, then stay quiet. */
+#define MAX_DRIVER_ERRORS_LOGGED 8
+
+static void log_driver_error(struct virtio_device *vdev, const char *what)
+{
+	if (vdev->errors_logged >= MAX_DRIVER_ERRORS_LOGGED)
+		return;
+	vdev->errors_logged++;
+	pr_warn("%s: driver error, device needs reset: %s%s", vdev->name, what,
+		vdev->errors_logged == MAX_DRIVER_ERRORS_LOGGED
+			? " (further driver errors not logged)"
+			: "");
+}
+
 void virtio_device_set_needs_reset(struct virtio_device *vdev)
 {
 	if (vdev->status & VIRTIO_CONFIG_S_NEEDS_RESET)
 		return;
-	pr_warn("%s: driver error, device needs reset", vdev->name);
 	vdev->status |= VIRTIO_CONFIG_S_NEEDS_RESET;
 	if ((vdev->status & VIRTIO_CONFIG_S_DRIVER_OK) &&
 	    vdev->transport.signal_config)
@@ -179,13 +192,14 @@ void virtio_device_set_needs_reset(struct virtio_device *vdev)
 static bool features_acceptable(struct virtio_device *vdev)
 {
 	if (virtio_features_check(vdev->device_features,
-				  vdev->driver_features)) {
-		pr_warn("%s: %s", vdev->name, hvm_error_message());
-		return false;
-	}
-	if (vdev->ops->validate_features &&
-	    vdev->ops->validate_features(vdev, vdev->driver_features)) {
-		pr_warn("%s: %s", vdev->name, hvm_error_message());
+				  vdev->driver_features) ||
+	    (vdev->ops->validate_features &&
+	     vdev->ops->validate_features(vdev, vdev->driver_features))) {
+		if (vdev->errors_logged < MAX_DRIVER_ERRORS_LOGGED) {
+			vdev->errors_logged++;
+			pr_warn("%s: FEATURES_OK refused: %s", vdev->name,
+				hvm_error_message());
+		}
 		return false;
 	}
 	return true;
@@ -220,7 +234,12 @@ void virtio_set_status(struct virtio_device *vdev, uint8_t status)
 			pr_warn("%s: activation failed: %s", vdev->name,
 				hvm_error_message());
 			virtio_device_set_needs_reset(vdev);
+			return;
 		}
+		/* Buffers queued before DRIVER_OK: look at them now. */
+		for (uint16_t q = 0; q < vdev->nr_vqs; q++)
+			if (vdev->vqs[q].enabled)
+				virtio_device_kick(vdev, q);
 		return;
 	}
 	vdev->status |= added;
@@ -266,7 +285,7 @@ int virtio_queue_enable(struct virtio_device *vdev, uint16_t q)
 		return -EINVAL;
 	ret = virtq_enable(&vdev->vqs[q], vdev->driver_features);
 	if (ret) {
-		pr_warn("%s: queue %u: %s", vdev->name, q, hvm_error_message());
+		log_driver_error(vdev, hvm_error_message());
 		virtio_device_set_needs_reset(vdev);
 	}
 	return ret;
@@ -282,7 +301,7 @@ void virtio_queue_notify_driver(struct virtio_device *vdev, uint16_t q)
 
 void virtio_queue_failed(struct virtio_device *vdev, uint16_t q)
 {
-	pr_warn("%s: queue %u: %s", vdev->name, q, hvm_error_message());
+	log_driver_error(vdev, hvm_error_message());
 	virtio_device_set_needs_reset(vdev);
 }
 

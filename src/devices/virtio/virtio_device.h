@@ -72,6 +72,7 @@ struct virtio_device {
 	uint64_t driver_features; /* written by the driver */
 	uint8_t status;
 	uint8_t config_generation;
+	unsigned int errors_logged; /* driver errors logged, rate limit */
 
 	void *config; /* device-specific configuration space */
 	uint32_t config_size;

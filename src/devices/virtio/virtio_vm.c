@@ -7,6 +7,7 @@
 
 #include <linux/kvm.h>
 
+#include "core/arch.h"
 #include "core/log.h"
 #include "core/vm.h"
 #include "devices/virtio/virtio_blk.h"
@@ -27,6 +28,7 @@ struct virtio_vm {
 	unsigned int nr;
 	struct virtio_pci pci[VIRTIO_VM_MAX_DEVICES];
 	struct virtio_mmio mmio[VIRTIO_VM_MAX_DEVICES];
+	bool plugged[VIRTIO_VM_MAX_DEVICES]; /* on a transport */
 };
 
 static int kvm_ioeventfd(void *ctx, uint64_t addr, uint32_t len, bool datamatch,
@@ -91,7 +93,7 @@ int virtio_vm_create(struct vm *vm)
 			      (cfg->console == CONSOLE_VIRTIO ? 1 : 0);
 	int r = 0;
 
-	if (!wanted)
+	if (!wanted || vm->virtio)
 		return 0;
 	v = calloc(1, sizeof(*v));
 	if (!v)
@@ -174,36 +176,48 @@ int virtio_vm_plug_pci(struct vm *vm, struct pci_host *host)
 		r = virtio_pci_init(&v->pci[i], v->devs[i], host, &v->host);
 		if (r < 0)
 			return r;
+		v->plugged[i] = true;
 	}
 	return linux_scan_pci(vm);
 }
 
-int virtio_vm_plug_mmio(struct vm *vm, uint64_t base,
-			const struct irq_line *first_irq,
-			struct virtio_mmio_slot *slots, unsigned int *nr)
+int virtio_vm_plug_mmio(struct vm *vm)
 {
-	struct virtio_vm *v = vm->virtio;
-	int r;
+	struct virtio_vm *v;
+	int r = virtio_vm_create(vm);
 
-	*nr = 0;
-	if (!v)
-		return 0;
-	for (unsigned int i = 0; i < v->nr; i++) {
-		struct irq_line irq = *first_irq;
-		uint64_t at = base + (uint64_t)i * VIRTIO_MMIO_SIZE;
+	v = vm->virtio;
+	for (unsigned int i = 0; !r && v && i < v->nr; i++) {
+		struct arch_virtio_mmio_slot slot;
+		struct irq_line irq;
 
-		irq.gsi += i;
-		virtio_mmio_init(&v->mmio[i], v->devs[i], at, irq, &v->host);
-		r = vm_register_mmio(vm, at, VIRTIO_MMIO_SIZE, &virtio_mmio_ops,
-				     &v->mmio[i], v->devs[i]->name);
+		if (v->plugged[i])
+			continue;
+		r = arch_virtio_mmio_slot(vm, &slot);
+		if (r == -EOPNOTSUPP)
+			return hvm_set_error(
+				r,
+				"%s: this architecture has no virtio-mmio slots",
+				v->devs[i]->name);
 		if (r < 0)
-			return r;
-		slots[i] = (struct virtio_mmio_slot){ .base = at,
-						      .size = VIRTIO_MMIO_SIZE,
-						      .irq = irq.gsi };
+			return hvm_set_error(r, "%s: no virtio-mmio slot left",
+					     v->devs[i]->name);
+		irq = (struct irq_line){ .set_level = vm_irq_line_set,
+					 .ctx = vm,
+					 .gsi = slot.irq_gsi };
+		if (slot.size < VIRTIO_MMIO_SIZE)
+			return hvm_set_error(
+				EINVAL,
+				"%s: virtio-mmio slot of 0x%llx bytes is too small",
+				v->devs[i]->name,
+				(unsigned long long)slot.size);
+		virtio_mmio_init(&v->mmio[i], v->devs[i], slot.gpa, irq,
+				 &v->host);
+		r = vm_register_mmio(vm, slot.gpa, slot.size, &virtio_mmio_ops,
+				     &v->mmio[i], v->devs[i]->name);
+		v->plugged[i] = !r;
 	}
-	*nr = v->nr;
-	return 0;
+	return r;
 }
 
 void virtio_vm_destroy(struct vm *vm)

@@ -3,22 +3,24 @@
  * The virtio devices of one VM: created from the configuration (--disk,
  * --net, --console virtio, --rng), served by one io_uring event loop
  * thread, and put on the architecture's transport: PCI on x86
- * (virtio_vm_plug_pci), MMIO on arm64 (virtio_vm_plug_mmio, which reports
- * what the device tree must describe).
+ * (virtio_vm_plug_pci, from the x86 machine setup), MMIO elsewhere
+ * (virtio_vm_plug_mmio, from vm.c, on slots the arch hands out).
  */
 #ifndef HVM_DEVICES_VIRTIO_VIRTIO_VM_H
 #define HVM_DEVICES_VIRTIO_VIRTIO_VM_H
 
 #include <stdint.h>
 
-#include "core/irq.h"
 #include "devices/pci/pci.h"
 
 struct vm;
 
 #define VIRTIO_VM_MAX_DEVICES 16
 
-/* Create the devices and the event loop (none when no device is asked). */
+/*
+ * Create the devices and the event loop (none when no device is asked;
+ * nothing when already created).
+ */
 int virtio_vm_create(struct vm *vm);
 
 /* Number of devices virtio_vm_create made. */
@@ -32,22 +34,14 @@ unsigned int virtio_vm_count(const struct vm *vm);
  */
 int virtio_vm_plug_pci(struct vm *vm, struct pci_host *host);
 
-/* One virtio-mmio device as the arm64 FDT must describe it. */
-struct virtio_mmio_slot {
-	uint64_t base;
-	uint64_t size;
-	uint32_t irq; /* SPI number as given to the in-kernel GIC (gsi) */
-};
-
 /*
- * arm64: register device i on the MMIO bus at BASE + i * VIRTIO_MMIO_SIZE
- * (0x200) with interrupt line FIRST_IRQ, gsi + i (the arch's set_level
- * encodes it for KVM_IRQ_LINE). Fills SLOTS (room for
- * VIRTIO_VM_MAX_DEVICES) and *NR for the device tree ("virtio,mmio" nodes).
+ * After arch_vm_init: create the devices if the architecture did not
+ * (arm64), and put every device not yet on a transport on a virtio-mmio
+ * window claimed with arch_virtio_mmio_slot(), which the architecture
+ * then describes to the guest (arm64: a "virtio,mmio" FDT node). Nothing
+ * to do on x86, where virtio_vm_plug_pci() already placed them all.
  */
-int virtio_vm_plug_mmio(struct vm *vm, uint64_t base,
-			const struct irq_line *first_irq,
-			struct virtio_mmio_slot *slots, unsigned int *nr);
+int virtio_vm_plug_mmio(struct vm *vm);
 
 /* Stop the event loop and free every device (before guest RAM goes). */
 void virtio_vm_destroy(struct vm *vm);

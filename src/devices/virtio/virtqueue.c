@@ -130,9 +130,7 @@ int virtq_error(struct virtq *vq, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (!vq->broken)
-		pr_warn("virtqueue: driver error, queue stopped until reset: %s",
-			msg);
+	/* The device logs it (rate-limited): a guest must not flood logs. */
 	vq->broken = true;
 	return hvm_set_error(EINVAL, "virtqueue: %s", msg);
 }

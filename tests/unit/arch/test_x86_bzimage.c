@@ -221,6 +221,18 @@ static void test_low_pref_address(void **state)
 	assert_error_mentions("pref_address", "not relocatable");
 }
 
+static void test_high_pref_address_cannot_wrap(void **state)
+{
+	struct fixture *f = *state;
+	struct bzimage_info info;
+
+	/* Rounding this up to kernel_alignment would wrap around to 0. */
+	f->hdr->pref_address = 0xffffffffffff0000ULL;
+	assert_int_equal(bzimage_parse("k", f->image, sizeof(f->image), &info),
+			 -ENOEXEC);
+	assert_error_mentions("pref_address", "0xffffffffffff0000");
+}
+
 static void test_load_builds_the_zero_page(void **state)
 {
 	struct fixture *f = *state;
@@ -356,6 +368,7 @@ int main(void)
 		T(test_rejects_truncated_images),
 		T(test_rejects_bad_alignment_and_init_size),
 		T(test_low_pref_address),
+		T(test_high_pref_address_cannot_wrap),
 		T(test_load_builds_the_zero_page),
 		T(test_protocol_2_12_gets_no_rsdp_field),
 		T(test_initrd_goes_high_and_aligned),

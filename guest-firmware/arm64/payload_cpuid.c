@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * cpuid, the arm64 way: what the hypervisor tells the guest through SMCCC.
+ * Reports the SMCCC version and whether PV time (steal time, DEN0057A) is
+ * offered; when it is, every CPU's record must have its own 64-byte
+ * aligned address and revision 0. Also reports MIDR_EL1 and which
+ * optional features the ID registers show (hintvm --cpu-features): SVE,
+ * pointer authentication, PMUv3.
+ */
+#include "console.h"
+#include "payload.h"
+
+#define SMCCC_VERSION 0x80000000
+#define SMCCC_ARCH_FEATURES 0x80000001
+#define PV_TIME_FEATURES 0xc5000020
+#define PV_TIME_ST 0xc5000021
+#define SMCCC_NOT_SUPPORTED ((uint64_t)-1)
+
+static uint64_t st_ipa[MAX_CPUS];
+static uint64_t smccc_version;
+static bool pvtime;
+
+static bool has_sve(void)
+{
+	return (read_sysreg(id_aa64pfr0_el1) >> 32) & 0xf; /* SVE */
+}
+
+static bool has_pauth(void)
+{
+	uint64_t isar1 = read_sysreg(id_aa64isar1_el1);
+	uint64_t isar2 = read_sysreg(S3_0_C0_C6_2); /* ID_AA64ISAR2_EL1 */
+
+	/* APA, API (ISAR1) or APA3 (ISAR2): some address authentication. */
+	return ((isar1 >> 4) & 0xff) || ((isar2 >> 12) & 0xf);
+}
+
+static bool has_pmu(void)
+{
+	uint64_t ver = (read_sysreg(id_aa64dfr0_el1) >> 8) & 0xf; /* PMUVer */
+
+	return ver != 0 && ver != 0xf;
+}
+
+static void cpuid_run(struct cpu *cpu)
+{
+	if (cpu->nr == 0) {
+		smccc_version = smccc_call(SMCCC_VERSION, 0, 0, 0);
+		pvtime = smccc_version != SMCCC_NOT_SUPPORTED &&
+			 smccc_version >= 0x10001 &&
+			 smccc_call(SMCCC_ARCH_FEATURES, PV_TIME_FEATURES, 0,
+				    0) == 0 &&
+			 smccc_call(PV_TIME_FEATURES, PV_TIME_ST, 0, 0) == 0;
+	}
+	smp_barrier();
+	if (pvtime)
+		st_ipa[cpu->nr] = smccc_call(PV_TIME_ST, 0, 0, 0);
+}
+
+static bool cpuid_report(struct result *r)
+{
+	unsigned int n = smp_online_count();
+	bool ok = true;
+
+	result_add(r, "smccc", "0x%lx", smccc_version & 0xffffffff);
+	result_add(r, "pvtime", "%d", pvtime);
+	for (unsigned int i = 0; pvtime && i < n; i++) {
+		if (st_ipa[i] == SMCCC_NOT_SUPPORTED || st_ipa[i] % 64 ||
+		    st_ipa[i] >= (1ULL << 39)) {
+			printk("cpuid: cpu %u steal record at 0x%lx", i,
+			       st_ipa[i]);
+			ok = false;
+			continue;
+		}
+		for (unsigned int j = 0; j < i; j++)
+			ok &= st_ipa[j] != st_ipa[i];
+		ok &= mmio_read32(st_ipa[i]) == 0; /* revision */
+	}
+	if (pvtime)
+		result_add(r, "st_ipa", "0x%lx", st_ipa[0]);
+	result_add(r, "midr", "0x%lx", read_sysreg(midr_el1));
+	result_add(r, "sve", "%d", has_sve());
+	result_add(r, "pauth", "%d", has_pauth());
+	result_add(r, "pmu", "%d", has_pmu());
+	return ok;
+}
+
+const struct payload payload_cpuid = {
+	.name = "cpuid",
+	.run = cpuid_run,
+	.report = cpuid_report,
+};

@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The arm64 machine: an in-kernel GICv3, RAM from 1 GiB, a ns16550a UART
+ * on MMIO, PSCI (in KVM) for CPU bring-up and power, PV time records for
+ * steal time, a Linux Image loaded at a 2 MiB boundary and a device tree
+ * at the top of RAM. See platform.h for the addresses.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "arch/arm64/fdt.h"
+#include "arch/arm64/gic.h"
+#include "arch/arm64/image.h"
+#include "arch/arm64/platform.h"
+#include "core/arch.h"
+#include "core/file.h"
+#include "core/log.h"
+#include "core/vm.h"
+#include "devices/uart8250.h"
+#include "sched/brain.h"
+#include "sched/pv.h"
+
+/* The built-in test kernel, when this build embeds one. */
+extern const unsigned char hvm_builtin_kernel_start[] __attribute__((weak));
+extern const unsigned char hvm_builtin_kernel_end[] __attribute__((weak));
+
+#define MAX_INITRD_SIZE (1u << 30)
+#define FDT_BUF_SIZE (64u << 10)
+#define PAGE_4K 4096ULL
+
+/* PSTATE at entry (booting.rst): EL1h, D, A, I and F masked (asm/ptrace.h). */
+#define ARM64_BOOT_PSTATE \
+	(PSR_MODE_EL1h | PSR_F_BIT | PSR_I_BIT | PSR_A_BIT | PSR_D_BIT)
+
+#define CORE_REG(field)                                        \
+	(KVM_REG_ARM64 | KVM_REG_SIZE_U64 | KVM_REG_ARM_CORE | \
+	 (offsetof(struct kvm_regs, field) / sizeof(uint32_t)))
+#define SYS_REG_MPIDR_EL1 ARM64_SYS_REG(3, 0, 0, 0, 5)
+
+struct arm64_vm {
+	struct gic gic;
+	struct uart8250 *uart;
+	struct kvm_vcpu_init vcpu_init; /* target and features for all */
+	uint64_t *mpidr; /* per vCPU, read back from KVM */
+	uint64_t ram_end;
+	uint64_t entry;
+	uint64_t kernel_end;
+	uint64_t dtb_gpa;
+	uint64_t initrd_gpa;
+	uint64_t initrd_size;
+	void *pvtime; /* host side of the PV time memslot, or NULL */
+	bool want_pvtime; /* --pv includes steal-time */
+	unsigned int pvtime_vcpus; /* vCPUs that publish steal time */
+	struct arm64_fdt_mmio_dev virtio[ARM64_VIRTIO_MMIO_SLOTS];
+	unsigned int nr_virtio;
+};
+
+static struct arm64_vm *arm64(struct vm *vm)
+{
+	return vm->arch;
+}
+
+static const struct kvm_required_cap arm64_caps[] = {
+	{ KVM_CAP_ARM_PSCI_0_2, "KVM_CAP_ARM_PSCI_0_2 (PSCI 0.2 in KVM)" },
+	{ KVM_CAP_ONE_REG, "KVM_CAP_ONE_REG" },
+	{ KVM_CAP_DEVICE_CTRL, "KVM_CAP_DEVICE_CTRL (in-kernel GIC device)" },
+};
+
+int arch_check_kvm(struct kvm_host *kvm)
+{
+	return kvm_require_caps(kvm->fd, arm64_caps,
+				sizeof(arm64_caps) / sizeof(arm64_caps[0]));
+}
+
+unsigned int arch_max_vcpus(void)
+{
+	return (unsigned int)ARM64_MAX_VCPUS; /* redistributors that fit */
+}
+
+static int arm64_setup_memory(struct vm *vm)
+{
+	int r = vm_map_memory(vm);
+
+	if (!r)
+		r = vm_add_ram(vm, ARM64_RAM_GPA, vm->cfg->mem, 0);
+	arm64(vm)->ram_end = ARM64_RAM_GPA + vm->cfg->mem;
+	return r;
+}
+
+/*
+ * --pv on arm64: of the KVM paravirt features only steal-time has an
+ * equivalent here (PV time, DEN0057A, KVM_CAP_STEAL_TIME); the others are
+ * x86 CPUID bits. The scheduling brain resolves the request (and reports
+ * it in --stats).
+ */
+static bool arm64_pv_wants_steal_time(struct vm *vm)
+{
+	const struct pv_feature *st = pv_feature_by_name("steal-time");
+	const struct pv_request *req = &vm->cfg->sched.pv;
+	uint32_t bit, host;
+	char names[128];
+
+	if (!st)
+		return false;
+	bit = 1u << st->bit;
+	host = kvm_check_cap(vm->fd, KVM_CAP_STEAL_TIME) > 0 ? bit : 0;
+	if (req->add & ~bit)
+		pr_warn("--pv: %s have no arm64 equivalent and are ignored",
+			pv_format(req->add & ~bit, names, sizeof(names)));
+	return sched_pv_features(vm, host, true) & bit;
+}
+
+/*
+ * PV time records live in their own zeroed memslot outside /memory: the
+ * guest learns the address per vCPU through SMCCC and maps it itself.
+ */
+static int arm64_setup_pvtime(struct vm *vm)
+{
+	struct arm64_vm *a = arm64(vm);
+	struct kvm_userspace_memory_region region;
+	void *mem;
+
+	a->want_pvtime = arm64_pv_wants_steal_time(vm);
+	if (!a->want_pvtime) {
+		pr_info("--pv: steal time off: vCPUs get no PV time records");
+		return 0;
+	}
+
+	mem = mmap(NULL, ARM64_PVTIME_SIZE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return hvm_set_error(-errno, "cannot map the PV time area: %s",
+				     strerror(errno));
+	a->pvtime = mem;
+	region = (struct kvm_userspace_memory_region){
+		.slot = vm->nr_memslots,
+		.guest_phys_addr = ARM64_PVTIME_GPA,
+		.memory_size = ARM64_PVTIME_SIZE,
+		.userspace_addr = (uintptr_t)mem,
+	};
+	if (ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &region) < 0)
+		return hvm_set_error(
+			-errno, "KVM_SET_USER_MEMORY_REGION for PV time: %s",
+			strerror(errno));
+	vm->nr_memslots++;
+	return 0;
+}
+
+static size_t serial_deliver(void *ctx, const uint8_t *buf, size_t len)
+{
+	return uart8250_receive(ctx, buf, len);
+}
+
+static int arm64_setup_devices(struct vm *vm)
+{
+	struct arm64_vm *a = arm64(vm);
+	struct irq_line irq = { .set_level = vm_irq_line_set,
+				.ctx = vm,
+				.gsi = gic_spi_gsi(ARM64_UART_SPI) };
+	int out_fd =
+		vm->cfg->console == CONSOLE_NONE ? -1 : vm->cfg->console_out_fd;
+	int r;
+
+	a->uart = uart8250_create(irq, out_fd);
+	if (!a->uart)
+		return hvm_set_error(-ENOMEM, "out of memory for devices");
+	vm->console_sink = (struct console_sink){ .deliver = serial_deliver,
+						  .ctx = a->uart };
+	r = vm_register_mmio(vm, ARM64_UART_GPA, UART8250_REGS,
+			     &uart8250_bus_ops, a->uart, "ttyS0");
+	if (!r)
+		r = sched_register_hints(vm, ARM64_HINT_GPA, false);
+	return r;
+}
+
+static int arm64_load_initrd(struct vm *vm)
+{
+	struct arm64_vm *a = arm64(vm);
+	uint8_t *data;
+	size_t size;
+	uint64_t gpa;
+	int r;
+
+	if (!vm->cfg->initrd)
+		return 0;
+	r = read_whole_file(vm->cfg->initrd, "initrd", MAX_INITRD_SIZE, &data,
+			    &size);
+	if (r < 0)
+		return r;
+	/* Just below the device tree, page aligned, above the kernel. */
+	gpa = (a->dtb_gpa - size) & ~(PAGE_4K - 1);
+	if (size > a->dtb_gpa - a->kernel_end || gpa < a->kernel_end) {
+		free(data);
+		return hvm_set_error(
+			-E2BIG,
+			"initrd %s (%zu bytes) does not fit in guest RAM between the kernel (ends 0x%llx) and the device tree (0x%llx); give the VM more --mem",
+			vm->cfg->initrd, size,
+			(unsigned long long)a->kernel_end,
+			(unsigned long long)a->dtb_gpa);
+	}
+	r = guest_write(&vm->mem, gpa, data, size);
+	free(data);
+	a->initrd_gpa = gpa;
+	a->initrd_size = size;
+	return r;
+}
+
+static int arm64_load_kernel(struct vm *vm)
+{
+	const char *path = vm->cfg->kernel;
+	struct arm64_vm *a = arm64(vm);
+	struct arm64_image img;
+	uint8_t *data = NULL;
+	const uint8_t *bytes;
+	size_t size;
+	int r;
+
+	if (path) {
+		r = read_whole_file(path, "kernel", ARM64_IMAGE_MAX_SIZE, &data,
+				    &size);
+		if (r < 0)
+			return r;
+		bytes = data;
+	} else {
+		if (!hvm_builtin_kernel_start ||
+		    (uintptr_t)hvm_builtin_kernel_end ==
+			    (uintptr_t)hvm_builtin_kernel_start)
+			return hvm_set_error(
+				-ENOENT,
+				"this build has no built-in test kernel; pass --kernel");
+		bytes = hvm_builtin_kernel_start;
+		size = (size_t)(hvm_builtin_kernel_end -
+				hvm_builtin_kernel_start);
+		path = "(built-in test kernel)";
+	}
+	r = arm64_image_parse(bytes, size, path, &img);
+	if (!r)
+		r = arm64_image_load(&img, bytes, &vm->mem, ARM64_RAM_GPA,
+				     &a->entry, &a->kernel_end);
+	free(data);
+	if (r < 0)
+		return r;
+
+	/* The device tree goes at the top of RAM, at most 2 MiB of it. */
+	a->dtb_gpa = (a->ram_end - ARM64_DTB_MAX) & ~(PAGE_4K - 1);
+	if (a->ram_end < ARM64_RAM_GPA + ARM64_DTB_MAX ||
+	    a->dtb_gpa < a->kernel_end)
+		return hvm_set_error(
+			-E2BIG,
+			"--mem %llu MiB leaves no room for the device tree after the kernel (which ends at 0x%llx); give the VM more --mem",
+			(unsigned long long)(vm->cfg->mem >> 20),
+			(unsigned long long)a->kernel_end);
+	return arm64_load_initrd(vm);
+}
+
+int arch_vm_init(struct vm *vm)
+{
+	struct arm64_vm *a = calloc(1, sizeof(*a));
+	int r;
+
+	if (!a)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	vm->arch = a;
+	a->gic.fd = -1;
+	a->mpidr = calloc(vm->cfg->cpus, sizeof(*a->mpidr));
+	if (!a->mpidr)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	r = gic_create(&a->gic, vm->fd, vm->cfg->cpus);
+	if (!r)
+		r = arm64_setup_memory(vm);
+	if (!r)
+		r = arm64_setup_pvtime(vm);
+	if (!r)
+		r = arm64_setup_devices(vm);
+	if (!r)
+		r = arm64_load_kernel(vm);
+	return r;
+}
+
+static int set_one_reg(struct vcpu *vcpu, uint64_t id, uint64_t value,
+		       const char *name)
+{
+	struct kvm_one_reg reg = { .id = id, .addr = (uintptr_t)&value };
+
+	if (ioctl(vcpu->fd, KVM_SET_ONE_REG, &reg) < 0)
+		return hvm_set_error(-errno, "vCPU %u: cannot set %s: %s",
+				     vcpu->id, name, strerror(errno));
+	return 0;
+}
+
+static int get_one_reg(struct vcpu *vcpu, uint64_t id, uint64_t *value)
+{
+	struct kvm_one_reg reg = { .id = id, .addr = (uintptr_t)value };
+
+	return ioctl(vcpu->fd, KVM_GET_ONE_REG, &reg) < 0 ? -errno : 0;
+}
+
+static const struct {
+	uint32_t option; /* CPU_FEATURE_* */
+	const char *name;
+	long cap;
+	const char *cap_name;
+	uint32_t features; /* KVM_ARM_VCPU_* bits */
+} arm64_features[] = {
+	{ CPU_FEATURE_PMU, "pmu", KVM_CAP_ARM_PMU_V3, "KVM_CAP_ARM_PMU_V3",
+	  1u << KVM_ARM_VCPU_PMU_V3 },
+	{ CPU_FEATURE_SVE, "sve", KVM_CAP_ARM_SVE, "KVM_CAP_ARM_SVE",
+	  1u << KVM_ARM_VCPU_SVE },
+	/* KVM takes address and generic authentication only together. */
+	{ CPU_FEATURE_PAUTH, "pauth", KVM_CAP_ARM_PTRAUTH_ADDRESS,
+	  "KVM_CAP_ARM_PTRAUTH_ADDRESS",
+	  1u << KVM_ARM_VCPU_PTRAUTH_ADDRESS |
+		  1u << KVM_ARM_VCPU_PTRAUTH_GENERIC },
+	{ CPU_FEATURE_PAUTH, "pauth", KVM_CAP_ARM_PTRAUTH_GENERIC,
+	  "KVM_CAP_ARM_PTRAUTH_GENERIC", 0 },
+};
+
+/* --cpu-features: refuse what this host cannot give, before any vCPU runs. */
+static int arm64_optional_features(struct vm *vm, uint32_t *features)
+{
+	for (size_t i = 0;
+	     i < sizeof(arm64_features) / sizeof(arm64_features[0]); i++) {
+		if (!(vm->cfg->cpu_features & arm64_features[i].option))
+			continue;
+		if (kvm_check_cap(vm->fd, arm64_features[i].cap) <= 0)
+			return hvm_set_error(
+				-ENOTSUP,
+				"--cpu-features %s: this host's KVM lacks %s",
+				arm64_features[i].name,
+				arm64_features[i].cap_name);
+		*features |= arm64_features[i].features;
+	}
+	return 0;
+}
+
+static int arm64_vcpu_init_target(struct vm *vm, struct vcpu *vcpu)
+{
+	struct arm64_vm *a = arm64(vm);
+	struct kvm_vcpu_init init;
+	int r;
+
+	if (vcpu->id == 0) {
+		if (ioctl(vm->fd, KVM_ARM_PREFERRED_TARGET, &a->vcpu_init) < 0)
+			return hvm_set_error(-errno,
+					     "KVM_ARM_PREFERRED_TARGET: %s",
+					     strerror(errno));
+		/* PSCI 0.2+; PMU, SVE and pointer auth only when asked. */
+		memset(a->vcpu_init.features, 0, sizeof(a->vcpu_init.features));
+		a->vcpu_init.features[0] |= 1u << KVM_ARM_VCPU_PSCI_0_2;
+		r = arm64_optional_features(vm, &a->vcpu_init.features[0]);
+		if (r)
+			return r;
+	}
+	init = a->vcpu_init;
+	/* Secondaries wait powered off for the guest's PSCI CPU_ON. */
+	if (vcpu->id != 0)
+		init.features[0] |= 1u << KVM_ARM_VCPU_POWER_OFF;
+	if (ioctl(vcpu->fd, KVM_ARM_VCPU_INIT, &init) < 0)
+		return hvm_set_error(
+			-errno, "KVM_ARM_VCPU_INIT on vCPU %u (target %u): %s",
+			vcpu->id, init.target, strerror(errno));
+	/* SVE vector lengths are fixed here; registers need it first. */
+	if ((vm->cfg->cpu_features & CPU_FEATURE_SVE) &&
+	    ioctl(vcpu->fd, KVM_ARM_VCPU_FINALIZE, &(int){ KVM_ARM_VCPU_SVE }) <
+		    0)
+		return hvm_set_error(
+			-errno, "KVM_ARM_VCPU_FINALIZE (SVE) on vCPU %u: %s",
+			vcpu->id, strerror(errno));
+	return 0;
+}
+
+/* Steal time: optional, since hosts without it still run guests fine. */
+static int arm64_vcpu_pvtime(struct vm *vm, struct vcpu *vcpu)
+{
+	struct arm64_vm *a = arm64(vm);
+	uint64_t ipa =
+		ARM64_PVTIME_GPA + (uint64_t)vcpu->id * ARM64_PVTIME_STRIDE;
+	struct kvm_device_attr attr = {
+		.group = KVM_ARM_VCPU_PVTIME_CTRL,
+		.attr = KVM_ARM_VCPU_PVTIME_IPA,
+		.addr = (uintptr_t)&ipa,
+	};
+
+	if (!a->pvtime ||
+	    (vcpu->id + 1) * ARM64_PVTIME_STRIDE > ARM64_PVTIME_SIZE)
+		return 0;
+	if (ioctl(vcpu->fd, KVM_HAS_DEVICE_ATTR, &attr) < 0) {
+		pr_info("vCPU %u: this host's KVM has no PV time (steal time off)",
+			vcpu->id);
+		return 0;
+	}
+	if (ioctl(vcpu->fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
+		return hvm_set_error(
+			-errno, "vCPU %u: cannot place PV time at 0x%llx: %s",
+			vcpu->id, (unsigned long long)ipa, strerror(errno));
+	a->pvtime_vcpus++;
+	return 0;
+}
+
+int arch_vcpu_init(struct vm *vm, struct vcpu *vcpu)
+{
+	struct arm64_vm *a = arm64(vm);
+	int r = arm64_vcpu_init_target(vm, vcpu);
+
+	if (r)
+		return r;
+	r = get_one_reg(vcpu, SYS_REG_MPIDR_EL1, &a->mpidr[vcpu->id]);
+	if (r)
+		return hvm_set_error(r, "vCPU %u: cannot read MPIDR_EL1: %s",
+				     vcpu->id, strerror(-r));
+	r = arm64_vcpu_pvtime(vm, vcpu);
+	if (r || vcpu->id != 0)
+		return r;
+	r = set_one_reg(vcpu, CORE_REG(regs.pstate), ARM64_BOOT_PSTATE,
+			"PSTATE");
+	if (!r)
+		r = set_one_reg(vcpu, CORE_REG(regs.regs[0]), a->dtb_gpa, "X0");
+	if (!r)
+		r = set_one_reg(vcpu, CORE_REG(regs.pc), a->entry, "PC");
+	return r;
+}
+
+int arch_virtio_mmio_slot(struct vm *vm, struct arch_virtio_mmio_slot *slot)
+{
+	struct arm64_vm *a = arm64(vm);
+	struct arm64_fdt_mmio_dev *dev;
+
+	if (!a || a->nr_virtio >= ARM64_VIRTIO_MMIO_SLOTS)
+		return -ENOSPC;
+	dev = &a->virtio[a->nr_virtio];
+	*dev = (struct arm64_fdt_mmio_dev){
+		.gpa = ARM64_VIRTIO_MMIO_GPA +
+		       a->nr_virtio * ARM64_VIRTIO_MMIO_SIZE,
+		.size = ARM64_VIRTIO_MMIO_SIZE,
+		.spi = ARM64_VIRTIO_MMIO_SPI + a->nr_virtio,
+	};
+	a->nr_virtio++;
+	*slot = (struct arch_virtio_mmio_slot){ .gpa = dev->gpa,
+						.size = dev->size,
+						.irq_gsi =
+							gic_spi_gsi(dev->spi) };
+	return 0;
+}
+
+static int arm64_dump_dtb(const char *path, const void *fdt, size_t size)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ssize_t n;
+
+	if (fd < 0)
+		return hvm_set_error(-errno, "--dtb-dump: cannot create %s: %s",
+				     path, strerror(errno));
+	n = write(fd, fdt, size);
+	if (n != (ssize_t)size) {
+		int err = n < 0 ? errno : EIO;
+
+		close(fd);
+		return hvm_set_error(-err, "--dtb-dump: cannot write %s: %s",
+				     path, strerror(err));
+	}
+	if (close(fd) < 0)
+		return hvm_set_error(-errno, "--dtb-dump: cannot write %s: %s",
+				     path, strerror(errno));
+	return 0;
+}
+
+static int arm64_write_fdt(struct vm *vm)
+{
+	struct arm64_vm *a = arm64(vm);
+	struct arm64_fdt_params p = {
+		.nr_cpus = vm->nr_vcpus,
+		.mpidr = a->mpidr,
+		.ram_gpa = ARM64_RAM_GPA,
+		.ram_size = vm->cfg->mem,
+		.gicd_gpa = ARM64_GICD_GPA,
+		.gicd_size = ARM64_GICD_SIZE,
+		.gicr_gpa = ARM64_GICR_GPA,
+		.gicr_size = (uint64_t)vm->nr_vcpus * ARM64_GICR_STRIDE,
+		.uart = { .gpa = ARM64_UART_GPA,
+			  .size = ARM64_UART_SIZE,
+			  .spi = ARM64_UART_SPI },
+		.bootargs = vm->cfg->cmdline,
+		.initrd_gpa = a->initrd_gpa,
+		.initrd_size = a->initrd_size,
+		.virtio = a->virtio,
+		.nr_virtio = a->nr_virtio,
+		.hint_gpa = vm->cfg->sched.settings.hints ? ARM64_HINT_GPA : 0,
+		.pmu = vm->cfg->cpu_features & CPU_FEATURE_PMU,
+	};
+	void *buf = calloc(1, FDT_BUF_SIZE);
+	int size, r;
+
+	if (!buf)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	size = arm64_fdt_build(&p, buf, FDT_BUF_SIZE);
+	r = size < 0 ? size : 0;
+	if (!r)
+		r = guest_write(&vm->mem, a->dtb_gpa, buf, (size_t)size);
+	if (!r && vm->cfg->dtb_dump)
+		r = arm64_dump_dtb(vm->cfg->dtb_dump, buf, (size_t)size);
+	free(buf);
+	return r;
+}
+
+/* The PMU overflow interrupt, once the vGIC is initialised (KVM wants it). */
+static int arm64_pmu_init(struct vm *vm)
+{
+	uint32_t irq = ARM64_GIC_PPI_BASE + ARM64_PPI_PMU;
+
+	if (!(vm->cfg->cpu_features & CPU_FEATURE_PMU))
+		return 0;
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		struct kvm_device_attr attr = {
+			.group = KVM_ARM_VCPU_PMU_V3_CTRL,
+			.attr = KVM_ARM_VCPU_PMU_V3_IRQ,
+			.addr = (uintptr_t)&irq,
+		};
+
+		if (ioctl(vm->vcpus[i].fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
+			return hvm_set_error(
+				-errno,
+				"vCPU %u: cannot set the PMU interrupt: %s", i,
+				strerror(errno));
+		attr = (struct kvm_device_attr){
+			.group = KVM_ARM_VCPU_PMU_V3_CTRL,
+			.attr = KVM_ARM_VCPU_PMU_V3_INIT,
+		};
+		if (ioctl(vm->vcpus[i].fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
+			return hvm_set_error(
+				-errno,
+				"vCPU %u: cannot initialise the PMU: %s", i,
+				strerror(errno));
+	}
+	return 0;
+}
+
+int arch_vm_finalize(struct vm *vm)
+{
+	int r = gic_finalize(&arm64(vm)->gic);
+
+	if (!r)
+		r = arm64_pmu_init(vm);
+	if (!r)
+		r = arm64_write_fdt(vm);
+	return r;
+}
+
+int arch_vcpu_exit(struct vcpu *vcpu)
+{
+	return -ENOSYS;
+}
+
+void arch_vcpu_describe(struct vcpu *vcpu, char *buf, size_t len)
+{
+	uint64_t pc = 0, pstate = 0;
+
+	if (get_one_reg(vcpu, CORE_REG(regs.pc), &pc) < 0 ||
+	    get_one_reg(vcpu, CORE_REG(regs.pstate), &pstate) < 0) {
+		snprintf(buf, len, "registers not available");
+		return;
+	}
+	snprintf(buf, len, "pc=0x%llx pstate=0x%llx", (unsigned long long)pc,
+		 (unsigned long long)pstate);
+}
+
+void arch_vm_destroy(struct vm *vm)
+{
+	struct arm64_vm *a = arm64(vm);
+
+	if (!a)
+		return;
+	uart8250_destroy(a->uart);
+	gic_destroy(&a->gic);
+	if (a->pvtime)
+		munmap(a->pvtime, ARM64_PVTIME_SIZE);
+	free(a->mpidr);
+	free(a);
+	vm->arch = NULL;
+}

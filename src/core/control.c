@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "core/control.h"
+#include "core/log.h"
+#include "core/vm.h"
+
+#define MAX_REQUEST 256
+#define CLIENT_TIMEOUT_MS 1000
+
+struct control {
+	struct vm *vm;
+	char *path;
+	int listen_fd;
+	int wake_fd;
+	pthread_t thread;
+};
+
+static const char *vm_state(struct vm *vm)
+{
+	if (atomic_load(&vm->stopping))
+		return "stopping";
+	return atomic_load(&vm->paused) ? "paused" : "running";
+}
+
+int control_handle(struct vm *vm, const char *request, char *reply, size_t len)
+{
+	if (!strcmp(request, "status")) {
+		snprintf(
+			reply, len,
+			"{\"ok\":true,\"state\":\"%s\",\"vcpus\":%u,\"mem_mib\":%llu}",
+			vm_state(vm), vm->nr_vcpus,
+			(unsigned long long)(vm->cfg->mem >> 20));
+		return 0;
+	}
+	if (!strcmp(request, "pause") || !strcmp(request, "resume")) {
+		int r = request[0] == 'p' ? vm_pause(vm) : vm_resume(vm);
+
+		if (r < 0) {
+			snprintf(
+				reply, len,
+				"{\"ok\":false,\"error\":\"cannot %s: the VM is %s\"}",
+				request, vm_state(vm));
+			return -1;
+		}
+		snprintf(reply, len, "{\"ok\":true,\"state\":\"%s\"}",
+			 vm_state(vm));
+		return 0;
+	}
+	if (!strcmp(request, "stop")) {
+		vm_request_stop(vm, HVM_EXIT_STOPPED, 0, -1,
+				"stopped through the control socket");
+		snprintf(reply, len, "{\"ok\":true,\"state\":\"stopping\"}");
+		return 0;
+	}
+	/* Echo only a short, printable prefix of what we did not understand. */
+	char shown[33];
+	size_t n = 0;
+
+	for (; request[n] && n < sizeof(shown) - 1; n++)
+		shown[n] = (request[n] >= 0x20 && request[n] < 0x7f &&
+			    request[n] != '"' && request[n] != '\\')
+				   ? request[n]
+				   : '?';
+	shown[n] = '\0';
+	snprintf(
+		reply, len,
+		"{\"ok\":false,\"error\":\"unknown request '%s'; expected status, pause, resume or stop\"}",
+		shown);
+	return -1;
+}
+
+/* Read one line from a client that gets CLIENT_TIMEOUT_MS to send it. */
+static int read_request(int fd, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	while (used < len - 1) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, CLIENT_TIMEOUT_MS) <= 0)
+			return -ETIMEDOUT;
+		n = recv(fd, buf + used, len - 1 - used, 0);
+		if (n <= 0)
+			return n < 0 ? -errno : -ECONNRESET;
+		used += (size_t)n;
+		buf[used] = '\0';
+		char *nl = strchr(buf, '\n');
+
+		if (nl) {
+			*nl = '\0';
+			if (nl > buf && nl[-1] == '\r')
+				nl[-1] = '\0';
+			return 0;
+		}
+	}
+	return -E2BIG;
+}
+
+static void serve_client(struct control *ctl, int fd)
+{
+	char request[MAX_REQUEST], reply[512];
+	int r = read_request(fd, request, sizeof(request));
+
+	if (r == -E2BIG)
+		snprintf(
+			reply, sizeof(reply),
+			"{\"ok\":false,\"error\":\"request longer than %d bytes\"}",
+			MAX_REQUEST - 2);
+	else if (r < 0)
+		return; /* timed out or gone: nobody to answer */
+	else
+		control_handle(ctl->vm, request, reply, sizeof(reply));
+	strcat(reply, "\n");
+	if (send(fd, reply, strlen(reply), MSG_NOSIGNAL) < 0)
+		pr_debug("control: client went away before the reply");
+}
+
+static void *control_thread(void *arg)
+{
+	struct control *ctl = arg;
+
+	for (;;) {
+		struct pollfd fds[2] = {
+			{ .fd = ctl->wake_fd, .events = POLLIN },
+			{ .fd = ctl->listen_fd, .events = POLLIN },
+		};
+		int fd;
+
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (fds[0].revents)
+			break;
+		fd = accept4(ctl->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		serve_client(ctl, fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+/* A socket file nobody listens on is left over from a dead VM. */
+static int remove_stale_socket(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, r;
+
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (!S_ISSOCK(st.st_mode))
+		return hvm_set_error(
+			-EEXIST,
+			"--control: %s exists and is not a socket; refusing to replace it",
+			path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	r = connect(fd, (struct sockaddr *)&addr, sizeof(addr));
+	close(fd);
+	if (r == 0)
+		return hvm_set_error(-EADDRINUSE,
+				     "--control: another VM is serving %s",
+				     path);
+	return unlink(path) < 0 ? -errno : 0;
+}
+
+int control_start(struct vm *vm, const char *path, struct control **out)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct control *ctl;
+	int r;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return hvm_set_error(
+			-ENAMETOOLONG,
+			"--control: path '%s' is longer than the %zu bytes a Unix socket allows",
+			path, sizeof(addr.sun_path) - 1);
+	r = remove_stale_socket(path);
+	if (r < 0)
+		return r;
+	ctl = calloc(1, sizeof(*ctl));
+	if (!ctl)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	ctl->vm = vm;
+	ctl->wake_fd = eventfd(0, EFD_CLOEXEC);
+	ctl->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ctl->path = strdup(path);
+	strcpy(addr.sun_path, path);
+	if (ctl->wake_fd < 0 || ctl->listen_fd < 0 || !ctl->path ||
+	    bind(ctl->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    listen(ctl->listen_fd, 8) < 0) {
+		r = hvm_set_error(-errno, "--control: cannot listen on %s: %s",
+				  path, strerror(errno));
+		if (ctl->listen_fd >= 0)
+			close(ctl->listen_fd);
+		if (ctl->wake_fd >= 0)
+			close(ctl->wake_fd);
+		free(ctl->path);
+		free(ctl);
+		return r;
+	}
+	if (pthread_create(&ctl->thread, NULL, control_thread, ctl)) {
+		ctl->thread = 0;
+		control_stop(ctl);
+		return hvm_set_error(-EAGAIN,
+				     "cannot start the control thread");
+	}
+	*out = ctl;
+	return 0;
+}
+
+void control_stop(struct control *ctl)
+{
+	uint64_t one = 1;
+
+	if (!ctl)
+		return;
+	if (ctl->thread) {
+		if (write(ctl->wake_fd, &one, sizeof(one)) < 0)
+			pr_warn("cannot wake the control thread");
+		pthread_join(ctl->thread, NULL);
+	}
+	close(ctl->listen_fd);
+	close(ctl->wake_fd);
+	unlink(ctl->path);
+	free(ctl->path);
+	free(ctl);
+}

@@ -1,0 +1,238 @@
+#!/bin/sh
+# The arm64 e2e tests, run inside L1 by l1-init (argument: the mode, "vhe"
+# or "nvhe"). Each prints one E2E-RESULT line (pass/fail/skip); guest boots
+# also print an E2E-TIME line with the boot-to-init time: from starting
+# hintvm to the guest's first marker line on its console, seen from L1.
+MODE=${1:-vhe}
+E2E=/e2e
+HINTVM=$E2E/hintvm
+IMAGE=$E2E/l2/Image
+INITRD=$E2E/l2-initramfs.cpio
+TESTKERNEL=$E2E/testkernel.Image
+MEM=256M
+TIMEOUT=${E2E_TIMEOUT:-120}
+# quiet: every console byte is an MMIO exit (~100 us each here).
+BASE_CMDLINE="console=ttyS0 quiet panic=-1"
+MARKER="E2E-GUEST init"
+
+# hintvm's exit statuses (include/hintvm/hintvm.h).
+STATUS_POWEROFF=0
+STATUS_USAGE=2
+STATUS_REBOOT=4
+
+result() { echo "E2E-RESULT name=$1 status=$2 detail=$3"; }
+show_log() { tail -n 30 "$2" | tr -d '\r' | sed "s/^/E2E-LOG $1: /"; }
+field() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1; }
+
+run_vm() { # LOG MARKER -- COMMAND...: sets STATUS INIT_MS WALL_MS
+	log=$1 marker=$2
+	shift 3
+	RUN=$(e2e-run -t "$TIMEOUT" -m "$marker" -o "$log" -- "$@")
+	STATUS=$(field status "$RUN")
+	INIT_MS=$(field marker_ms "$RUN")
+	WALL_MS=$(field wall_ms "$RUN")
+}
+
+# The built-in test kernel's payload on CPUS vCPUs: one RESULT line with
+# ok=1 and cpus=CPUS, then PSCI SYSTEM_OFF (status 0).
+testkernel_case() { # PAYLOAD CPUS
+	payload=$1 cpus=$2 name=tk-$1-$2cpu
+	log=/tmp/$name.log
+	if [ ! -f "$TESTKERNEL" ]; then
+		result "$name" skip "this build has no arm64 test kernel"
+		return
+	fi
+	run_vm "$log" "RESULT " -- "$HINTVM" run -k "$TESTKERNEL" \
+		-p "test=$payload" -c "$cpus" -m 64M
+	line=$(grep -m 1 "^RESULT " "$log" | tr -d '\r')
+	echo "E2E-TIME name=$name vmm=hintvm kernel=testkernel cpus=$cpus result_ms=$INIT_MS wall_ms=$WALL_MS"
+	echo "E2E-INFO name=$name $line"
+	problems=""
+	[ "$STATUS" = "$STATUS_POWEROFF" ] ||
+		problems="$problems exit status $STATUS, expected $STATUS_POWEROFF;"
+	[ "$(field test "$line")" = "$payload" ] ||
+		problems="$problems no RESULT line for test=$payload;"
+	[ "$(field ok "$line")" = 1 ] || problems="$problems ok=$(field ok "$line");"
+	[ "$(field cpus "$line")" = "$cpus" ] ||
+		problems="$problems cpus=$(field cpus "$line"), expected $cpus;"
+	if [ "$payload" = cpuid ]; then
+		[ "$(field pvtime "$line")" = 1 ] ||
+			problems="$problems no PV time;"
+		[ "$(field sve "$line")$(field pauth "$line")$(field pmu "$line")" = 000 ] ||
+			problems="$problems optional CPU features visible without --cpu-features;"
+	fi
+	if [ -z "$problems" ]; then
+		result "$name" pass "$line"
+	else
+		show_log "$name" "$log"
+		result "$name" fail "$problems"
+	fi
+}
+
+# --pv controls PV time: the cpuid payload sees steal-time records by
+# default (pvtime=1) and none with --pv none (pvtime=0).
+pv_case() { # NAME PV_ARG EXPECTED_PVTIME
+	name=$1 pv=$2 want=$3
+	log=/tmp/$name.log
+	if [ ! -f "$TESTKERNEL" ]; then
+		result "$name" skip "this build has no arm64 test kernel"
+		return
+	fi
+	run_vm "$log" "RESULT " -- "$HINTVM" run -k "$TESTKERNEL" \
+		-p "test=cpuid" -c 2 -m 64M --pv "$pv"
+	line=$(grep -m 1 "^RESULT " "$log" | tr -d '\r')
+	if [ "$STATUS" = "$STATUS_POWEROFF" ] &&
+		[ "$(field ok "$line")" = 1 ] &&
+		[ "$(field pvtime "$line")" = "$want" ]; then
+		result "$name" pass "--pv $pv: $line"
+	else
+		show_log "$name" "$log"
+		result "$name" fail "--pv $pv: expected pvtime=$want, status 0 (status $STATUS, ${line:-no RESULT line})"
+	fi
+}
+
+# --cpu-features: the ID registers show SVE, pointer auth and the PMU only
+# when asked (the default cpuid cases see none of them).
+features_case() {
+	name=cpu-features
+	log=/tmp/$name.log
+	if [ ! -f "$TESTKERNEL" ]; then
+		result "$name" skip "this build has no arm64 test kernel"
+		return
+	fi
+	run_vm "$log" "RESULT " -- "$HINTVM" run -k "$TESTKERNEL" \
+		-p "test=cpuid" -c 2 -m 64M --cpu-features pmu,sve,pauth
+	line=$(grep -m 1 "^RESULT " "$log" | tr -d '\r')
+	if [ "$STATUS" = 0 ] && [ "$(field ok "$line")" = 1 ] &&
+		[ "$(field sve "$line")" = 1 ] &&
+		[ "$(field pauth "$line")" = 1 ] &&
+		[ "$(field pmu "$line")" = 1 ]; then
+		result $name pass "--cpu-features pmu,sve,pauth: $line"
+	else
+		show_log $name "$log"
+		result $name fail "expected sve=1 pauth=1 pmu=1, status 0 (status $STATUS, ${line:-no RESULT line})"
+	fi
+}
+
+# Linux to init with CPUS vCPUs, then ACTION (poweroff or reboot).
+linux_case() { # NAME CPUS ACTION EXPECTED_STATUS
+	name=$1 cpus=$2 action=$3 expect=$4
+	cmdline="$BASE_CMDLINE e2e.action=$action"
+	log=/tmp/$name.log
+	run_vm "$log" "$MARKER" -- "$HINTVM" run -k "$IMAGE" -i "$INITRD" \
+		-p "$cmdline" -c "$cpus" -m "$MEM"
+	guest=$(grep -m 1 "$MARKER" "$log" | tr -d '\r')
+	echo "E2E-TIME name=$name vmm=hintvm kernel=Image mode=$MODE cpus=$cpus boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS guest_uptime_s=$(field uptime "$guest")"
+	problems=""
+	[ "$STATUS" = "$expect" ] ||
+		problems="$problems exit status $STATUS, expected $expect;"
+	if [ -z "$guest" ]; then
+		problems="$problems guest init never reported;"
+	else
+		nproc=$(field nproc "$guest")
+		[ "$nproc" = "$cpus" ] ||
+			problems="$problems nproc=$nproc, expected $cpus;"
+		seen=$(echo "$guest" | sed -n 's/.*cmdline="\(.*\)"$/\1/p')
+		[ "$seen" = "$cmdline" ] ||
+			problems="$problems /proc/cmdline \"$seen\", expected \"$cmdline\";"
+		[ "$(field marker "$guest")" = hintvm-e2e-initrd ] ||
+			problems="$problems initrd marker file not visible;"
+	fi
+	if [ -z "$problems" ]; then
+		result "$name" pass "$MODE, $cpus vCPU(s), $action -> status $STATUS, init after ${INIT_MS} ms"
+	else
+		show_log "$name" "$log"
+		result "$name" fail "$MODE, $cpus vCPU(s), $action:$problems"
+	fi
+}
+
+# Two busy vCPUs squeezed onto one L1 CPU: the guest must see steal time
+# (PV time through KVM_ARM_VCPU_PVTIME_CTRL) grow in /proc/stat.
+steal_case() {
+	name=linux-steal
+	log=/tmp/$name.log
+	cat "$INITRD" "$E2E/l2-extra.cpio" > /tmp/steal-initrd.cpio
+	run_vm "$log" "E2E-GUEST steal" -- taskset -c 0 "$HINTVM" run \
+		-k "$IMAGE" -i /tmp/steal-initrd.cpio -c 2 -m "$MEM" \
+		-p "$BASE_CMDLINE rdinit=/steal-init"
+	line=$(grep -m 1 "E2E-GUEST steal" "$log" | tr -d '\r')
+	before=$(field steal_before "$line")
+	after=$(field steal_after "$line")
+	echo "E2E-INFO name=$name $line"
+	if [ -n "$after" ] && [ "$after" -gt "${before:-0}" ] 2>/dev/null; then
+		result $name pass "2 busy vCPUs on 1 L1 CPU: steal $before -> $after ticks"
+	else
+		show_log $name "$log"
+		result $name fail "steal did not grow (line: ${line:-none}, status $STATUS)"
+	fi
+}
+
+# virtio-mmio: a disk and the entropy device, found by Linux through the
+# device tree hintvm builds (virtio,mmio nodes).
+virtio_case() {
+	name=linux-virtio-mmio
+	log=/tmp/$name.log
+	cat "$INITRD" "$E2E/l2-extra.cpio" > /tmp/virtio-initrd.cpio
+	dd if=/dev/zero of=/tmp/disk.img bs=1024 count=1024 2>/dev/null
+	printf 'hintvm-e2e-disk' | dd of=/tmp/disk.img conv=notrunc 2>/dev/null
+	run_vm "$log" "E2E-GUEST virtio" -- "$HINTVM" run -k "$IMAGE" \
+		-i /tmp/virtio-initrd.cpio -c 1 -m "$MEM" \
+		-d /tmp/disk.img --rng -p "$BASE_CMDLINE rdinit=/virtio-init"
+	line=$(grep -m 1 "E2E-GUEST virtio" "$log" | tr -d '\r')
+	echo "E2E-TIME name=$name vmm=hintvm kernel=Image mode=$MODE cpus=1 boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS"
+	if [ "$(field blk "$line")" = hintvm-e2e-disk ] &&
+		[ "$(field rng_bytes "$line")" = 16 ] &&
+		[ "$(field devices "$line")" = 2 ] && [ "$STATUS" = 0 ]; then
+		result $name pass "virtio-blk and virtio-rng over virtio-mmio: $line"
+	else
+		show_log $name "$log"
+		result $name fail "status $STATUS, ${line:-no virtio line}"
+	fi
+}
+
+# Refused before any VM runs, with a message that says what is wrong.
+bad_kernel_case() {
+	name=bad-kernel
+	problems=""
+	size=$(wc -c < "$IMAGE")
+	# image_size (bytes 16-23) of 4 KiB: smaller than the file.
+	{ head -c 16 "$IMAGE"; printf '\000\020\000\000\000\000\000\000'; tail -c +25 "$IMAGE"; } > /tmp/small.Image
+	head -c 4096 "$E2E/e2e-run" > /tmp/elf.Image
+	for img in small elf; do
+		log=/tmp/$name-$img.log
+		run_vm "$log" "$MARKER" -- "$HINTVM" run -k /tmp/$img.Image \
+			-i "$INITRD" -p "$BASE_CMDLINE" -c 1 -m "$MEM"
+		msg=$(grep -v '^$' "$log" | head -n 1 | tr -d '\r')
+		echo "E2E-INFO name=$name image=$img status=$STATUS message=$msg"
+		[ "$STATUS" = "$STATUS_USAGE" ] ||
+			problems="$problems $img: exit status $STATUS, expected $STATUS_USAGE;"
+		case "$img:$msg" in
+		small:*image_size*|elf:*"arm64 ELF"*) ;;
+		*) problems="$problems $img: message \"$msg\" does not say why;" ;;
+		esac
+	done
+	if [ -z "$problems" ]; then
+		result $name pass "corrupt Image and ELF file refused with status $STATUS_USAGE (size $size)"
+	else
+		result $name fail "$problems"
+	fi
+}
+
+if [ "$MODE" = nvhe ]; then
+	linux_case linux-nvhe 2 poweroff $STATUS_POWEROFF
+	exit 0
+fi
+for cpus in 1 2 4; do
+	for payload in hello ipi smp-count fault cpuid; do
+		testkernel_case $payload $cpus
+	done
+done
+pv_case pv-host host 1
+pv_case pv-none none 0
+features_case
+linux_case linux-1cpu 1 poweroff $STATUS_POWEROFF
+linux_case linux-2cpu 2 poweroff $STATUS_POWEROFF
+linux_case linux-reboot 1 reboot $STATUS_REBOOT
+steal_case
+virtio_case
+bad_kernel_case
