@@ -3,7 +3,9 @@
  * cpuid, the arm64 way: what the hypervisor tells the guest through SMCCC.
  * Reports the SMCCC version and whether PV time (steal time, DEN0057A) is
  * offered; when it is, every CPU's record must have its own 64-byte
- * aligned address and revision 0. Also reports MIDR_EL1.
+ * aligned address and revision 0. Also reports MIDR_EL1 and which
+ * optional features the ID registers show (hintvm --cpu-features): SVE,
+ * pointer authentication, PMUv3.
  */
 #include "console.h"
 #include "payload.h"
@@ -17,6 +19,27 @@
 static uint64_t st_ipa[MAX_CPUS];
 static uint64_t smccc_version;
 static bool pvtime;
+
+static bool has_sve(void)
+{
+	return (read_sysreg(id_aa64pfr0_el1) >> 32) & 0xf; /* SVE */
+}
+
+static bool has_pauth(void)
+{
+	uint64_t isar1 = read_sysreg(id_aa64isar1_el1);
+	uint64_t isar2 = read_sysreg(S3_0_C0_C6_2); /* ID_AA64ISAR2_EL1 */
+
+	/* APA, API (ISAR1) or APA3 (ISAR2): some address authentication. */
+	return ((isar1 >> 4) & 0xff) || ((isar2 >> 12) & 0xf);
+}
+
+static bool has_pmu(void)
+{
+	uint64_t ver = (read_sysreg(id_aa64dfr0_el1) >> 8) & 0xf; /* PMUVer */
+
+	return ver != 0 && ver != 0xf;
+}
 
 static void cpuid_run(struct cpu *cpu)
 {
@@ -55,6 +78,9 @@ static bool cpuid_report(struct result *r)
 	if (pvtime)
 		result_add(r, "st_ipa", "0x%lx", st_ipa[0]);
 	result_add(r, "midr", "0x%lx", read_sysreg(midr_el1));
+	result_add(r, "sve", "%d", has_sve());
+	result_add(r, "pauth", "%d", has_pauth());
+	result_add(r, "pmu", "%d", has_pmu());
 	return ok;
 }
 

@@ -303,20 +303,61 @@ static int get_one_reg(struct vcpu *vcpu, uint64_t id, uint64_t *value)
 	return ioctl(vcpu->fd, KVM_GET_ONE_REG, &reg) < 0 ? -errno : 0;
 }
 
+static const struct {
+	uint32_t option; /* CPU_FEATURE_* */
+	const char *name;
+	long cap;
+	const char *cap_name;
+	uint32_t features; /* KVM_ARM_VCPU_* bits */
+} arm64_features[] = {
+	{ CPU_FEATURE_PMU, "pmu", KVM_CAP_ARM_PMU_V3, "KVM_CAP_ARM_PMU_V3",
+	  1u << KVM_ARM_VCPU_PMU_V3 },
+	{ CPU_FEATURE_SVE, "sve", KVM_CAP_ARM_SVE, "KVM_CAP_ARM_SVE",
+	  1u << KVM_ARM_VCPU_SVE },
+	/* KVM takes address and generic authentication only together. */
+	{ CPU_FEATURE_PAUTH, "pauth", KVM_CAP_ARM_PTRAUTH_ADDRESS,
+	  "KVM_CAP_ARM_PTRAUTH_ADDRESS",
+	  1u << KVM_ARM_VCPU_PTRAUTH_ADDRESS |
+		  1u << KVM_ARM_VCPU_PTRAUTH_GENERIC },
+	{ CPU_FEATURE_PAUTH, "pauth", KVM_CAP_ARM_PTRAUTH_GENERIC,
+	  "KVM_CAP_ARM_PTRAUTH_GENERIC", 0 },
+};
+
+/* --cpu-features: refuse what this host cannot give, before any vCPU runs. */
+static int arm64_optional_features(struct vm *vm, uint32_t *features)
+{
+	for (size_t i = 0;
+	     i < sizeof(arm64_features) / sizeof(arm64_features[0]); i++) {
+		if (!(vm->cfg->cpu_features & arm64_features[i].option))
+			continue;
+		if (kvm_check_cap(vm->fd, arm64_features[i].cap) <= 0)
+			return hvm_set_error(
+				-ENOTSUP,
+				"--cpu-features %s: this host's KVM lacks %s",
+				arm64_features[i].name,
+				arm64_features[i].cap_name);
+		*features |= arm64_features[i].features;
+	}
+	return 0;
+}
+
 static int arm64_vcpu_init_target(struct vm *vm, struct vcpu *vcpu)
 {
 	struct arm64_vm *a = arm64(vm);
 	struct kvm_vcpu_init init;
+	int r;
 
 	if (vcpu->id == 0) {
 		if (ioctl(vm->fd, KVM_ARM_PREFERRED_TARGET, &a->vcpu_init) < 0)
 			return hvm_set_error(-errno,
 					     "KVM_ARM_PREFERRED_TARGET: %s",
 					     strerror(errno));
-		/* PSCI 0.2+ only; PMU, SVE and pointer auth stay off until
-		 * an option asks for them. */
+		/* PSCI 0.2+; PMU, SVE and pointer auth only when asked. */
 		memset(a->vcpu_init.features, 0, sizeof(a->vcpu_init.features));
 		a->vcpu_init.features[0] |= 1u << KVM_ARM_VCPU_PSCI_0_2;
+		r = arm64_optional_features(vm, &a->vcpu_init.features[0]);
+		if (r)
+			return r;
 	}
 	init = a->vcpu_init;
 	/* Secondaries wait powered off for the guest's PSCI CPU_ON. */
@@ -326,6 +367,13 @@ static int arm64_vcpu_init_target(struct vm *vm, struct vcpu *vcpu)
 		return hvm_set_error(
 			-errno, "KVM_ARM_VCPU_INIT on vCPU %u (target %u): %s",
 			vcpu->id, init.target, strerror(errno));
+	/* SVE vector lengths are fixed here; registers need it first. */
+	if ((vm->cfg->cpu_features & CPU_FEATURE_SVE) &&
+	    ioctl(vcpu->fd, KVM_ARM_VCPU_FINALIZE, &(int){ KVM_ARM_VCPU_SVE }) <
+		    0)
+		return hvm_set_error(
+			-errno, "KVM_ARM_VCPU_FINALIZE (SVE) on vCPU %u: %s",
+			vcpu->id, strerror(errno));
 	return 0;
 }
 
@@ -445,6 +493,7 @@ static int arm64_write_fdt(struct vm *vm)
 		.virtio = a->virtio,
 		.nr_virtio = a->nr_virtio,
 		.hint_gpa = vm->cfg->sched.settings.hints ? ARM64_HINT_GPA : 0,
+		.pmu = vm->cfg->cpu_features & CPU_FEATURE_PMU,
 	};
 	void *buf = calloc(1, FDT_BUF_SIZE);
 	int size, r;
@@ -461,10 +510,44 @@ static int arm64_write_fdt(struct vm *vm)
 	return r;
 }
 
+/* The PMU overflow interrupt, once the vGIC is initialised (KVM wants it). */
+static int arm64_pmu_init(struct vm *vm)
+{
+	uint32_t irq = ARM64_GIC_PPI_BASE + ARM64_PPI_PMU;
+
+	if (!(vm->cfg->cpu_features & CPU_FEATURE_PMU))
+		return 0;
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		struct kvm_device_attr attr = {
+			.group = KVM_ARM_VCPU_PMU_V3_CTRL,
+			.attr = KVM_ARM_VCPU_PMU_V3_IRQ,
+			.addr = (uintptr_t)&irq,
+		};
+
+		if (ioctl(vm->vcpus[i].fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
+			return hvm_set_error(
+				-errno,
+				"vCPU %u: cannot set the PMU interrupt: %s", i,
+				strerror(errno));
+		attr = (struct kvm_device_attr){
+			.group = KVM_ARM_VCPU_PMU_V3_CTRL,
+			.attr = KVM_ARM_VCPU_PMU_V3_INIT,
+		};
+		if (ioctl(vm->vcpus[i].fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
+			return hvm_set_error(
+				-errno,
+				"vCPU %u: cannot initialise the PMU: %s", i,
+				strerror(errno));
+	}
+	return 0;
+}
+
 int arch_vm_finalize(struct vm *vm)
 {
 	int r = gic_finalize(&arm64(vm)->gic);
 
+	if (!r)
+		r = arm64_pmu_init(vm);
 	if (!r)
 		r = arm64_write_fdt(vm);
 	return r;

@@ -140,6 +140,18 @@ static void add_timer(struct fdt_writer *w)
 	end(w);
 }
 
+static void add_pmu(struct fdt_writer *w)
+{
+	fdt32_t cells[3] = { cpu_to_fdt32(GIC_FDT_PPI),
+			     cpu_to_fdt32(ARM64_PPI_PMU),
+			     cpu_to_fdt32(IRQ_TYPE_LEVEL_HIGH) };
+
+	begin(w, "pmu");
+	prop_str(w, "compatible", "arm,armv8-pmuv3");
+	prop(w, "interrupts", cells, sizeof(cells));
+	end(w);
+}
+
 static void add_gic(struct fdt_writer *w, const struct arm64_fdt_params *p)
 {
 	char name[32];
@@ -240,6 +252,8 @@ int arm64_fdt_build(const struct arm64_fdt_params *p, void *buf,
 	add_cpus(&w, p);
 	add_psci(&w);
 	add_timer(&w);
+	if (p->pmu)
+		add_pmu(&w);
 	add_gic(&w, p);
 	add_uart(&w, p);
 	for (unsigned int i = 0; i < p->nr_virtio; i++)

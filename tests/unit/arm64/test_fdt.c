@@ -143,6 +143,15 @@ static void test_memory_and_gic(void **state)
 	/* Four timer PPIs: secure, non-secure, virtual, hypervisor. */
 	getprop(fdt, "/timer", "interrupts", &len);
 	assert_int_equal(len, 4 * 3 * 4);
+	assert_true(fdt_path_offset(fdt, "/pmu") < 0); /* only when asked */
+	free(fdt);
+
+	p.pmu = true;
+	fdt = build(&p);
+	assert_string_equal(getprop(fdt, "/pmu", "compatible", &len),
+			    "arm,armv8-pmuv3");
+	assert_int_equal(cell32(getprop(fdt, "/pmu", "interrupts", &len), 1),
+			 ARM64_PPI_PMU);
 	free(fdt);
 }
 
