@@ -5,10 +5,13 @@
  * offered; when it is, every CPU's record must have its own 64-byte
  * aligned address and revision 0. Also reports MIDR_EL1 and which
  * optional features the ID registers show (hintvm --cpu-features): SVE,
- * pointer authentication, PMUv3.
+ * pointer authentication, PMUv3; and whether the scheduling-hint page
+ * the tree names answers with its magic and this machine's vCPU count.
  */
 #include "console.h"
+#include "machine.h"
 #include "payload.h"
+#include "sched/hint_abi.h"
 
 #define SMCCC_VERSION 0x80000000
 #define SMCCC_ARCH_FEATURES 0x80000001
@@ -41,6 +44,18 @@ static bool has_pmu(void)
 	return ver != 0 && ver != 0xf;
 }
 
+/* -1: no hint page in the tree; 0: it does not answer right; 1: it does. */
+static int hint_channel(void)
+{
+	uint32_t info;
+
+	if (!machine.hint)
+		return -1;
+	info = mmio_read32(machine.hint + HINT_REG_INFO);
+	return mmio_read32(machine.hint + HINT_REG_EVENT) == HINT_MAGIC &&
+	       (info & 0xffff) >= 1 && info >> 16 == smp_online_count();
+}
+
 static void cpuid_run(struct cpu *cpu)
 {
 	if (cpu->nr == 0) {
@@ -60,6 +75,7 @@ static bool cpuid_report(struct result *r)
 {
 	unsigned int n = smp_online_count();
 	bool ok = true;
+	int hint;
 
 	result_add(r, "smccc", "0x%lx", smccc_version & 0xffffffff);
 	result_add(r, "pvtime", "%d", pvtime);
@@ -81,7 +97,10 @@ static bool cpuid_report(struct result *r)
 	result_add(r, "sve", "%d", has_sve());
 	result_add(r, "pauth", "%d", has_pauth());
 	result_add(r, "pmu", "%d", has_pmu());
-	return ok;
+	hint = hint_channel();
+	if (hint >= 0)
+		result_add(r, "hint", "%d", hint);
+	return ok && hint != 0;
 }
 
 const struct payload payload_cpuid = {

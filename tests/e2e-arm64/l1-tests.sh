@@ -60,6 +60,8 @@ testkernel_case() { # PAYLOAD CPUS
 			problems="$problems no PV time;"
 		[ "$(field sve "$line")$(field pauth "$line")$(field pmu "$line")" = 000 ] ||
 			problems="$problems optional CPU features visible without --cpu-features;"
+		[ "$(field hint "$line")" = 1 ] ||
+			problems="$problems the scheduling-hint page did not answer (hint=$(field hint "$line"));"
 	fi
 	if [ -z "$problems" ]; then
 		result "$name" pass "$line"

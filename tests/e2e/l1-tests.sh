@@ -75,7 +75,7 @@ boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS [ARGS]
 		-p "$cmdline" -c "$cpus" -m "$MEM"
 	guest=$(grep -m 1 "$MARKER" "$log" | tr -d '\r')
 	echo "E2E-TIME name=$name vmm=hintvm kernel=$label cpus=$cpus boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS guest_uptime_s=$(field uptime "$guest")"
-	problems=""
+	problems="" clocksource=""
 	[ "$STATUS" = "$expect" ] ||
 		problems="$problems exit status $STATUS, expected $expect;"
 	if [ -z "$guest" ]; then
@@ -89,13 +89,20 @@ boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS [ARGS]
 			problems="$problems /proc/cmdline \"$seen\", expected \"$cmdline\";"
 		[ "$(field marker "$guest")" = hintvm-e2e-initrd ] ||
 			problems="$problems initrd marker file not visible;"
+		# What a guest needs to boot without stalls (DESIGN.md).
+		platform=$(grep -m 1 "E2E-GUEST platform" "$log" | tr -d '\r')
+		for want in hypervisor tsc_deadline rtc i8042; do
+			[ "$(field $want "$platform")" = 1 ] ||
+				problems="$problems guest lacks $want ($platform);"
+		done
+		clocksource=$(field clocksource "$platform")
 	fi
 	if [ "$action" = panic ] && ! grep -q "Kernel panic" "$log"; then
 		problems="$problems no \"Kernel panic\" on the console;"
 	fi
 	[ $VERBOSE = 1 ] && [ -z "$problems" ] && show_log "$name" "$log"
 	if [ -z "$problems" ]; then
-		result "$name" pass "$label${7:+ $7}, $cpus vCPU(s), $action -> status $STATUS, init after ${INIT_MS} ms"
+		result "$name" pass "$label${7:+ $7}, $cpus vCPU(s), $action -> status $STATUS, init after ${INIT_MS} ms, clocksource $clocksource"
 	else
 		show_log "$name" "$log"
 		result "$name" fail "$label${7:+ $7}, $cpus vCPU(s), $action:$problems"
