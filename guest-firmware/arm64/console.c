@@ -21,19 +21,18 @@ static struct spinlock console_lock;
 
 static void uart_putc(char c)
 {
-	volatile uint8_t *ns = (volatile uint8_t *)machine.uart_base;
-	volatile uint32_t *pl = (volatile uint32_t *)machine.uart_base;
+	uint64_t base = machine.uart_base;
 
 	switch (machine.uart) {
 	case UART_NS16550A:
-		while (!(ns[NS16550_LSR] & NS16550_LSR_THRE))
+		while (!(mmio_read8(base + NS16550_LSR) & NS16550_LSR_THRE))
 			cpu_relax();
-		ns[NS16550_THR] = (uint8_t)c;
+		mmio_write8(base + NS16550_THR, (uint8_t)c);
 		break;
 	case UART_PL011:
-		while (pl[PL011_FR / 4] & PL011_FR_TXFF)
+		while (mmio_read32(base + PL011_FR) & PL011_FR_TXFF)
 			cpu_relax();
-		pl[PL011_DR / 4] = (uint8_t)c;
+		mmio_write32(base + PL011_DR, (uint8_t)c);
 		break;
 	case UART_NONE:
 		break;

@@ -80,6 +80,8 @@ static void node_done(const struct node *n, const struct node *parent,
 		   machine.uart == UART_NONE) {
 		machine.uart = UART_PL011;
 		machine.uart_base = be64(n->reg);
+	} else if (has_compat(n->compat, n->compat_len, "hintvm,sched-hint")) {
+		machine.hint = be64(n->reg);
 	} else if (has_compat(n->compat, n->compat_len, "arm,gic-v3") &&
 		   n->reg_len >= 32) {
 		machine.gicd = be64(n->reg);

@@ -30,15 +30,11 @@
 
 static irq_handler_t handlers[PRIVATE_IRQS];
 
-static inline volatile uint32_t *reg32(uint64_t base, uint64_t off)
-{
-	return (volatile uint32_t *)(uintptr_t)(base + off);
-}
-
 void gic_dist_init(void)
 {
-	*reg32(machine.gicd, GICD_CTLR) = GICD_CTLR_ARE | GICD_CTLR_ENABLE_G1;
-	while (*reg32(machine.gicd, GICD_CTLR) & GICD_CTLR_RWP)
+	mmio_write32(machine.gicd + GICD_CTLR,
+		     GICD_CTLR_ARE | GICD_CTLR_ENABLE_G1);
+	while (mmio_read32(machine.gicd + GICD_CTLR) & GICD_CTLR_RWP)
 		cpu_relax();
 }
 
@@ -50,8 +46,9 @@ static uint64_t find_redist(uint64_t mpidr)
 
 	for (unsigned int i = 0; i < 256; i++) {
 		uint64_t rd = machine.gicr + (uint64_t)i * GICR_STRIDE;
-		uint64_t typer = *reg32(rd, GICR_TYPER) |
-				 (uint64_t)*reg32(rd, GICR_TYPER + 4) << 32;
+		uint64_t typer = mmio_read32(rd + GICR_TYPER) |
+				 (uint64_t)mmio_read32(rd + GICR_TYPER + 4)
+					 << 32;
 
 		if ((uint32_t)(typer >> 32) == aff)
 			return rd;
@@ -68,14 +65,16 @@ bool gic_cpu_init(uint64_t mpidr)
 	if (!rd)
 		return false;
 	sgi = rd + GICR_SGI;
-	*reg32(rd, GICR_WAKER) &= ~GICR_WAKER_SLEEP;
-	while (*reg32(rd, GICR_WAKER) & GICR_WAKER_ASLEEP)
+	mmio_write32(rd + GICR_WAKER,
+		     mmio_read32(rd + GICR_WAKER) & ~GICR_WAKER_SLEEP);
+	while (mmio_read32(rd + GICR_WAKER) & GICR_WAKER_ASLEEP)
 		cpu_relax();
-	*reg32(sgi, GICR_IGROUPR0) = 0xffffffff;
+	mmio_write32(sgi + GICR_IGROUPR0, 0xffffffff);
 	for (unsigned int i = 0; i < PRIVATE_IRQS / 4; i++)
-		*reg32(sgi, GICR_IPRIORITYR + 4 * i) = 0x01010101u * PRIORITY;
-	*reg32(sgi, GICR_ISENABLER0) =
-		((1u << SGI_COUNT) - 1) | 1u << INTID_VTIMER;
+		mmio_write32(sgi + GICR_IPRIORITYR + 4 * i,
+			     0x01010101u * PRIORITY);
+	mmio_write32(sgi + GICR_ISENABLER0,
+		     ((1u << SGI_COUNT) - 1) | 1u << INTID_VTIMER);
 
 	write_sysreg(S3_0_C12_C12_5, read_sysreg(S3_0_C12_C12_5) | 1); /* SRE */
 	isb();

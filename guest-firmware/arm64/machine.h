@@ -22,6 +22,7 @@ struct machine {
 	unsigned int dropped; /* listed beyond MAX_CPUS */
 	uint64_t mpidr[MAX_CPUS];
 	bool psci_smc;
+	uint64_t hint; /* hintvm's scheduling-hint page, or 0 */
 	const char *bootargs; /* points into the tree, or "" */
 };
 

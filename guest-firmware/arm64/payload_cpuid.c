@@ -3,10 +3,15 @@
  * cpuid, the arm64 way: what the hypervisor tells the guest through SMCCC.
  * Reports the SMCCC version and whether PV time (steal time, DEN0057A) is
  * offered; when it is, every CPU's record must have its own 64-byte
- * aligned address and revision 0. Also reports MIDR_EL1.
+ * aligned address and revision 0. Also reports MIDR_EL1 and which
+ * optional features the ID registers show (hintvm --cpu-features): SVE,
+ * pointer authentication, PMUv3; and whether the scheduling-hint page
+ * the tree names answers with its magic and this machine's vCPU count.
  */
 #include "console.h"
+#include "machine.h"
 #include "payload.h"
+#include "sched/hint_abi.h"
 
 #define SMCCC_VERSION 0x80000000
 #define SMCCC_ARCH_FEATURES 0x80000001
@@ -17,6 +22,39 @@
 static uint64_t st_ipa[MAX_CPUS];
 static uint64_t smccc_version;
 static bool pvtime;
+
+static bool has_sve(void)
+{
+	return (read_sysreg(id_aa64pfr0_el1) >> 32) & 0xf; /* SVE */
+}
+
+static bool has_pauth(void)
+{
+	uint64_t isar1 = read_sysreg(id_aa64isar1_el1);
+	uint64_t isar2 = read_sysreg(S3_0_C0_C6_2); /* ID_AA64ISAR2_EL1 */
+
+	/* APA, API (ISAR1) or APA3 (ISAR2): some address authentication. */
+	return ((isar1 >> 4) & 0xff) || ((isar2 >> 12) & 0xf);
+}
+
+static bool has_pmu(void)
+{
+	uint64_t ver = (read_sysreg(id_aa64dfr0_el1) >> 8) & 0xf; /* PMUVer */
+
+	return ver != 0 && ver != 0xf;
+}
+
+/* -1: no hint page in the tree; 0: it does not answer right; 1: it does. */
+static int hint_channel(void)
+{
+	uint32_t info;
+
+	if (!machine.hint)
+		return -1;
+	info = mmio_read32(machine.hint + HINT_REG_INFO);
+	return mmio_read32(machine.hint + HINT_REG_EVENT) == HINT_MAGIC &&
+	       (info & 0xffff) >= 1 && info >> 16 == smp_online_count();
+}
 
 static void cpuid_run(struct cpu *cpu)
 {
@@ -37,13 +75,11 @@ static bool cpuid_report(struct result *r)
 {
 	unsigned int n = smp_online_count();
 	bool ok = true;
+	int hint;
 
 	result_add(r, "smccc", "0x%lx", smccc_version & 0xffffffff);
 	result_add(r, "pvtime", "%d", pvtime);
 	for (unsigned int i = 0; pvtime && i < n; i++) {
-		const volatile uint32_t *rec =
-			(const volatile uint32_t *)(uintptr_t)st_ipa[i];
-
 		if (st_ipa[i] == SMCCC_NOT_SUPPORTED || st_ipa[i] % 64 ||
 		    st_ipa[i] >= (1ULL << 39)) {
 			printk("cpuid: cpu %u steal record at 0x%lx", i,
@@ -53,12 +89,18 @@ static bool cpuid_report(struct result *r)
 		}
 		for (unsigned int j = 0; j < i; j++)
 			ok &= st_ipa[j] != st_ipa[i];
-		ok &= rec[0] == 0; /* revision */
+		ok &= mmio_read32(st_ipa[i]) == 0; /* revision */
 	}
 	if (pvtime)
 		result_add(r, "st_ipa", "0x%lx", st_ipa[0]);
 	result_add(r, "midr", "0x%lx", read_sysreg(midr_el1));
-	return ok;
+	result_add(r, "sve", "%d", has_sve());
+	result_add(r, "pauth", "%d", has_pauth());
+	result_add(r, "pmu", "%d", has_pmu());
+	hint = hint_channel();
+	if (hint >= 0)
+		result_add(r, "hint", "%d", hint);
+	return ok && hint != 0;
 }
 
 const struct payload payload_cpuid = {

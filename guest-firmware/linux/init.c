@@ -5,7 +5,12 @@
  * command line asks (e2e.action=poweroff|reboot|panic|halt):
  *
  *   E2E-GUEST init uptime=0.84 nproc=2 marker=hintvm-e2e-initrd cmdline="..."
+ *   E2E-GUEST platform hypervisor=1 tsc_deadline=1 clocksource=kvm-clock rtc=1 i8042=1
  *   E2E-GUEST action=poweroff
+ *
+ * The platform line shows whether the kernel found what a guest needs to
+ * boot without stalls: the CPUID hypervisor bit and TSC-deadline timer,
+ * its clocksource, the CMOS RTC (rtc0) and the i8042 (serio0).
  *
  * "panic" makes PID 1 exit, which the kernel answers with "Attempted to
  * kill init!"; with panic=-1 on the command line that becomes a reset.
@@ -69,6 +74,52 @@ static void cmdline_value(const char *cmdline, const char *key, char *out,
 	}
 }
 
+static int path_exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+/* 1 when FLAG is among the "flags" of the first CPU in /proc/cpuinfo. */
+static int cpu_has_flag(const char *flag)
+{
+	static char info[16384];
+	size_t flen = strlen(flag);
+	char *p;
+	ssize_t n = -1;
+	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, info, sizeof(info) - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		return 0;
+	info[n] = 0;
+	p = strstr(info, "\nflags");
+	if (!p)
+		return 0;
+	p[strcspn(p + 1, "\n") + 1] = 0; /* only the first CPU's line */
+	for (p = strchr(p, ':'); p && (p = strstr(p, flag)); p += flen)
+		if (p[-1] == ' ' && (p[flen] == ' ' || p[flen] == 0))
+			return 1;
+	return 0;
+}
+
+static void report_platform(void)
+{
+	char clocksource[64];
+
+	read_file("/sys/devices/system/clocksource/clocksource0/"
+		  "current_clocksource",
+		  clocksource, sizeof(clocksource));
+	printf("E2E-GUEST platform hypervisor=%d tsc_deadline=%d "
+	       "clocksource=%s rtc=%d i8042=%d\n",
+	       cpu_has_flag("hypervisor"), cpu_has_flag("tsc_deadline_timer"),
+	       clocksource[0] ? clocksource : "(none)",
+	       path_exists("/sys/class/rtc/rtc0"),
+	       path_exists("/sys/bus/serio/devices/serio0"));
+}
+
 int main(void)
 {
 	char cmdline[4096], uptime[64], marker[256], action[32];
@@ -85,6 +136,8 @@ int main(void)
 
 	printf("E2E-GUEST init uptime=%s nproc=%ld marker=%s cmdline=\"%s\"\n",
 	       uptime, nproc, marker[0] ? marker : "(none)", cmdline);
+
+	report_platform();
 
 	cmdline_value(cmdline, "e2e.action", action, sizeof(action));
 	if (!action[0])

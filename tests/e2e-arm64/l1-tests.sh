@@ -55,11 +55,64 @@ testkernel_case() { # PAYLOAD CPUS
 	[ "$(field ok "$line")" = 1 ] || problems="$problems ok=$(field ok "$line");"
 	[ "$(field cpus "$line")" = "$cpus" ] ||
 		problems="$problems cpus=$(field cpus "$line"), expected $cpus;"
+	if [ "$payload" = cpuid ]; then
+		[ "$(field pvtime "$line")" = 1 ] ||
+			problems="$problems no PV time;"
+		[ "$(field sve "$line")$(field pauth "$line")$(field pmu "$line")" = 000 ] ||
+			problems="$problems optional CPU features visible without --cpu-features;"
+		[ "$(field hint "$line")" = 1 ] ||
+			problems="$problems the scheduling-hint page did not answer (hint=$(field hint "$line"));"
+	fi
 	if [ -z "$problems" ]; then
 		result "$name" pass "$line"
 	else
 		show_log "$name" "$log"
 		result "$name" fail "$problems"
+	fi
+}
+
+# --pv controls PV time: the cpuid payload sees steal-time records by
+# default (pvtime=1) and none with --pv none (pvtime=0).
+pv_case() { # NAME PV_ARG EXPECTED_PVTIME
+	name=$1 pv=$2 want=$3
+	log=/tmp/$name.log
+	if [ ! -f "$TESTKERNEL" ]; then
+		result "$name" skip "this build has no arm64 test kernel"
+		return
+	fi
+	run_vm "$log" "RESULT " -- "$HINTVM" run -k "$TESTKERNEL" \
+		-p "test=cpuid" -c 2 -m 64M --pv "$pv"
+	line=$(grep -m 1 "^RESULT " "$log" | tr -d '\r')
+	if [ "$STATUS" = "$STATUS_POWEROFF" ] &&
+		[ "$(field ok "$line")" = 1 ] &&
+		[ "$(field pvtime "$line")" = "$want" ]; then
+		result "$name" pass "--pv $pv: $line"
+	else
+		show_log "$name" "$log"
+		result "$name" fail "--pv $pv: expected pvtime=$want, status 0 (status $STATUS, ${line:-no RESULT line})"
+	fi
+}
+
+# --cpu-features: the ID registers show SVE, pointer auth and the PMU only
+# when asked (the default cpuid cases see none of them).
+features_case() {
+	name=cpu-features
+	log=/tmp/$name.log
+	if [ ! -f "$TESTKERNEL" ]; then
+		result "$name" skip "this build has no arm64 test kernel"
+		return
+	fi
+	run_vm "$log" "RESULT " -- "$HINTVM" run -k "$TESTKERNEL" \
+		-p "test=cpuid" -c 2 -m 64M --cpu-features pmu,sve,pauth
+	line=$(grep -m 1 "^RESULT " "$log" | tr -d '\r')
+	if [ "$STATUS" = 0 ] && [ "$(field ok "$line")" = 1 ] &&
+		[ "$(field sve "$line")" = 1 ] &&
+		[ "$(field pauth "$line")" = 1 ] &&
+		[ "$(field pmu "$line")" = 1 ]; then
+		result $name pass "--cpu-features pmu,sve,pauth: $line"
+	else
+		show_log $name "$log"
+		result $name fail "expected sve=1 pauth=1 pmu=1, status 0 (status $STATUS, ${line:-no RESULT line})"
 	fi
 }
 
@@ -116,6 +169,29 @@ steal_case() {
 	fi
 }
 
+# virtio-mmio: a disk and the entropy device, found by Linux through the
+# device tree hintvm builds (virtio,mmio nodes).
+virtio_case() {
+	name=linux-virtio-mmio
+	log=/tmp/$name.log
+	cat "$INITRD" "$E2E/l2-extra.cpio" > /tmp/virtio-initrd.cpio
+	dd if=/dev/zero of=/tmp/disk.img bs=1024 count=1024 2>/dev/null
+	printf 'hintvm-e2e-disk' | dd of=/tmp/disk.img conv=notrunc 2>/dev/null
+	run_vm "$log" "E2E-GUEST virtio" -- "$HINTVM" run -k "$IMAGE" \
+		-i /tmp/virtio-initrd.cpio -c 1 -m "$MEM" \
+		-d /tmp/disk.img --rng -p "$BASE_CMDLINE rdinit=/virtio-init"
+	line=$(grep -m 1 "E2E-GUEST virtio" "$log" | tr -d '\r')
+	echo "E2E-TIME name=$name vmm=hintvm kernel=Image mode=$MODE cpus=1 boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS"
+	if [ "$(field blk "$line")" = hintvm-e2e-disk ] &&
+		[ "$(field rng_bytes "$line")" = 16 ] &&
+		[ "$(field devices "$line")" = 2 ] && [ "$STATUS" = 0 ]; then
+		result $name pass "virtio-blk and virtio-rng over virtio-mmio: $line"
+	else
+		show_log $name "$log"
+		result $name fail "status $STATUS, ${line:-no virtio line}"
+	fi
+}
+
 # Refused before any VM runs, with a message that says what is wrong.
 bad_kernel_case() {
 	name=bad-kernel
@@ -153,8 +229,12 @@ for cpus in 1 2 4; do
 		testkernel_case $payload $cpus
 	done
 done
+pv_case pv-host host 1
+pv_case pv-none none 0
+features_case
 linux_case linux-1cpu 1 poweroff $STATUS_POWEROFF
 linux_case linux-2cpu 2 poweroff $STATUS_POWEROFF
 linux_case linux-reboot 1 reboot $STATUS_REBOOT
 steal_case
+virtio_case
 bad_kernel_case

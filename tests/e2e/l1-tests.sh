@@ -21,6 +21,15 @@ if grep -q 'e2e.verbose=1' /proc/cmdline; then
 fi
 MARKER="E2E-GUEST init"
 
+# HINTVM_E2E_ONLY=name,name (tests/e2e/run) runs just those tests.
+ONLY=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^e2e.only=//p' | tr ',' ' ')
+selected() { # NAME
+	[ -z "$ONLY" ] && return 0
+	for n in $ONLY; do [ "$n" = "$1" ] && return 0; done
+	result "$1" skip "not selected (HINTVM_E2E_ONLY=$(echo $ONLY | tr ' ' ','))"
+	return 1
+}
+
 result() { # NAME STATUS DETAIL
 	echo "E2E-RESULT name=$1 status=$2 detail=$3"
 }
@@ -53,9 +62,10 @@ run_vm() { # NAME LOG -- COMMAND...: sets RUN (the e2e-run line)
 }
 
 # Boot KERNEL with CPUS vCPUs; the guest init then does ACTION.
-boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS
+boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS [ARGS]
 	name=$1 label=$2 kernel=$3 cpus=$4 action=$5 expect=$6
-	cmdline="$BASE_CMDLINE e2e.action=$action"
+	selected "$name" || return
+	cmdline="$BASE_CMDLINE${7:+ $7} e2e.action=$action"
 	log=/tmp/$name.log
 	if [ ! -x "$HINTVM" ]; then
 		result "$name" skip "no static hintvm in the L1 image"
@@ -65,7 +75,7 @@ boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS
 		-p "$cmdline" -c "$cpus" -m "$MEM"
 	guest=$(grep -m 1 "$MARKER" "$log" | tr -d '\r')
 	echo "E2E-TIME name=$name vmm=hintvm kernel=$label cpus=$cpus boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS guest_uptime_s=$(field uptime "$guest")"
-	problems=""
+	problems="" clocksource=""
 	[ "$STATUS" = "$expect" ] ||
 		problems="$problems exit status $STATUS, expected $expect;"
 	if [ -z "$guest" ]; then
@@ -79,22 +89,30 @@ boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS
 			problems="$problems /proc/cmdline \"$seen\", expected \"$cmdline\";"
 		[ "$(field marker "$guest")" = hintvm-e2e-initrd ] ||
 			problems="$problems initrd marker file not visible;"
+		# What a guest needs to boot without stalls (DESIGN.md).
+		platform=$(grep -m 1 "E2E-GUEST platform" "$log" | tr -d '\r')
+		for want in hypervisor tsc_deadline rtc i8042; do
+			[ "$(field $want "$platform")" = 1 ] ||
+				problems="$problems guest lacks $want ($platform);"
+		done
+		clocksource=$(field clocksource "$platform")
 	fi
 	if [ "$action" = panic ] && ! grep -q "Kernel panic" "$log"; then
 		problems="$problems no \"Kernel panic\" on the console;"
 	fi
 	[ $VERBOSE = 1 ] && [ -z "$problems" ] && show_log "$name" "$log"
 	if [ -z "$problems" ]; then
-		result "$name" pass "$label, $cpus vCPU(s), $action -> status $STATUS, init after ${INIT_MS} ms"
+		result "$name" pass "$label${7:+ $7}, $cpus vCPU(s), $action -> status $STATUS, init after ${INIT_MS} ms, clocksource $clocksource"
 	else
 		show_log "$name" "$log"
-		result "$name" fail "$label, $cpus vCPU(s), $action:$problems"
+		result "$name" fail "$label${7:+ $7}, $cpus vCPU(s), $action:$problems"
 	fi
 }
 
 # A damaged bzImage must be refused with a message before any VM runs.
 corrupt_case() {
 	name=corrupt-bzimage
+	selected $name || return
 	if [ ! -x "$HINTVM" ]; then
 		result $name skip "no static hintvm in the L1 image"
 		return
@@ -130,6 +148,7 @@ corrupt_case() {
 # without a CMOS RTC, rtc_cmos stalls the guest for ~25 s here.
 qemu_case() {
 	name=qemu-microvm
+	selected $name || return
 	qemu=/usr/bin/qemu-system-x86_64
 	if ! "$qemu" -version > /tmp/qemu-version.log 2>&1; then
 		result $name skip "QEMU does not run in L1: $(head -n 1 /tmp/qemu-version.log)"
@@ -158,5 +177,7 @@ boot_case boot-bzimage-1cpu bzImage "$BZIMAGE" 1 poweroff $STATUS_POWEROFF
 boot_case boot-bzimage-2cpu bzImage "$BZIMAGE" 2 poweroff $STATUS_POWEROFF
 boot_case reboot vmlinux "$VMLINUX" 1 reboot $STATUS_REBOOT
 boot_case panic vmlinux "$VMLINUX" 1 panic $STATUS_REBOOT
+# Without ACPI: CPUs from the MP table, reset through the i8042 (0xfe).
+boot_case acpi-off-2cpu vmlinux "$VMLINUX" 2 reboot $STATUS_REBOOT acpi=off
 corrupt_case
 qemu_case

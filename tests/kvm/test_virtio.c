@@ -16,6 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/io_uring.h>
 #include <cmocka.h>
 
 #include "kvm_test.h"
@@ -80,6 +84,18 @@ int main(void)
 		cmocka_unit_test(test_no_device_without_option),
 	};
 
+	struct io_uring_params params = { 0 };
+	long fd;
+
 	kvm_test_require_kvm();
+	/* Device work runs on io_uring: without it there are no devices. */
+	fd = syscall(__NR_io_uring_setup, 1, &params);
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM)) {
+		printf("SKIP: io_uring is not available here (%s)\n",
+		       strerror(errno));
+		return KVM_TEST_SKIP;
+	}
+	if (fd >= 0)
+		close((int)fd);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,8 @@
 #include "core/log.h"
 #include "core/vm.h"
 #include "devices/uart8250.h"
+#include "sched/brain.h"
+#include "sched/pv.h"
 
 /* The built-in test kernel, when this build embeds one. */
 extern const unsigned char hvm_builtin_kernel_start[] __attribute__((weak));
@@ -55,6 +57,7 @@ struct arm64_vm {
 	uint64_t initrd_gpa;
 	uint64_t initrd_size;
 	void *pvtime; /* host side of the PV time memslot, or NULL */
+	bool want_pvtime; /* --pv includes steal-time */
 	unsigned int pvtime_vcpus; /* vCPUs that publish steal time */
 	struct arm64_fdt_mmio_dev virtio[ARM64_VIRTIO_MMIO_SLOTS];
 	unsigned int nr_virtio;
@@ -93,6 +96,29 @@ static int arm64_setup_memory(struct vm *vm)
 }
 
 /*
+ * --pv on arm64: of the KVM paravirt features only steal-time has an
+ * equivalent here (PV time, DEN0057A, KVM_CAP_STEAL_TIME); the others are
+ * x86 CPUID bits. The scheduling brain resolves the request (and reports
+ * it in --stats).
+ */
+static bool arm64_pv_wants_steal_time(struct vm *vm)
+{
+	const struct pv_feature *st = pv_feature_by_name("steal-time");
+	const struct pv_request *req = &vm->cfg->sched.pv;
+	uint32_t bit, host;
+	char names[128];
+
+	if (!st)
+		return false;
+	bit = 1u << st->bit;
+	host = kvm_check_cap(vm->fd, KVM_CAP_STEAL_TIME) > 0 ? bit : 0;
+	if (req->add & ~bit)
+		pr_warn("--pv: %s have no arm64 equivalent and are ignored",
+			pv_format(req->add & ~bit, names, sizeof(names)));
+	return sched_pv_features(vm, host, true) & bit;
+}
+
+/*
  * PV time records live in their own zeroed memslot outside /memory: the
  * guest learns the address per vCPU through SMCCC and maps it itself.
  */
@@ -101,6 +127,12 @@ static int arm64_setup_pvtime(struct vm *vm)
 	struct arm64_vm *a = arm64(vm);
 	struct kvm_userspace_memory_region region;
 	void *mem;
+
+	a->want_pvtime = arm64_pv_wants_steal_time(vm);
+	if (!a->want_pvtime) {
+		pr_info("--pv: steal time off: vCPUs get no PV time records");
+		return 0;
+	}
 
 	mem = mmap(NULL, ARM64_PVTIME_SIZE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -135,14 +167,18 @@ static int arm64_setup_devices(struct vm *vm)
 				.gsi = gic_spi_gsi(ARM64_UART_SPI) };
 	int out_fd =
 		vm->cfg->console == CONSOLE_NONE ? -1 : vm->cfg->console_out_fd;
+	int r;
 
 	a->uart = uart8250_create(irq, out_fd);
 	if (!a->uart)
 		return hvm_set_error(-ENOMEM, "out of memory for devices");
 	vm->console_sink = (struct console_sink){ .deliver = serial_deliver,
 						  .ctx = a->uart };
-	return vm_register_mmio(vm, ARM64_UART_GPA, UART8250_REGS,
-				&uart8250_bus_ops, a->uart, "ttyS0");
+	r = vm_register_mmio(vm, ARM64_UART_GPA, UART8250_REGS,
+			     &uart8250_bus_ops, a->uart, "ttyS0");
+	if (!r)
+		r = sched_register_hints(vm, ARM64_HINT_GPA, false);
+	return r;
 }
 
 static int arm64_load_initrd(struct vm *vm)
@@ -267,20 +303,61 @@ static int get_one_reg(struct vcpu *vcpu, uint64_t id, uint64_t *value)
 	return ioctl(vcpu->fd, KVM_GET_ONE_REG, &reg) < 0 ? -errno : 0;
 }
 
+static const struct {
+	uint32_t option; /* CPU_FEATURE_* */
+	const char *name;
+	long cap;
+	const char *cap_name;
+	uint32_t features; /* KVM_ARM_VCPU_* bits */
+} arm64_features[] = {
+	{ CPU_FEATURE_PMU, "pmu", KVM_CAP_ARM_PMU_V3, "KVM_CAP_ARM_PMU_V3",
+	  1u << KVM_ARM_VCPU_PMU_V3 },
+	{ CPU_FEATURE_SVE, "sve", KVM_CAP_ARM_SVE, "KVM_CAP_ARM_SVE",
+	  1u << KVM_ARM_VCPU_SVE },
+	/* KVM takes address and generic authentication only together. */
+	{ CPU_FEATURE_PAUTH, "pauth", KVM_CAP_ARM_PTRAUTH_ADDRESS,
+	  "KVM_CAP_ARM_PTRAUTH_ADDRESS",
+	  1u << KVM_ARM_VCPU_PTRAUTH_ADDRESS |
+		  1u << KVM_ARM_VCPU_PTRAUTH_GENERIC },
+	{ CPU_FEATURE_PAUTH, "pauth", KVM_CAP_ARM_PTRAUTH_GENERIC,
+	  "KVM_CAP_ARM_PTRAUTH_GENERIC", 0 },
+};
+
+/* --cpu-features: refuse what this host cannot give, before any vCPU runs. */
+static int arm64_optional_features(struct vm *vm, uint32_t *features)
+{
+	for (size_t i = 0;
+	     i < sizeof(arm64_features) / sizeof(arm64_features[0]); i++) {
+		if (!(vm->cfg->cpu_features & arm64_features[i].option))
+			continue;
+		if (kvm_check_cap(vm->fd, arm64_features[i].cap) <= 0)
+			return hvm_set_error(
+				-ENOTSUP,
+				"--cpu-features %s: this host's KVM lacks %s",
+				arm64_features[i].name,
+				arm64_features[i].cap_name);
+		*features |= arm64_features[i].features;
+	}
+	return 0;
+}
+
 static int arm64_vcpu_init_target(struct vm *vm, struct vcpu *vcpu)
 {
 	struct arm64_vm *a = arm64(vm);
 	struct kvm_vcpu_init init;
+	int r;
 
 	if (vcpu->id == 0) {
 		if (ioctl(vm->fd, KVM_ARM_PREFERRED_TARGET, &a->vcpu_init) < 0)
 			return hvm_set_error(-errno,
 					     "KVM_ARM_PREFERRED_TARGET: %s",
 					     strerror(errno));
-		/* PSCI 0.2+ only; PMU, SVE and pointer auth stay off until
-		 * an option asks for them. */
+		/* PSCI 0.2+; PMU, SVE and pointer auth only when asked. */
 		memset(a->vcpu_init.features, 0, sizeof(a->vcpu_init.features));
 		a->vcpu_init.features[0] |= 1u << KVM_ARM_VCPU_PSCI_0_2;
+		r = arm64_optional_features(vm, &a->vcpu_init.features[0]);
+		if (r)
+			return r;
 	}
 	init = a->vcpu_init;
 	/* Secondaries wait powered off for the guest's PSCI CPU_ON. */
@@ -290,6 +367,13 @@ static int arm64_vcpu_init_target(struct vm *vm, struct vcpu *vcpu)
 		return hvm_set_error(
 			-errno, "KVM_ARM_VCPU_INIT on vCPU %u (target %u): %s",
 			vcpu->id, init.target, strerror(errno));
+	/* SVE vector lengths are fixed here; registers need it first. */
+	if ((vm->cfg->cpu_features & CPU_FEATURE_SVE) &&
+	    ioctl(vcpu->fd, KVM_ARM_VCPU_FINALIZE, &(int){ KVM_ARM_VCPU_SVE }) <
+		    0)
+		return hvm_set_error(
+			-errno, "KVM_ARM_VCPU_FINALIZE (SVE) on vCPU %u: %s",
+			vcpu->id, strerror(errno));
 	return 0;
 }
 
@@ -408,6 +492,8 @@ static int arm64_write_fdt(struct vm *vm)
 		.initrd_size = a->initrd_size,
 		.virtio = a->virtio,
 		.nr_virtio = a->nr_virtio,
+		.hint_gpa = vm->cfg->sched.settings.hints ? ARM64_HINT_GPA : 0,
+		.pmu = vm->cfg->cpu_features & CPU_FEATURE_PMU,
 	};
 	void *buf = calloc(1, FDT_BUF_SIZE);
 	int size, r;
@@ -424,10 +510,44 @@ static int arm64_write_fdt(struct vm *vm)
 	return r;
 }
 
+/* The PMU overflow interrupt, once the vGIC is initialised (KVM wants it). */
+static int arm64_pmu_init(struct vm *vm)
+{
+	uint32_t irq = ARM64_GIC_PPI_BASE + ARM64_PPI_PMU;
+
+	if (!(vm->cfg->cpu_features & CPU_FEATURE_PMU))
+		return 0;
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		struct kvm_device_attr attr = {
+			.group = KVM_ARM_VCPU_PMU_V3_CTRL,
+			.attr = KVM_ARM_VCPU_PMU_V3_IRQ,
+			.addr = (uintptr_t)&irq,
+		};
+
+		if (ioctl(vm->vcpus[i].fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
+			return hvm_set_error(
+				-errno,
+				"vCPU %u: cannot set the PMU interrupt: %s", i,
+				strerror(errno));
+		attr = (struct kvm_device_attr){
+			.group = KVM_ARM_VCPU_PMU_V3_CTRL,
+			.attr = KVM_ARM_VCPU_PMU_V3_INIT,
+		};
+		if (ioctl(vm->vcpus[i].fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
+			return hvm_set_error(
+				-errno,
+				"vCPU %u: cannot initialise the PMU: %s", i,
+				strerror(errno));
+	}
+	return 0;
+}
+
 int arch_vm_finalize(struct vm *vm)
 {
 	int r = gic_finalize(&arm64(vm)->gic);
 
+	if (!r)
+		r = arm64_pmu_init(vm);
 	if (!r)
 		r = arm64_write_fdt(vm);
 	return r;

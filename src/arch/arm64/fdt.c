@@ -140,6 +140,18 @@ static void add_timer(struct fdt_writer *w)
 	end(w);
 }
 
+static void add_pmu(struct fdt_writer *w)
+{
+	fdt32_t cells[3] = { cpu_to_fdt32(GIC_FDT_PPI),
+			     cpu_to_fdt32(ARM64_PPI_PMU),
+			     cpu_to_fdt32(IRQ_TYPE_LEVEL_HIGH) };
+
+	begin(w, "pmu");
+	prop_str(w, "compatible", "arm,armv8-pmuv3");
+	prop(w, "interrupts", cells, sizeof(cells));
+	end(w);
+}
+
 static void add_gic(struct fdt_writer *w, const struct arm64_fdt_params *p)
 {
 	char name[32];
@@ -178,6 +190,18 @@ static void add_virtio(struct fdt_writer *w,
 	prop_reg(w, dev->gpa, dev->size, 0, 0, 1);
 	prop_spi(w, dev->spi, IRQ_TYPE_EDGE_RISING);
 	prop(w, "dma-coherent", NULL, 0);
+	end(w);
+}
+
+/* docs/hint-channel.md: one MMIO page, found by its compatible. */
+static void add_hint(struct fdt_writer *w, uint64_t gpa)
+{
+	char name[40];
+
+	node_name(name, sizeof(name), "sched-hint", gpa);
+	begin(w, name);
+	prop_str(w, "compatible", "hintvm,sched-hint");
+	prop_reg(w, gpa, ARM64_HINT_SIZE, 0, 0, 1);
 	end(w);
 }
 
@@ -228,10 +252,14 @@ int arm64_fdt_build(const struct arm64_fdt_params *p, void *buf,
 	add_cpus(&w, p);
 	add_psci(&w);
 	add_timer(&w);
+	if (p->pmu)
+		add_pmu(&w);
 	add_gic(&w, p);
 	add_uart(&w, p);
 	for (unsigned int i = 0; i < p->nr_virtio; i++)
 		add_virtio(&w, &p->virtio[i]);
+	if (p->hint_gpa)
+		add_hint(&w, p->hint_gpa);
 	end(&w);
 	if (!w.err)
 		w.err = fdt_finish(buf);

@@ -6,6 +6,7 @@
 #ifndef HVM_ARM64_FDT_H
 #define HVM_ARM64_FDT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,8 @@ struct arm64_fdt_params {
 	uint64_t initrd_gpa, initrd_size; /* size 0: no initrd */
 	const struct arm64_fdt_mmio_dev *virtio; /* virtio-mmio devices */
 	unsigned int nr_virtio;
+	uint64_t hint_gpa; /* scheduling-hint page; 0: none */
+	bool pmu; /* an arm,armv8-pmuv3 node */
 };
 
 /* The node path of the UART, as /chosen/stdout-path names it. */

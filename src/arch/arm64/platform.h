@@ -22,6 +22,8 @@
 #define ARM64_GIC_SPI_BASE 32 /* INTID of SPI 0 */
 
 /* PPIs (INTID - 16 is what the device tree says). */
+#define ARM64_GIC_PPI_BASE 16 /* INTID of PPI 0 */
+#define ARM64_PPI_PMU 7 /* INTID 23 */
 #define ARM64_PPI_HYP_TIMER 10 /* INTID 26 */
 #define ARM64_PPI_VIRT_TIMER 11 /* INTID 27 */
 #define ARM64_PPI_SEC_PHYS_TIMER 13 /* INTID 29 */

@@ -405,6 +405,10 @@ int arch_vm_init(struct vm *vm)
 	if (!a)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	vm->arch = a;
+	if (vm->cfg->cpu_features)
+		return hvm_set_error(
+			-EINVAL,
+			"--cpu-features is for arm64 guests; x86 vCPUs get the host's CPUID");
 	r = cpuid_get_supported(vm->kvm.fd, &a->supported_cpuid);
 	if (r < 0)
 		return r;

@@ -41,6 +41,7 @@ static struct arm64_fdt_params params(unsigned int cpus)
 		.initrd_size = 0x12345,
 		.virtio = virtio,
 		.nr_virtio = 2,
+		.hint_gpa = ARM64_HINT_GPA,
 	};
 }
 
@@ -142,6 +143,15 @@ static void test_memory_and_gic(void **state)
 	/* Four timer PPIs: secure, non-secure, virtual, hypervisor. */
 	getprop(fdt, "/timer", "interrupts", &len);
 	assert_int_equal(len, 4 * 3 * 4);
+	assert_true(fdt_path_offset(fdt, "/pmu") < 0); /* only when asked */
+	free(fdt);
+
+	p.pmu = true;
+	fdt = build(&p);
+	assert_string_equal(getprop(fdt, "/pmu", "compatible", &len),
+			    "arm,armv8-pmuv3");
+	assert_int_equal(cell32(getprop(fdt, "/pmu", "interrupts", &len), 1),
+			 ARM64_PPI_PMU);
 	free(fdt);
 }
 
@@ -173,6 +183,13 @@ static void test_chosen_and_devices(void **state)
 	assert_int_equal(cell32(v, 1), 17);
 	v = getprop(fdt, "/virtio_mmio@a000200", "reg", &len);
 	assert_int_equal(cell64(v, 0), ARM64_VIRTIO_MMIO_GPA + 0x200);
+
+	assert_int_equal(
+		fdt_node_offset_by_compatible(fdt, -1, "hintvm,sched-hint"),
+		fdt_path_offset(fdt, "/sched-hint@9010000"));
+	v = getprop(fdt, "/sched-hint@9010000", "reg", &len);
+	assert_int_equal(cell64(v, 0), ARM64_HINT_GPA);
+	assert_int_equal(cell64(v, 1), ARM64_HINT_SIZE);
 	free(fdt);
 }
 
@@ -185,11 +202,14 @@ static void test_no_initrd_no_bootargs(void **state)
 	p.initrd_size = 0;
 	p.bootargs = NULL;
 	p.nr_virtio = 0;
+	p.hint_gpa = 0;
 	fdt = build(&p);
 	chosen = fdt_path_offset(fdt, "/chosen");
 	assert_null(fdt_getprop(fdt, chosen, "linux,initrd-start", &len));
 	assert_null(fdt_getprop(fdt, chosen, "bootargs", &len));
 	assert_true(fdt_path_offset(fdt, "/virtio_mmio@a000000") < 0);
+	assert_true(fdt_node_offset_by_compatible(fdt, -1,
+						  "hintvm,sched-hint") < 0);
 	free(fdt);
 }
 
