@@ -156,6 +156,7 @@ static void fuzz_pvh(const uint8_t *data, size_t size)
 	check(img.load_start >= X86_HIGH_MEM_START);
 	check(img.load_start < img.load_end);
 	check(img.entry >= img.load_start && img.entry < img.load_end);
+	check(img.entry <= UINT32_MAX); /* PVH enters in 32-bit mode */
 	check_memory(&(struct range){ img.load_start, img.load_end }, 1);
 }
 
