@@ -314,7 +314,7 @@ static size_t build_madt(struct acpi_builder *b, unsigned int nr_vcpus)
 	size_t len = sizeof(struct acpi_madt) +
 		     nr_vcpus * sizeof(struct madt_local_apic) +
 		     sizeof(struct madt_io_apic) +
-		     2 * sizeof(struct madt_int_override);
+		     sizeof(struct madt_int_override);
 	size_t off = reserve(b, len, ACPI_TABLE_ALIGN);
 	struct acpi_madt *madt;
 	uint8_t *p;
@@ -346,16 +346,12 @@ static size_t build_madt(struct acpi_builder *b, unsigned int nr_vcpus)
 	};
 	memcpy(p, &ioapic, sizeof(ioapic));
 	p += sizeof(ioapic);
-	/* The PIT's IRQ 0 is wired to IO-APIC pin 2, as on every PC. */
-	struct madt_int_override timer = {
-		.type = MADT_TYPE_INT_OVERRIDE,
-		.length = sizeof(timer),
-		.source = 0,
-		.gsi = 2,
-		.flags = 0, /* bus defaults: edge, active high */
-	};
-	memcpy(p, &timer, sizeof(timer));
-	p += sizeof(timer);
+	/*
+	 * No IRQ0 -> GSI2 override, unlike QEMU: hintvm keeps KVM's default
+	 * GSI routing, where the in-kernel PIT raises GSI 0 on I/O APIC pin
+	 * 0 (QEMU installs its own routing to move it to pin 2). The MP
+	 * table says the same.
+	 */
 	/* The SCI is level-triggered, active high (as QEMU describes it). */
 	struct madt_int_override sci = {
 		.type = MADT_TYPE_INT_OVERRIDE,
