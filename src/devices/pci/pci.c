@@ -188,6 +188,8 @@ static void config_read_locked(struct pci_device *pdev, uint32_t off,
 		memset(data, 0xff, len);
 		return;
 	}
+	if (pdev->config_read)
+		pdev->config_read(pdev, off, len);
 	memcpy(data, &pdev->cfg[off], len);
 }
 

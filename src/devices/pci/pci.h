@@ -70,6 +70,13 @@ struct pci_device {
 	 */
 	void (*config_written)(struct pci_device *pdev, uint32_t off,
 			       uint32_t len);
+	/*
+	 * Optional: the guest is about to read config bytes [OFF, OFF +
+	 * LEN); refresh cfg[] for registers backed by device state. Called
+	 * with the host config lock held.
+	 */
+	void (*config_read)(struct pci_device *pdev, uint32_t off,
+			    uint32_t len);
 	void *owner;
 	int slot; /* assigned by pci_host_add_device, -1 before */
 };

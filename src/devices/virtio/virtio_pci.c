@@ -243,15 +243,66 @@ const struct bus_ops virtio_pci_bar_ops = {
 	.write = bar_write,
 };
 
+/* Offsets inside struct virtio_pci_cfg_cap. */
+#define CFG_CAP_BAR 4
+#define CFG_CAP_OFFSET 8
+#define CFG_CAP_LENGTH 12
+#define CFG_CAP_DATA 16
+#define CFG_CAP_SIZE 20
+
+/* [OFF, OFF + LEN) overlaps the pci_cfg_data bytes of the PCI_CFG cap. */
+static bool touches_cfg_data(struct virtio_pci *vp, uint32_t off, uint32_t len)
+{
+	uint32_t data = vp->pci_cfg_cap + CFG_CAP_DATA;
+
+	return vp->pci_cfg_cap && off < data + 4 && off + len > data;
+}
+
+/*
+ * The BAR access the guest programmed into the PCI_CFG capability, if it
+ * is one the spec allows: our BAR, 1, 2 or 4 bytes, aligned, inside it.
+ */
+static bool cfg_window(struct virtio_pci *vp, uint32_t *off, uint32_t *len)
+{
+	const uint8_t *cap = &vp->pdev.cfg[vp->pci_cfg_cap];
+
+	*off = (uint32_t)get_le(cap + CFG_CAP_OFFSET, 4);
+	*len = (uint32_t)get_le(cap + CFG_CAP_LENGTH, 4);
+	return cap[CFG_CAP_BAR] == VIRTIO_PCI_BAR &&
+	       (*len == 1 || *len == 2 || *len == 4) && !(*off % *len) &&
+	       *off < VIRTIO_PCI_BAR_SIZE && *len <= VIRTIO_PCI_BAR_SIZE - *off;
+}
+
+static void bar_read(void *dev, uint64_t off, uint8_t *data, uint32_t len);
+static void bar_write(void *dev, uint64_t off, const uint8_t *data,
+		      uint32_t len);
+
 /* Called with the PCI host's config lock held. */
 static void pci_config_written(struct pci_device *pdev, uint32_t off,
 			       uint32_t len)
 {
 	struct virtio_pci *vp = pdev->owner;
+	uint32_t win_off, win_len;
 
 	pthread_mutex_lock(&vp->vdev->lock);
 	msix_config_written(&vp->msix, off, len);
 	pthread_mutex_unlock(&vp->vdev->lock);
+	if (touches_cfg_data(vp, off, len) &&
+	    cfg_window(vp, &win_off, &win_len))
+		bar_write(vp, win_off,
+			  &pdev->cfg[vp->pci_cfg_cap + CFG_CAP_DATA], win_len);
+}
+
+/* Fill pci_cfg_data from the BAR before the guest reads it. */
+static void pci_config_read(struct pci_device *pdev, uint32_t off, uint32_t len)
+{
+	struct virtio_pci *vp = pdev->owner;
+	uint32_t win_off, win_len;
+
+	if (touches_cfg_data(vp, off, len) &&
+	    cfg_window(vp, &win_off, &win_len))
+		bar_read(vp, win_off,
+			 &pdev->cfg[vp->pci_cfg_cap + CFG_CAP_DATA], win_len);
 }
 
 /* Locked (device handlers hold vdev->lock when they push). */
@@ -314,6 +365,7 @@ int virtio_pci_init(struct virtio_pci *vp, struct virtio_device *vdev,
 			(uint16_t)(0x40 + vdev->device_id));
 	pdev->owner = vp;
 	pdev->config_written = pci_config_written;
+	pdev->config_read = pci_config_read;
 	ret = pci_device_set_bar64(pdev, VIRTIO_PCI_BAR, VIRTIO_PCI_BAR_SIZE,
 				   &virtio_pci_bar_ops, vp);
 	if (!ret)
@@ -331,6 +383,23 @@ int virtio_pci_init(struct virtio_pci *vp, struct virtio_device *vdev,
 		ret = add_virtio_cap(pdev, VIRTIO_PCI_CAP_DEVICE_CFG,
 				     VIRTIO_PCI_DEVCFG_OFF, vdev->config_size,
 				     0);
+	if (!ret) {
+		/* Its bar, offset, length and data are the guest's to set. */
+		uint8_t cap[CFG_CAP_SIZE] = { 0, 0, CFG_CAP_SIZE,
+					      VIRTIO_PCI_CAP_PCI_CFG };
+
+		vp->pci_cfg_cap = pci_device_add_cap(pdev, PCI_CAP_ID_VNDR, cap,
+						     sizeof(cap));
+		if (!vp->pci_cfg_cap) {
+			ret = -ENOSPC;
+		} else {
+			uint8_t *w = &pdev->wmask[vp->pci_cfg_cap];
+
+			w[CFG_CAP_BAR] = 0xff;
+			memset(w + CFG_CAP_OFFSET, 0xff,
+			       CFG_CAP_SIZE - CFG_CAP_OFFSET);
+		}
+	}
 	if (!ret)
 		ret = add_virtio_cap(pdev, VIRTIO_PCI_CAP_NOTIFY_CFG,
 				     VIRTIO_PCI_NOTIFY_OFF,

@@ -10,6 +10,8 @@
  *
  * Queue kicks go to per-queue ioeventfds when the host offers them; a notify
  * write that still exits kicks the same eventfd. Interrupts are MSI-X only.
+ * The VIRTIO_PCI_CAP_PCI_CFG window reaches the same BAR registers through
+ * config space (for firmware; Linux does not use it).
  */
 #ifndef HVM_DEVICES_VIRTIO_VIRTIO_PCI_H
 #define HVM_DEVICES_VIRTIO_VIRTIO_PCI_H
@@ -41,6 +43,7 @@ struct virtio_pci {
 	uint16_t config_vector;
 	uint16_t queue_vectors[MSIX_MAX_VECTORS];
 	uint8_t isr;
+	uint8_t pci_cfg_cap; /* config offset of VIRTIO_PCI_CAP_PCI_CFG */
 };
 
 /*

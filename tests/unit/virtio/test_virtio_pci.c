@@ -360,6 +360,39 @@ static void test_config_space(void **state)
 	cfg_write(f, PCI_COMMAND, 0, 2);
 	assert_int_equal(bar_read(f, VIRTIO_PCI_COMMON_NUMQ, 2), 0xffff);
 	cfg_write(f, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
+	/* The PCI_CFG window reaches the BAR through config space. */
+	{
+		uint8_t cap = find_virtio_cap(f, VIRTIO_PCI_CAP_PCI_CFG);
+
+		assert_true(cap);
+		cfg_write(f, cap + 4u, VIRTIO_PCI_BAR, 1);
+		cfg_write(f, cap + 8u, VIRTIO_PCI_COMMON_NUMQ, 4);
+		cfg_write(f, cap + 12u, 2, 4);
+		assert_int_equal(cfg_read(f, cap + 16u, 2), 1);
+		cfg_write(f, cap + 8u, VIRTIO_PCI_COMMON_STATUS, 4);
+		cfg_write(f, cap + 12u, 1, 4);
+		cfg_write(f, cap + 16u, VIRTIO_CONFIG_S_ACKNOWLEDGE, 1);
+		assert_int_equal(status(f), VIRTIO_CONFIG_S_ACKNOWLEDGE);
+		/* Windows the spec forbids do nothing. */
+		cfg_write(f, cap + 12u, 3, 4); /* length 3 */
+		cfg_write(f, cap + 16u, 0, 1);
+		assert_int_equal(status(f), VIRTIO_CONFIG_S_ACKNOWLEDGE);
+		cfg_write(f, cap + 12u, 4, 4);
+		cfg_write(f, cap + 8u, VIRTIO_PCI_BAR_SIZE - 2, 4); /* past */
+		cfg_write(f, cap + 16u, 0, 4);
+		cfg_write(f, cap + 8u, 0xfffffffc, 4); /* wraps */
+		cfg_write(f, cap + 16u, 0, 4);
+		cfg_write(f, cap + 4u, 3, 1); /* another BAR */
+		cfg_write(f, cap + 8u, VIRTIO_PCI_COMMON_STATUS, 4);
+		cfg_write(f, cap + 12u, 1, 4);
+		cfg_write(f, cap + 16u, 0, 1);
+		assert_int_equal(status(f), VIRTIO_CONFIG_S_ACKNOWLEDGE);
+		/* The cap's type and id stay read-only. */
+		cfg_write(f, cap + 3u, 0, 1);
+		assert_int_equal(cfg_read(f, cap + 3u, 1),
+				 VIRTIO_PCI_CAP_PCI_CFG);
+		set_status(f, 0);
+	}
 	/* Accesses beyond config space or to empty slots read all-ones. */
 	assert_int_equal(cfg_read(f, 0xfe, 4), 0xffffffff);
 	{
