@@ -11,7 +11,11 @@
  * Reports transactions per second, latency percentiles (TSC ticks, and µs
  * from the guest's idea of the TSC rate) and the host CPU time the whole
  * VMM burned meanwhile, which the partner measures (cpu_ns).
- * Parameters: txns=N (at most RR_MAX_TXNS).
+ * service_us=N makes the partner take N µs per request (a server's
+ * think time): then the vCPU really halts between requests. Without it the
+ * answer is often back before the emulated guest kernel reaches `hlt` on
+ * the dev host.
+ * Parameters: txns=N (at most RR_MAX_TXNS) service_us=N.
  */
 #include "arch/x86/platform.h"
 #include "cmdline.h"
@@ -29,7 +33,7 @@
 #define IOAPIC_REDIR_LOW(pin) (0x10 + 2 * (pin))
 #define IOAPIC_REDIR_HIGH(pin) (0x11 + 2 * (pin))
 
-static uint64_t txns;
+static uint64_t txns, service_us;
 static uint64_t latencies[RR_MAX_TXNS];
 static uint64_t total_cycles;
 static uint64_t host_cpu_ns;
@@ -52,7 +56,9 @@ static void rr_answer(unsigned int vector)
 
 static bool rr_setup(void)
 {
-	if (!cmdline_get_u64("txns", 10000, 1, RR_MAX_TXNS, &txns))
+	if (!cmdline_get_u64("txns", 10000, 1, RR_MAX_TXNS, &txns) ||
+	    !cmdline_get_u64("service_us", 0, 0, RR_MAX_SERVICE_US,
+			     &service_us))
 		return false;
 	if (inl(X86_RR_PARTNER_PORT + RR_REG_DOORBELL) != RR_PARTNER_MAGIC) {
 		printk("rr: no partner at port 0x%x (run hintvm with "
@@ -61,6 +67,7 @@ static bool rr_setup(void)
 		partner_missing = true;
 		return false;
 	}
+	outl(X86_RR_PARTNER_PORT + RR_REG_SERVICE_US, (uint32_t)service_us);
 	irq_set_handler(RR_VECTOR, rr_answer);
 	/* Edge-triggered, active high, fixed delivery to the BSP. */
 	ioapic_write(IOAPIC_REDIR_HIGH(X86_RR_PARTNER_IRQ),
@@ -148,6 +155,7 @@ static bool rr_report(struct result *r)
 	p50 = percentile(50);
 	p99 = percentile(99);
 	result_add(r, "txns", "%lu", txns);
+	result_add(r, "service_us", "%lu", service_us);
 	result_add(r, "cycles", "%lu", total_cycles);
 	result_add(r, "p50_cycles", "%lu", p50);
 	result_add(r, "p99_cycles", "%lu", p99);

@@ -12,6 +12,7 @@ extern const struct payload payload_virtio;
 extern const struct payload payload_exits;
 extern const struct payload payload_spinlock;
 extern const struct payload payload_rr;
+extern const struct payload payload_panic;
 
 /* One line per payload (kept by hand so additions merge cleanly). */
 /* clang-format off */
@@ -26,6 +27,7 @@ const struct payload *const payloads[] = {
 	&payload_exits,
 	&payload_spinlock,
 	&payload_rr,
+	&payload_panic,
 	NULL,
 };
 /* clang-format on */

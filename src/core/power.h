@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * How a device ends the VM: the power-off register, the i8042 reset line,
- * the debug-exit port and PSCI all report through a power_sink so that the
- * devices stay free of VM internals (and testable without one).
+ * the debug-exit port, PSCI and pvpanic all report through a power_sink so
+ * that the devices stay free of VM internals (and testable without one).
  */
 #ifndef HVM_CORE_POWER_H
 #define HVM_CORE_POWER_H
@@ -13,6 +13,7 @@ enum power_event {
 	POWER_OFF,
 	POWER_RESET,
 	POWER_DEBUG_EXIT, /* CODE is the value the guest wrote */
+	POWER_GUEST_PANIC, /* pvpanic PANICKED; CODE is the byte written */
 };
 
 struct power_sink {

@@ -152,6 +152,10 @@ static void vm_power_event(void *ctx, enum power_event event, uint32_t code)
 				"the guest wrote %u to the debug-exit port",
 				code);
 		break;
+	case POWER_GUEST_PANIC:
+		vm_request_stop(vm, HVM_EXIT_CRASH, 0, current_vcpu_id,
+				"the guest kernel panicked (pvpanic)");
+		break;
 	}
 }
 

@@ -7,6 +7,10 @@
  * the device event loop because the partner models another machine, not a
  * device backend: it must never queue behind device work.
  *
+ * A service time makes the partner sleep (with 1 ns timer slack) between
+ * a request and its answer, as a remote server would compute: long enough
+ * and the vCPU really halts, which is when halt polling matters.
+ *
  * Several doorbells that arrive before the thread reads the eventfd
  * collapse into one answer; the `rr` payload never has more than one
  * request outstanding, so this cannot lose a transaction there.
@@ -17,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -32,6 +37,7 @@ struct rr_partner {
 	pthread_t thread;
 	bool thread_started;
 	_Atomic uint64_t answered;
+	_Atomic uint32_t service_us;
 
 	pthread_mutex_t lock; /* the measurement below */
 	uint64_t cpu_start_ns;
@@ -47,6 +53,19 @@ static uint64_t process_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static void serve(uint32_t service_us)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += (long)(service_us % 1000000) * 1000;
+	until.tv_sec += service_us / 1000000 + until.tv_nsec / 1000000000;
+	until.tv_nsec %= 1000000000;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) ==
+	       EINTR)
+		;
+}
+
 static void *rr_partner_thread(void *arg)
 {
 	struct rr_partner *rr = arg;
@@ -55,7 +74,10 @@ static void *rr_partner_thread(void *arg)
 		{ .fd = rr->stop_fd, .events = POLLIN },
 	};
 
+	/* The default 50 us of slack would dwarf short service times. */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	for (;;) {
+		uint32_t service_us;
 		uint64_t count;
 
 		if (poll(fds, 2, -1) < 0) {
@@ -71,6 +93,10 @@ static void *rr_partner_thread(void *arg)
 		if (read(rr->request_fd, &count, sizeof(count)) !=
 		    sizeof(count))
 			continue; /* EAGAIN: someone else drained it */
+		service_us = atomic_load_explicit(&rr->service_us,
+						  memory_order_relaxed);
+		if (service_us)
+			serve(service_us);
 		if (write(rr->response_fd, &(uint64_t){ 1 },
 			  sizeof(uint64_t)) != sizeof(uint64_t))
 			pr_warn("rr-partner: cannot answer: %s",
@@ -163,12 +189,20 @@ static void rr_partner_read(void *dev, uint64_t offset, uint8_t *data,
 		value = (uint32_t)atomic_load_explicit(&rr->answered,
 						       memory_order_relaxed);
 		break;
-	default:
+	case RR_REG_SERVICE_US:
+		value = atomic_load_explicit(&rr->service_us,
+					     memory_order_relaxed);
+		break;
+	case RR_REG_CPU_NS_LO:
+	case RR_REG_CPU_NS_HI:
 		pthread_mutex_lock(&rr->lock);
 		value = (uint32_t)(offset == RR_REG_CPU_NS_LO
 					   ? rr->cpu_ns
 					   : rr->cpu_ns >> 32);
 		pthread_mutex_unlock(&rr->lock);
+		break;
+	default:
+		value = 0xffffffff; /* the hole up to RR_PARTNER_LEN */
 		break;
 	}
 	put_le32(data, value);
@@ -189,6 +223,12 @@ static void rr_partner_write(void *dev, uint64_t offset, const uint8_t *data,
 		    0)
 			pr_warn("rr-partner: doorbell lost: %s",
 				strerror(errno));
+		return;
+	}
+	if (offset == RR_REG_SERVICE_US) {
+		if (value <= RR_MAX_SERVICE_US)
+			atomic_store_explicit(&rr->service_us, value,
+					      memory_order_relaxed);
 		return;
 	}
 	if (offset != RR_REG_CONTROL)

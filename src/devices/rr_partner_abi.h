@@ -12,17 +12,22 @@
  *                 write RR_CTRL_STOP: stop; read: requests answered
  *   0x8 CPU_NS_LO host CPU time of the whole VMM process (every thread,
  *   0xc CPU_NS_HI kernel halt polling included) between START and STOP
+ *   0x10 SERVICE_US  read/write: the partner's service time, how long it
+ *                 "works" (sleeps) on a request before answering, at most
+ *                 RR_MAX_SERVICE_US; 0 (the default) answers at once
  * Other widths and offsets read as all-ones; such writes are ignored.
  */
 #ifndef HVM_DEVICES_RR_PARTNER_ABI_H
 #define HVM_DEVICES_RR_PARTNER_ABI_H
 
-#define RR_PARTNER_LEN 0x10
+#define RR_PARTNER_LEN 0x20
 #define RR_PARTNER_MAGIC 0x52525052 /* "RPRR" read as little-endian */
 #define RR_REG_DOORBELL 0x0
 #define RR_REG_CONTROL 0x4
 #define RR_REG_CPU_NS_LO 0x8
 #define RR_REG_CPU_NS_HI 0xc
+#define RR_REG_SERVICE_US 0x10
+#define RR_MAX_SERVICE_US 1000000
 #define RR_CTRL_START 1
 #define RR_CTRL_STOP 2
 

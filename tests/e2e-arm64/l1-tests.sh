@@ -192,6 +192,37 @@ virtio_case() {
 	fi
 }
 
+# The same Linux boot under QEMU/KVM in this L1, for comparison only
+# (PL011 console, QEMU's own device tree).
+qemu_case() {
+	name=qemu-kvm
+	qemu=/usr/bin/qemu-system-aarch64
+	if ! "$qemu" -version > /tmp/qemu-version.log 2>&1; then
+		result $name skip "no QEMU in the L1: $(head -n 1 /tmp/qemu-version.log)"
+		return
+	fi
+	cmdline="console=ttyAMA0 quiet panic=-1 e2e.action=poweroff"
+	log=/tmp/$name.log
+	run_vm "$log" "$MARKER" -- "$qemu" -M virt,gic-version=3 -accel kvm \
+		-cpu host -smp 1 -m "$MEM" -nodefaults -nographic -serial stdio \
+		-no-reboot -kernel "$IMAGE" -initrd "$INITRD" -append "$cmdline"
+	guest=$(grep -m 1 "$MARKER" "$log" | tr -d '\r')
+	qemu_ms=$INIT_MS
+	echo "E2E-TIME name=$name vmm=qemu kernel=Image mode=$MODE cpus=1 boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS guest_uptime_s=$(field uptime "$guest")"
+	# hintvm right after, same guest: the fairest pairing this host allows.
+	run_vm /tmp/$name-hintvm.log "$MARKER" -- "$HINTVM" run -k "$IMAGE" \
+		-i "$INITRD" -c 1 -m "$MEM" \
+		-p "console=ttyS0 quiet panic=-1 e2e.action=poweroff"
+	guest2=$(grep -m 1 "$MARKER" /tmp/$name-hintvm.log | tr -d '\r')
+	echo "E2E-TIME name=$name vmm=hintvm kernel=Image mode=$MODE cpus=1 boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS guest_uptime_s=$(field uptime "$guest2")"
+	if [ -n "$guest" ]; then
+		result $name pass "information only: to init QEMU/KVM ${qemu_ms} ms, hintvm right after ${INIT_MS} ms"
+	else
+		show_log $name "$log"
+		result $name skip "information only: QEMU/KVM did not reach init (status $STATUS)"
+	fi
+}
+
 # Refused before any VM runs, with a message that says what is wrong.
 bad_kernel_case() {
 	name=bad-kernel
@@ -238,3 +269,4 @@ linux_case linux-reboot 1 reboot $STATUS_REBOOT
 steal_case
 virtio_case
 bad_kernel_case
+qemu_case

@@ -24,6 +24,7 @@
 #include "core/file.h"
 #include "core/log.h"
 #include "core/vm.h"
+#include "devices/pvpanic.h"
 #include "devices/uart8250.h"
 #include "sched/brain.h"
 #include "sched/pv.h"
@@ -48,6 +49,7 @@ extern const unsigned char hvm_builtin_kernel_end[] __attribute__((weak));
 struct arm64_vm {
 	struct gic gic;
 	struct uart8250 *uart;
+	struct pvpanic *pvpanic;
 	struct kvm_vcpu_init vcpu_init; /* target and features for all */
 	uint64_t *mpidr; /* per vCPU, read back from KVM */
 	uint64_t ram_end;
@@ -170,7 +172,8 @@ static int arm64_setup_devices(struct vm *vm)
 	int r;
 
 	a->uart = uart8250_create(irq, out_fd);
-	if (!a->uart)
+	a->pvpanic = pvpanic_create(vm->power);
+	if (!a->uart || !a->pvpanic)
 		return hvm_set_error(-ENOMEM, "out of memory for devices");
 	vm->console_sink = (struct console_sink){ .deliver = serial_deliver,
 						  .ctx = a->uart };
@@ -178,6 +181,10 @@ static int arm64_setup_devices(struct vm *vm)
 			     &uart8250_bus_ops, a->uart, "ttyS0");
 	if (!r)
 		r = sched_register_hints(vm, ARM64_HINT_GPA, false);
+	/* Always present (the device tree names it), as on x86. */
+	if (!r)
+		r = vm_register_mmio(vm, ARM64_PVPANIC_GPA, PVPANIC_LEN,
+				     &pvpanic_bus_ops, a->pvpanic, "pvpanic");
 	return r;
 }
 
@@ -493,6 +500,7 @@ static int arm64_write_fdt(struct vm *vm)
 		.virtio = a->virtio,
 		.nr_virtio = a->nr_virtio,
 		.hint_gpa = vm->cfg->sched.settings.hints ? ARM64_HINT_GPA : 0,
+		.pvpanic_gpa = ARM64_PVPANIC_GPA,
 		.pmu = vm->cfg->cpu_features & CPU_FEATURE_PMU,
 	};
 	void *buf = calloc(1, FDT_BUF_SIZE);
@@ -578,6 +586,7 @@ void arch_vm_destroy(struct vm *vm)
 	if (!a)
 		return;
 	uart8250_destroy(a->uart);
+	pvpanic_destroy(a->pvpanic);
 	gic_destroy(&a->gic);
 	if (a->pvtime)
 		munmap(a->pvtime, ARM64_PVTIME_SIZE);

@@ -7,6 +7,7 @@
 #include "arch/arm64/fdt.h"
 #include "arch/arm64/platform.h"
 #include "core/log.h"
+#include "devices/pvpanic.h"
 
 #define GIC_PHANDLE 1
 /* Interrupt specifier cells for "arm,gic-v3" (dt-bindings/interrupt-controller). */
@@ -205,6 +206,18 @@ static void add_hint(struct fdt_writer *w, uint64_t gpa)
 	end(w);
 }
 
+/* Linux's pvpanic-mmio driver binds this compatible (QEMU's binding). */
+static void add_pvpanic(struct fdt_writer *w, uint64_t gpa)
+{
+	char name[40];
+
+	node_name(name, sizeof(name), "pvpanic-mmio", gpa);
+	begin(w, name);
+	prop_str(w, "compatible", "qemu,pvpanic-mmio");
+	prop_reg(w, gpa, PVPANIC_LEN, 0, 0, 1);
+	end(w);
+}
+
 static void add_chosen(struct fdt_writer *w, const struct arm64_fdt_params *p)
 {
 	char path[40];
@@ -260,6 +273,8 @@ int arm64_fdt_build(const struct arm64_fdt_params *p, void *buf,
 		add_virtio(&w, &p->virtio[i]);
 	if (p->hint_gpa)
 		add_hint(&w, p->hint_gpa);
+	if (p->pvpanic_gpa)
+		add_pvpanic(&w, p->pvpanic_gpa);
 	end(&w);
 	if (!w.err)
 		w.err = fdt_finish(buf);

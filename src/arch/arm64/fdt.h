@@ -28,6 +28,7 @@ struct arm64_fdt_params {
 	const struct arm64_fdt_mmio_dev *virtio; /* virtio-mmio devices */
 	unsigned int nr_virtio;
 	uint64_t hint_gpa; /* scheduling-hint page; 0: none */
+	uint64_t pvpanic_gpa; /* pvpanic register; 0: none */
 	bool pmu; /* an arm,armv8-pmuv3 node */
 };
 

@@ -36,6 +36,7 @@
 #define ARM64_UART_CLOCK_HZ 1843200
 #define ARM64_HINT_GPA 0x09010000ULL /* scheduling-hint MMIO page */
 #define ARM64_HINT_SIZE 0x1000ULL
+#define ARM64_PVPANIC_GPA 0x09020000ULL /* "qemu,pvpanic-mmio", 1 byte */
 /* PV time (steal time) records, 64 bytes per vCPU, in their own memslot
  * outside /memory: the guest finds them through SMCCC, not the FDT. */
 #define ARM64_PVTIME_GPA 0x090a0000ULL

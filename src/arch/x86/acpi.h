@@ -2,7 +2,8 @@
 /*
  * Minimal ACPI tables so that a Linux guest finds its CPUs and interrupt
  * controllers (MADT), can power off (FADT PM1a control block + \_S5 in the
- * DSDT) and reset (FADT RESET_REG), without any firmware:
+ * DSDT), reset (FADT RESET_REG) and report a panic (the pvpanic device in
+ * the DSDT), without any firmware:
  *
  *   RSDP (v2) -> XSDT -> FADT -> FACS, DSDT
  *                     -> MADT

@@ -14,6 +14,7 @@
 #define X86_CMOS_PORT 0x70 /* index at 0x70, data at 0x71 */
 #define X86_POST_PORT 0x80 /* Linux io_delay target: a coalesced sink */
 #define X86_DEBUG_EXIT_PORT 0xf4 /* QEMU isa-debug-exit compatible, 4 bytes */
+#define X86_PVPANIC_PORT 0x505 /* QEMU pvpanic ISA default, 1 byte */
 #define X86_COM1_PORT 0x3f8
 #define X86_COM1_IRQ 4
 #define X86_PM1A_EVT_PORT 0x600 /* ACPI PM1a_EVT_BLK: STS (2) + EN (2) */

@@ -181,6 +181,12 @@ int pvh_load_elf(const uint8_t *img, size_t size, const char *name,
 			-EINVAL,
 			"kernel %s: PVH entry 0x%llx is outside its loaded segments",
 			name, (unsigned long long)entry);
+	/* PVH starts in 32-bit protected mode: EIP cannot reach higher. */
+	if (entry > UINT32_MAX)
+		return hvm_set_error(
+			-EINVAL,
+			"kernel %s: PVH entry 0x%llx is above 4 GiB; the 32-bit entry point must lie below 0x100000000",
+			name, (unsigned long long)entry);
 
 	for (unsigned int i = 0; i < eh.e_phnum; i++) {
 		const Elf64_Phdr *p = &phdrs[i];

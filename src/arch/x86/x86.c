@@ -32,6 +32,7 @@
 #include "devices/debug_exit.h"
 #include "devices/i8042.h"
 #include "devices/pci/pci.h"
+#include "devices/pvpanic.h"
 #include "devices/rr_partner.h"
 #include "devices/uart8250.h"
 #include "devices/virtio/virtio_vm.h"
@@ -53,6 +54,7 @@ struct x86_vm {
 	struct cmos_rtc *rtc;
 	struct i8042 *kbc;
 	struct acpi_pm *pm;
+	struct pvpanic *pvpanic;
 	struct pci_host *pci;
 	struct rr_partner *rr; /* --rr-partner only */
 	uint64_t entry;
@@ -203,7 +205,8 @@ static int x86_setup_devices(struct vm *vm)
 	a->rtc = cmos_rtc_create(NULL);
 	a->kbc = i8042_create(vm->power);
 	a->pm = acpi_pm_create(vm->power);
-	if (!a->uart || !a->rtc || !a->kbc || !a->pm)
+	a->pvpanic = pvpanic_create(vm->power);
+	if (!a->uart || !a->rtc || !a->kbc || !a->pm || !a->pvpanic)
 		return hvm_set_error(-ENOMEM, "out of memory for devices");
 	vm->console_sink = (struct console_sink){ .deliver = serial_deliver,
 						  .ctx = a->uart };
@@ -229,6 +232,11 @@ static int x86_setup_devices(struct vm *vm)
 	if (!r)
 		r = vm_register_pio(vm, X86_PM1A_CNT_PORT, ACPI_PM1_CNT_LEN,
 				    &acpi_pm1_cnt_bus_ops, a->pm, "pm1a-cnt");
+	/* Always present, unlike QEMU's opt-in -device pvpanic: it costs
+	 * nothing until a panicking guest writes it (DSDT: QEMU0001). */
+	if (!r)
+		r = vm_register_pio(vm, X86_PVPANIC_PORT, PVPANIC_LEN,
+				    &pvpanic_bus_ops, a->pvpanic, "pvpanic");
 	/* The reset port 0xcf9 lives inside the PCI config ports. */
 	if (!r)
 		r = x86_setup_pci(vm);
@@ -671,6 +679,7 @@ void arch_vm_destroy(struct vm *vm)
 	cmos_rtc_destroy(a->rtc);
 	i8042_destroy(a->kbc);
 	acpi_pm_destroy(a->pm);
+	pvpanic_destroy(a->pvpanic);
 	pci_host_destroy(a->pci);
 	rr_partner_destroy(a->rr);
 	free(a->supported_cpuid);

@@ -105,7 +105,8 @@ static void io_done(struct event_op *op, int32_t res)
 			res = -EIO;
 		}
 		if (res <= 0) {
-			pr_warn("%s: %s at byte %llu failed: %s", blk->name,
+			virtio_device_log_guest_error(
+				&blk->vdev, "%s at byte %llu failed: %s",
 				r->req.type == VIRTIO_BLK_T_IN ? "read"
 							       : "write",
 				(unsigned long long)(r->req.offset + r->done),
@@ -123,8 +124,8 @@ static void io_done(struct event_op *op, int32_t res)
 		break;
 	default: /* FLUSH */
 		if (res < 0) {
-			pr_warn("%s: flush failed: %s", blk->name,
-				strerror(-res));
+			virtio_device_log_guest_error(
+				&blk->vdev, "flush failed: %s", strerror(-res));
 			status = VIRTIO_BLK_S_IOERR;
 		}
 		break;

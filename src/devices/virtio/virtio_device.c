@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -165,18 +167,31 @@ bool virtio_device_live(const struct virtio_device *vdev)
 	       !(vdev->status & VIRTIO_CONFIG_S_NEEDS_RESET);
 }
 
-/* Driver errors are the guest's doing: log a few, then stay quiet. */
-#define MAX_DRIVER_ERRORS_LOGGED 8
+/* Guest-caused problems: log a few per device, then stay quiet. */
+#define MAX_GUEST_ERRORS_LOGGED 8
+
+void virtio_device_log_guest_error(struct virtio_device *vdev, const char *fmt,
+				   ...)
+{
+	char msg[256];
+	va_list ap;
+
+	if (vdev->errors_logged >= MAX_GUEST_ERRORS_LOGGED)
+		return;
+	vdev->errors_logged++;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pr_warn("%s: %s%s", vdev->name, msg,
+		vdev->errors_logged == MAX_GUEST_ERRORS_LOGGED
+			? " (further guest-caused errors not logged)"
+			: "");
+}
 
 static void log_driver_error(struct virtio_device *vdev, const char *what)
 {
-	if (vdev->errors_logged >= MAX_DRIVER_ERRORS_LOGGED)
-		return;
-	vdev->errors_logged++;
-	pr_warn("%s: driver error, device needs reset: %s%s", vdev->name, what,
-		vdev->errors_logged == MAX_DRIVER_ERRORS_LOGGED
-			? " (further driver errors not logged)"
-			: "");
+	virtio_device_log_guest_error(vdev, "driver error, needs reset: %s",
+				      what);
 }
 
 void virtio_device_set_needs_reset(struct virtio_device *vdev)
@@ -195,11 +210,8 @@ static bool features_acceptable(struct virtio_device *vdev)
 				  vdev->driver_features) ||
 	    (vdev->ops->validate_features &&
 	     vdev->ops->validate_features(vdev, vdev->driver_features))) {
-		if (vdev->errors_logged < MAX_DRIVER_ERRORS_LOGGED) {
-			vdev->errors_logged++;
-			pr_warn("%s: FEATURES_OK refused: %s", vdev->name,
-				hvm_error_message());
-		}
+		virtio_device_log_guest_error(vdev, "FEATURES_OK refused: %s",
+					      hvm_error_message());
 		return false;
 	}
 	return true;
@@ -222,8 +234,7 @@ void virtio_set_status(struct virtio_device *vdev, uint8_t status)
 		added &= ~VIRTIO_CONFIG_S_FEATURES_OK;
 	if (added & VIRTIO_CONFIG_S_DRIVER_OK) {
 		if (!((vdev->status | added) & VIRTIO_CONFIG_S_FEATURES_OK)) {
-			pr_warn("%s: DRIVER_OK without FEATURES_OK",
-				vdev->name);
+			log_driver_error(vdev, "DRIVER_OK without FEATURES_OK");
 			added &= ~VIRTIO_CONFIG_S_DRIVER_OK;
 			vdev->status |= added;
 			virtio_device_set_needs_reset(vdev);
@@ -231,8 +242,9 @@ void virtio_set_status(struct virtio_device *vdev, uint8_t status)
 		}
 		vdev->status |= added;
 		if (vdev->ops->activate && vdev->ops->activate(vdev)) {
-			pr_warn("%s: activation failed: %s", vdev->name,
-				hvm_error_message());
+			virtio_device_log_guest_error(vdev,
+						      "activation failed: %s",
+						      hvm_error_message());
 			virtio_device_set_needs_reset(vdev);
 			return;
 		}

@@ -143,6 +143,14 @@ void virtio_device_reset(struct virtio_device *vdev);
 bool virtio_device_live(const struct virtio_device *vdev);
 
 /*
+ * Log a problem the guest caused (a bad request, a failed I/O it asked
+ * for): at most a few lines per device, so a guest cannot flood the log.
+ * Locked.
+ */
+void virtio_device_log_guest_error(struct virtio_device *vdev, const char *fmt,
+				   ...) __attribute__((format(printf, 2, 3)));
+
+/*
  * The driver broke the rules: set NEEDS_RESET and tell the driver with a
  * configuration change notification (locked).
  */

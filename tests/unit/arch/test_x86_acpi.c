@@ -226,6 +226,225 @@ static void test_dsdt_s5_package(void **state)
 	assert_int_equal(typ[1], ACPI_SLP_TYP_S5);
 }
 
+/*
+ * PkgLength (ACPI 6.x, 20.2.4): the lead byte's top two bits count the
+ * bytes that follow; the value includes the PkgLength bytes themselves.
+ */
+static int aml_pkglength(const uint8_t *p, const uint8_t *end, size_t *len,
+			 size_t *nbytes)
+{
+	unsigned int follow;
+
+	if (p >= end)
+		return -1;
+	follow = p[0] >> 6;
+	if ((size_t)(end - p) < 1 + follow)
+		return -1;
+	if (follow == 0) {
+		*len = p[0] & 0x3f;
+	} else {
+		*len = p[0] & 0x0f;
+		for (unsigned int i = 1; i <= follow; i++)
+			*len |= (size_t)p[i] << (4 + 8 * (i - 1));
+	}
+	*nbytes = 1 + follow;
+	return *len >= *nbytes ? 0 : -1;
+}
+
+/* What a Device (...) holds, as far as the DSDT uses it. */
+struct aml_device {
+	char path[16]; /* scope + name, e.g. "\_SB_PEVT" */
+	char hid[16];
+	const uint8_t *crs;
+	size_t crs_len;
+	uint64_t sta;
+	int has_sta;
+};
+
+/*
+ * The objects inside a Device: Name (NAME, data) only, where data is a
+ * String, a Buffer or an integer. Anything else fails the parse.
+ */
+static int aml_device_body(const uint8_t *p, const uint8_t *end,
+			   struct aml_device *dev)
+{
+	while (p < end) {
+		const uint8_t *name;
+		size_t len, nbytes;
+		uint64_t v;
+
+		if (p[0] != 0x08 || end - p < 6)
+			return -1;
+		name = p + 1;
+		p += 5;
+		if (*p == 0x0d) { /* String */
+			const uint8_t *s = ++p;
+
+			while (p < end && *p)
+				p++;
+			if (p >= end || memcmp(name, "_HID", 4) ||
+			    (size_t)(p - s) >= sizeof(dev->hid))
+				return -1;
+			memcpy(dev->hid, s, (size_t)(p - s));
+			p++;
+		} else if (*p == 0x11) { /* Buffer */
+			const uint8_t *buf_end;
+			uint64_t size;
+
+			p++;
+			if (aml_pkglength(p, end, &len, &nbytes) ||
+			    len > (size_t)(end - p))
+				return -1;
+			buf_end = p + len;
+			p += nbytes;
+			if (aml_integer(&p, buf_end, &size) ||
+			    size != (uint64_t)(buf_end - p) ||
+			    memcmp(name, "_CRS", 4))
+				return -1;
+			dev->crs = p;
+			dev->crs_len = (size_t)size;
+			p = buf_end;
+		} else if (!aml_integer(&p, end, &v)) {
+			if (memcmp(name, "_STA", 4))
+				return -1;
+			dev->sta = v;
+			dev->has_sta = 1;
+		} else {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Find Scope (\NAME) { Device (NAME) { ... } } at the top level of the
+ * DSDT body, skipping the \_S5 Name. Returns the number of devices found
+ * (at most MAX), -1 on anything it cannot parse.
+ */
+static int find_devices(const uint8_t *aml, size_t aml_len,
+			struct aml_device *devs, int max)
+{
+	const uint8_t *p = aml, *end = aml + aml_len;
+	int found = 0;
+
+	while (p < end) {
+		const uint8_t *scope_end, *scope;
+		size_t len, nbytes;
+
+		if (p[0] == 0x08) { /* Name (\_S5_, Package): skip it */
+			p += 1 + (p[1] == '\\') + 4;
+			if (p + 1 >= end || p[0] != 0x12 ||
+			    aml_pkglength(p + 1, end, &len, &nbytes))
+				return -1;
+			p += 1 + len;
+			continue;
+		}
+		if (p[0] != 0x10 || aml_pkglength(p + 1, end, &len, &nbytes) ||
+		    len > (size_t)(end - p - 1))
+			return -1;
+		scope_end = p + 1 + len;
+		p += 1 + nbytes;
+		if (scope_end - p < 5 || p[0] != '\\')
+			return -1;
+		scope = p;
+		p += 5;
+		while (p < scope_end) {
+			struct aml_device *dev = &devs[found];
+			const uint8_t *dev_end;
+
+			if (found >= max || scope_end - p < 3 || p[0] != 0x5b ||
+			    p[1] != 0x82 ||
+			    aml_pkglength(p + 2, scope_end, &len, &nbytes) ||
+			    len > (size_t)(scope_end - p - 2))
+				return -1;
+			dev_end = p + 2 + len;
+			p += 2 + nbytes;
+			if (dev_end - p < 4)
+				return -1;
+			memset(dev, 0, sizeof(*dev));
+			memcpy(dev->path, scope, 5);
+			memcpy(dev->path + 5, p, 4);
+			p += 4;
+			if (aml_device_body(p, dev_end, dev))
+				return -1;
+			p = dev_end;
+			found++;
+		}
+		if (p != scope_end)
+			return -1;
+	}
+	return p == end ? found : -1;
+}
+
+/* The I/O port descriptors of a _CRS buffer, up to the end tag. */
+struct crs_io {
+	uint16_t min, max;
+	uint8_t decode16, align, len;
+};
+
+static int parse_crs_io(const uint8_t *p, size_t len, struct crs_io *io,
+			int max)
+{
+	const uint8_t *end = p + len;
+	int n = 0;
+
+	while (p < end) {
+		unsigned int item_len;
+
+		if (p[0] & 0x80) /* large items: hintvm writes none */
+			return -1;
+		item_len = p[0] & 0x07;
+		if ((size_t)(end - p) < 1 + item_len)
+			return -1;
+		switch (p[0] >> 3) {
+		case 0x08: /* I/O port descriptor */
+			if (item_len != 7 || n >= max)
+				return -1;
+			io[n].decode16 = p[1] & 1;
+			io[n].min = (uint16_t)(p[2] | p[3] << 8);
+			io[n].max = (uint16_t)(p[4] | p[5] << 8);
+			io[n].align = p[6];
+			io[n].len = p[7];
+			n++;
+			break;
+		case 0x0f: /* end tag */
+			return item_len == 1 && p + 2 == end ? n : -1;
+		default:
+			return -1;
+		}
+		p += 1 + item_len;
+	}
+	return -1; /* no end tag */
+}
+
+static void test_dsdt_pvpanic_device(void **state)
+{
+	struct guest_memory mem = mem_with_ram();
+	struct acpi_layout l;
+	struct aml_device devs[4];
+	struct crs_io io[2];
+	uint32_t len;
+	int n;
+
+	assert_int_equal(acpi_build_tables(&mem, 1, &l), 0);
+	len = check_table(l.dsdt, "DSDT");
+	n = find_devices(ram + l.dsdt + 36, len - 36, devs, 4);
+	assert_int_equal(n, 1);
+	assert_string_equal(devs[0].path, "\\_SB_PEVT");
+	/* Linux's pvpanic-mmio driver matches this ACPI ID. */
+	assert_string_equal(devs[0].hid, "QEMU0001");
+	assert_true(devs[0].has_sta);
+	assert_int_equal(devs[0].sta, 0x0f);
+	assert_non_null(devs[0].crs);
+	assert_int_equal(parse_crs_io(devs[0].crs, devs[0].crs_len, io, 2), 1);
+	assert_int_equal(io[0].decode16, 1);
+	assert_int_equal(io[0].min, X86_PVPANIC_PORT);
+	assert_int_equal(io[0].max, X86_PVPANIC_PORT);
+	assert_int_equal(io[0].min, 0x505);
+	assert_int_equal(io[0].len, 1);
+	assert_int_equal(io[0].align, 1);
+}
+
 static void check_madt(unsigned int nr_vcpus)
 {
 	struct guest_memory mem = mem_with_ram();
@@ -302,6 +521,7 @@ int main(void)
 		cmocka_unit_test(test_rsdp_and_xsdt),
 		cmocka_unit_test(test_fadt_registers),
 		cmocka_unit_test(test_dsdt_s5_package),
+		cmocka_unit_test(test_dsdt_pvpanic_device),
 		cmocka_unit_test(test_madt_one_entry_per_vcpu),
 		cmocka_unit_test(test_rejects_bad_vcpu_counts_and_missing_ram),
 	};

@@ -42,6 +42,7 @@ static struct arm64_fdt_params params(unsigned int cpus)
 		.virtio = virtio,
 		.nr_virtio = 2,
 		.hint_gpa = ARM64_HINT_GPA,
+		.pvpanic_gpa = ARM64_PVPANIC_GPA,
 	};
 }
 
@@ -190,6 +191,15 @@ static void test_chosen_and_devices(void **state)
 	v = getprop(fdt, "/sched-hint@9010000", "reg", &len);
 	assert_int_equal(cell64(v, 0), ARM64_HINT_GPA);
 	assert_int_equal(cell64(v, 1), ARM64_HINT_SIZE);
+
+	/* Linux's pvpanic-mmio driver: this compatible, a 1-byte register. */
+	assert_int_equal(
+		fdt_node_offset_by_compatible(fdt, -1, "qemu,pvpanic-mmio"),
+		fdt_path_offset(fdt, "/pvpanic-mmio@9020000"));
+	v = getprop(fdt, "/pvpanic-mmio@9020000", "reg", &len);
+	assert_int_equal(len, 16);
+	assert_int_equal(cell64(v, 0), ARM64_PVPANIC_GPA);
+	assert_int_equal(cell64(v, 1), 1);
 	free(fdt);
 }
 
@@ -203,6 +213,7 @@ static void test_no_initrd_no_bootargs(void **state)
 	p.bootargs = NULL;
 	p.nr_virtio = 0;
 	p.hint_gpa = 0;
+	p.pvpanic_gpa = 0;
 	fdt = build(&p);
 	chosen = fdt_path_offset(fdt, "/chosen");
 	assert_null(fdt_getprop(fdt, chosen, "linux,initrd-start", &len));
@@ -210,6 +221,8 @@ static void test_no_initrd_no_bootargs(void **state)
 	assert_true(fdt_path_offset(fdt, "/virtio_mmio@a000000") < 0);
 	assert_true(fdt_node_offset_by_compatible(fdt, -1,
 						  "hintvm,sched-hint") < 0);
+	assert_true(fdt_node_offset_by_compatible(fdt, -1,
+						  "qemu,pvpanic-mmio") < 0);
 	free(fdt);
 }
 

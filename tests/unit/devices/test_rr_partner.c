@@ -112,6 +112,7 @@ static void test_odd_widths_and_offsets(void **state)
 	}
 	assert_int_equal(read32(rr, 2), 0xffffffff);
 	assert_int_equal(read32(rr, RR_PARTNER_LEN), 0xffffffff);
+	assert_int_equal(read32(rr, RR_PARTNER_LEN - 4), 0xffffffff); /* hole */
 	assert_int_equal(read32(rr, 0x1000), 0xffffffff);
 	write32(rr, 1, 1);
 	write32(rr, RR_PARTNER_LEN, 1);
@@ -145,6 +146,23 @@ static void test_cpu_time_between_start_and_stop(void **state)
 	rr_partner_destroy(rr);
 }
 
+static void test_service_time(void **state)
+{
+	struct rr_partner *rr = rr_partner_create();
+
+	assert_non_null(rr);
+	assert_int_equal(read32(rr, RR_REG_SERVICE_US), 0);
+	write32(rr, RR_REG_SERVICE_US, 2000);
+	assert_int_equal(read32(rr, RR_REG_SERVICE_US), 2000);
+	/* Beyond the maximum: ignored, the old value stays. */
+	write32(rr, RR_REG_SERVICE_US, RR_MAX_SERVICE_US + 1);
+	assert_int_equal(read32(rr, RR_REG_SERVICE_US), 2000);
+	/* A slow partner still answers every ring. */
+	write32(rr, RR_REG_DOORBELL, 1);
+	assert_int_equal(wait_answer(rr), 1);
+	rr_partner_destroy(rr);
+}
+
 static void test_instances_are_independent(void **state)
 {
 	struct rr_partner *a = rr_partner_create();
@@ -174,6 +192,7 @@ int main(void)
 		cmocka_unit_test(test_ring_through_request_fd),
 		cmocka_unit_test(test_odd_widths_and_offsets),
 		cmocka_unit_test(test_cpu_time_between_start_and_stop),
+		cmocka_unit_test(test_service_time),
 		cmocka_unit_test(test_instances_are_independent),
 		cmocka_unit_test(test_destroy_null),
 	};

@@ -203,6 +203,59 @@ static void test_missing_or_bad_note(void **state)
 	assert_non_null(strstr(hvm_error_message(), "outside"));
 }
 
+/* A segment in RAM above 4 GiB with the 8-byte form of the entry note. */
+static void test_entry_above_4g(void **state)
+{
+	static uint8_t high_ram[0x1000];
+	struct {
+		Elf64_Ehdr eh;
+		Elf64_Phdr ph[2];
+		struct {
+			Elf64_Nhdr nh;
+			char name[4];
+			uint64_t entry;
+		} note;
+		uint8_t text[64];
+	} __attribute__((packed)) img;
+	struct guest_memory mem = make_mem();
+	struct image base;
+	struct pvh_image out;
+
+	assert_int_equal(guest_memory_add_region(&mem, 0x100000000ull,
+						 sizeof(high_ram), high_ram),
+			 0);
+	make_image(&base);
+	memset(&img, 0, sizeof(img));
+	img.eh = base.eh;
+	img.eh.e_phoff = offsetof(__typeof__(img), ph);
+	img.ph[0] = base.ph[0];
+	img.ph[0].p_offset = offsetof(__typeof__(img), text);
+	img.ph[0].p_paddr = 0x100000000ull;
+	img.ph[1] = base.ph[1];
+	img.ph[1].p_offset = offsetof(__typeof__(img), note);
+	img.ph[1].p_filesz = sizeof(img.note);
+	img.note.nh = (Elf64_Nhdr){ .n_namesz = 4,
+				    .n_descsz = 8,
+				    .n_type = XEN_ELFNOTE_PHYS32_ENTRY };
+	memcpy(img.note.name, "Xen", 4);
+	img.note.entry = 0x100000010ull;
+	memset(high_ram, 0xcc, sizeof(high_ram));
+
+	assert_int_equal(pvh_load_elf((const uint8_t *)&img, sizeof(img),
+				      "high.elf", &mem, 0x100000, &out),
+			 -EINVAL);
+	assert_non_null(strstr(hvm_error_message(), "above 4 GiB"));
+	assert_int_equal(high_ram[0x10], 0xcc); /* refused before copying */
+
+	/* The same segments with the entry in the low one load. */
+	img.ph[0].p_paddr = 0x100000;
+	img.note.entry = 0x100010;
+	assert_int_equal(pvh_load_elf((const uint8_t *)&img, sizeof(img),
+				      "low.elf", &mem, 0x100000, &out),
+			 0);
+	assert_int_equal(out.entry, 0x100010);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_absurd_sizes),
 		cmocka_unit_test(test_overlapping_segments),
 		cmocka_unit_test(test_missing_or_bad_note),
+		cmocka_unit_test(test_entry_above_4g),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
