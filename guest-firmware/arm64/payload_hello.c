@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* hello: every online CPU drops to EL0, says so from there, and is counted. */
-#include "console.h"
 #include "payload.h"
 
 static volatile uint32_t checked_in;

@@ -6,7 +6,7 @@
  * (rounds are separated by a barrier): every one must be counted exactly
  * once. Receivers wait in WFI. Parameter: rounds=N.
  */
-#include "console.h"
+#include "cmdline.h"
 #include "payload.h"
 
 #define ROUND_TIMEOUT_MS 2000
@@ -23,7 +23,7 @@ static void ipi_handler(unsigned int intid)
 
 static bool ipi_setup(void)
 {
-	if (!cmdline_u64("rounds", 4, 1, 100000, &rounds))
+	if (!cmdline_get_u64("rounds", 4, 1, 100000, &rounds))
 		return false;
 	for (unsigned int s = 0; s < smp_online_count(); s++)
 		irq_set_handler(s, ipi_handler);
