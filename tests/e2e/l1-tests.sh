@@ -194,3 +194,232 @@ boot_case panic vmlinux "$VMLINUX" 1 panic $STATUS_CRASH
 boot_case acpi-off-2cpu vmlinux "$VMLINUX" 2 reboot $STATUS_REBOOT acpi=off
 corrupt_case
 qemu_case
+
+# ---- virtio devices (docs/virtio.md) --------------------------------------
+# The guest is the vmlinux with tests/e2e/l2-virtio-init as /init (busybox
+# sh: mount, ping and dd come free), packed here from L1's own busybox and
+# Debian's modules. e2e.virtio=... tells it which device to exercise; it
+# reports "E2E-GUEST ..." lines and these functions judge them.
+VIRTIO_INITRD=/tmp/l2-virtio.cpio
+VIRTIO_IMAGE=$E2E/virtio-ext4.img # made by tests/e2e/run (mkfs.ext4)
+VIRTIO_L2_MODULES="virtio_ring virtio virtio_pci_modern_dev
+	virtio_pci_legacy_dev virtio_pci virtio_blk crc16 mbcache jbd2
+	crc32c_generic ext4 failover net_failover virtio_net virtio_console
+	virtio-rng"
+
+virtio_setup() { # once: the L2 initramfs, and L1's ext4, loop and tun
+	[ -s "$VIRTIO_INITRD" ] && return 0
+	dir=/tmp/l2-virtio
+	mkdir -p $dir/bin $dir/modules $dir/proc $dir/sys $dir/dev $dir/tmp
+	cp /bin/busybox $dir/bin/busybox
+	cp $E2E/l2-virtio-init $dir/init
+	chmod 755 $dir/init
+	for m in $VIRTIO_L2_MODULES; do
+		cp $E2E/modules/$m.ko $dir/modules/ || return 1
+	done
+	(cd $dir && find . | cpio -o -H newc > "$VIRTIO_INITRD" 2>/dev/null) ||
+		return 1
+	# L1 runs the same kernel: the same modules read the guest's ext4
+	# image (loop) and give the guest's NIC its tap (tun).
+	for m in crc16 mbcache jbd2 crc32c_generic ext4 loop tun; do
+		insmod $E2E/modules/$m.ko 2>/tmp/insmod.err ||
+			grep -q 'File exists' /tmp/insmod.err ||
+			echo "E2E-INFO name=virtio insmod $m failed: $(cat /tmp/insmod.err)"
+	done
+	return 0
+}
+
+# Boot the virtio guest for test NAME, its init doing TEST, with the
+# device options after them. Sets LOG, STATUS and GUEST (its E2E-GUEST
+# lines, one per line).
+virtio_boot() { # NAME TEST DEVICE_OPTION...
+	name=$1 test=$2
+	shift 2
+	LOG=/tmp/$name.log
+	run_vm "$name" "$LOG" -- "$HINTVM" run -k "$VMLINUX" -i "$VIRTIO_INITRD" \
+		-p "$BASE_CMDLINE e2e.virtio=$test" -c 1 -m "$MEM" "$@"
+	GUEST=$(grep -a 'E2E-GUEST' "$LOG" | tr -d '\r')
+	echo "E2E-TIME name=$name vmm=hintvm kernel=vmlinux cpus=1 boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS"
+}
+
+guest_line() { # PREFIX: the guest's first line starting "E2E-GUEST PREFIX"
+	echo "$GUEST" | grep -m 1 "^E2E-GUEST $1"
+}
+
+# Common checks of a virtio boot; appends to $problems.
+virtio_check_run() {
+	[ "$STATUS" = "$STATUS_POWEROFF" ] ||
+		problems="$problems exit status $STATUS, expected $STATUS_POWEROFF;"
+	echo "$GUEST" | grep -q '^E2E-GUEST done' ||
+		problems="$problems guest did not finish;"
+	failed=$(echo "$GUEST" | grep -e 'insmod .* failed' -e ' no /' |
+		tr '\n' ' ')
+	[ -z "$failed" ] || problems="$problems $failed;"
+}
+
+virtio_report() { # NAME PASS_DETAIL
+	[ $VERBOSE = 1 ] && [ -z "$problems" ] && show_log "$1" "$LOG"
+	if [ -z "$problems" ]; then
+		result "$1" pass "$2"
+	else
+		show_log "$1" "$LOG"
+		result "$1" fail "$problems"
+	fi
+}
+
+virtio_precheck() { # NAME [needs-image]: 1 (reported) when it cannot run
+	selected "$1" || return 1
+	if [ ! -x "$HINTVM" ]; then
+		result "$1" skip "no static hintvm in the L1 image"
+		return 1
+	fi
+	if [ "${2:-}" = needs-image ] && [ ! -s "$VIRTIO_IMAGE" ]; then
+		result "$1" skip "no ext4 image: mkfs.ext4 (e2fsprogs) missing on the build host"
+		return 1
+	fi
+	if ! virtio_setup; then
+		result "$1" fail "could not pack the virtio L2 initramfs"
+		return 1
+	fi
+	return 0
+}
+
+HOST_LINE="written by the build host"
+GUEST_LINE="written by the L2 guest through virtio-blk"
+
+# ext4 on --disk: the guest writes, the host (L1) reads it back.
+virtio_blk_ext4_case() {
+	name=virtio-blk-ext4
+	virtio_precheck $name needs-image || return
+	img=/tmp/virtio-rw.img
+	cp "$VIRTIO_IMAGE" $img
+	virtio_boot $name blk --disk $img
+	problems=""
+	virtio_check_run
+	mount_line=$(guest_line "blk mount=")
+	[ "$(field mount "$mount_line")" = 0 ] ||
+		problems="$problems guest mount failed ($mount_line);"
+	[ "$(field ro "$mount_line")" = 0 ] ||
+		problems="$problems disk read-only in the guest ($mount_line);"
+	[ "$(guest_line "blk host_file=")" = "E2E-GUEST blk host_file=$HOST_LINE" ] ||
+		problems="$problems guest read \"$(guest_line "blk host_file=")\";"
+	[ "$(field umount "$(guest_line "blk umount=")")" = 0 ] ||
+		problems="$problems guest umount failed;"
+	# Read back in L1 through the loop driver, read-only.
+	mkdir -p /tmp/virtio-mnt
+	if mount -t ext4 -o loop,ro $img /tmp/virtio-mnt 2>/tmp/l1mount.err; then
+		got=$(cat /tmp/virtio-mnt/guest-file 2>&1)
+		[ "$got" = "$GUEST_LINE" ] ||
+			problems="$problems L1 read \"$got\" from /guest-file;"
+		want_md5=$(seq 1 100000 | md5sum | cut -d' ' -f1)
+		got_md5=$(md5sum < /tmp/virtio-mnt/guest-seq | cut -d' ' -f1)
+		[ "$got_md5" = "$want_md5" ] ||
+			problems="$problems /guest-seq md5 $got_md5, expected $want_md5;"
+		size=$(wc -c < /tmp/virtio-mnt/guest-seq)
+		umount /tmp/virtio-mnt
+	else
+		problems="$problems L1 cannot mount the image: $(cat /tmp/l1mount.err);"
+	fi
+	virtio_report $name "guest mounted ext4 from virtio-blk, read the host's file, wrote /guest-file and $size bytes of /guest-seq; L1 read both back intact after power-off"
+}
+
+# --disk IMG,ro: the guest cannot write, the image stays byte-identical.
+virtio_blk_ro_case() {
+	name=virtio-blk-ro
+	virtio_precheck $name needs-image || return
+	img=/tmp/virtio-ro.img
+	cp "$VIRTIO_IMAGE" $img
+	before=$(sha256sum < $img | cut -d' ' -f1)
+	virtio_boot $name blk-ro --disk $img,ro
+	after=$(sha256sum < $img | cut -d' ' -f1)
+	problems=""
+	virtio_check_run
+	[ "$(field ro "$(guest_line "blk-ro ro=")")" = 1 ] ||
+		problems="$problems guest does not see the disk read-only ($(guest_line "blk-ro ro="));"
+	dd_line=$(guest_line "blk-ro dd_status=")
+	[ "$(field dd_status "$dd_line")" != 0 ] ||
+		problems="$problems raw write to /dev/vda succeeded;"
+	mount_line=$(guest_line "blk-ro mount=")
+	[ "$(field opts "$mount_line")" = ro ] ||
+		problems="$problems ext4 not mounted read-only ($mount_line);"
+	[ "${mount_line#*host_file=}" = "$HOST_LINE" ] ||
+		problems="$problems guest could not read the host's file ($mount_line);"
+	write_line=$(guest_line "blk-ro file_write=")
+	[ "$(field file_write "$write_line")" != 0 ] ||
+		problems="$problems file write on the read-only disk succeeded;"
+	[ "$before" = "$after" ] ||
+		problems="$problems image changed (sha256 $before -> $after);"
+	virtio_report $name "guest sees ro=1; raw write failed ($(field dd_error "$dd_line" | tr '_' ' ')); ext4 mounted ro, file write failed ($(field error "$write_line" | tr '_' ' ')); image sha256 unchanged"
+}
+
+# --net tap=NAME: the guest pings L1's end of the tap.
+virtio_net_case() {
+	name=virtio-net-ping
+	virtio_precheck $name || return
+	tap=e2etap0
+	if [ ! -d /sys/class/net/$tap ]; then
+		tunctl -t $tap > /tmp/tunctl.log 2>&1 || {
+			result $name fail "tunctl -t $tap: $(cat /tmp/tunctl.log)"
+			return
+		}
+		ip addr add 10.0.2.1/24 dev $tap
+		ip link set $tap up
+	fi
+	virtio_boot $name net --net tap=$tap
+	problems=""
+	virtio_check_run
+	net_line=$(guest_line "net mac=")
+	replies=$(field replies "$net_line")
+	[ "${replies:-0}" -ge 1 ] 2>/dev/null ||
+		problems="$problems no ping replies ($net_line);"
+	[ "$(field mac "$net_line")" = 52:54:00:12:34:56 ] ||
+		problems="$problems unexpected MAC ($net_line);"
+	virtio_report $name "guest eth0 $(field mac "$net_line") got $replies/3 replies from 10.0.2.1 on tap $tap"
+}
+
+# --rng and --console virtio in one boot, each with its own result.
+virtio_rng_console_case() {
+	want_rng=0 want_console=0
+	selected virtio-rng && want_rng=1
+	selected virtio-console && want_console=1
+	[ $want_rng = 1 ] || [ $want_console = 1 ] || return
+	why=""
+	if [ ! -x "$HINTVM" ]; then
+		why="skip no static hintvm in the L1 image"
+	elif ! virtio_setup; then
+		why="fail could not pack the virtio L2 initramfs"
+	fi
+	if [ -n "$why" ]; then
+		[ $want_rng = 1 ] && result virtio-rng ${why%% *} "${why#* }"
+		[ $want_console = 1 ] && result virtio-console ${why%% *} "${why#* }"
+		return
+	fi
+	virtio_boot virtio-rng rng-console --rng --console virtio
+	echo "E2E-TIME name=virtio-console (the virtio-rng boot) wall_ms=$WALL_MS"
+	problems=""
+	virtio_check_run
+	common=$problems
+	if [ $want_rng = 1 ]; then
+		problems=$common
+		rng_line=$(guest_line "rng current=")
+		hex=$(field hex "$rng_line")
+		[ "$(field current "$rng_line")" = virtio_rng.0 ] ||
+			problems="$problems rng_current is not virtio_rng.0 ($rng_line);"
+		[ ${#hex} = 128 ] ||
+			problems="$problems read ${#hex} hex digits, expected 128 ($rng_line);"
+		[ -n "$(echo "$hex" | tr -d 0)" ] ||
+			problems="$problems the bytes are all zero;"
+		virtio_report virtio-rng "rng_current virtio_rng.0, 64 bytes from /dev/hwrng: ${hex%${hex#????????????????}}..."
+	fi
+	if [ $want_console = 1 ]; then
+		problems=$common
+		grep -q "E2E-HVC0 hello from the guest's hvc0" "$LOG" ||
+			problems="$problems the hvc0 line is not on hintvm's output ($(guest_line "console"));"
+		virtio_report virtio-console "a line the guest wrote to /dev/hvc0 appeared on hintvm's stdout"
+	fi
+}
+
+virtio_blk_ext4_case
+virtio_blk_ro_case
+virtio_net_case
+virtio_rng_console_case

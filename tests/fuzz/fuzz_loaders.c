@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * libFuzzer harness for what hintvm reads from files a user may have been
- * handed: the PVH ELF loader, the bzImage loader and the config-file
- * parser. Every input goes through all three (an ELF is also a malformed
- * bzImage and a config file of one long line, and vice versa).
+ * handed: the PVH ELF loader, the bzImage loader, the arm64 Image loader
+ * (plain C, so fuzzed here too), the format detector that names what a
+ * refused kernel is, and the config-file parser. Every input goes through
+ * all of them (an ELF is also a malformed bzImage and a config file of one
+ * long line, and vice versa).
  *
  * Guest RAM is two regions with PROT_NONE guard pages on both sides, so a
  * write past either end faults at once; inside RAM every byte starts as a
@@ -13,7 +15,8 @@
  *    before copying), else only [load_start, load_end), above 1 MiB, with
  *    the file bytes of each segment and zeroes after them;
  *  - bzimage_load: when it accepts, only the kernel, the zero page, the
- *    command line and the initrd, at the places its result names.
+ *    command line and the initrd, at the places its result names;
+ *  - arm64_image_load: only the file's bytes, at the entry it returns.
  * A refusal must return a negative errno and leave a message.
  */
 #include <stdint.h>
@@ -23,11 +26,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "arch/arm64/image.h"
 #include "arch/x86/bzimage.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/pvh.h"
 #include "core/config.h"
 #include "core/guest_memory.h"
+#include "core/kernel_format.h"
 #include "core/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -214,6 +219,32 @@ static void fuzz_bzimage(const uint8_t *data, size_t size)
 		4);
 }
 
+static void fuzz_arm64_image(const uint8_t *data, size_t size)
+{
+	struct guest_memory mem = make_mem();
+	struct arm64_image img;
+	uint64_t entry, end;
+	int r;
+
+	check(kernel_format_name(kernel_format_detect(data, size)) != NULL);
+	hvm_set_error(0, "%s", "");
+	r = arm64_image_parse(data, size, "fuzz.Image", &img);
+	if (r) {
+		expect_refusal_message(r);
+		return;
+	}
+	check(img.file_size == size && img.image_size >= size);
+	r = arm64_image_load(&img, data, &mem, 0, &entry, &end);
+	if (r) {
+		check(r < 0);
+		check_memory(NULL, 0);
+		return;
+	}
+	check(entry == img.text_offset && end == entry + img.image_size);
+	check(!memcmp(guest_ptr(&mem, entry, size), data, size));
+	check_memory(&(struct range){ entry, entry + size }, 1);
+}
+
 /*
  * A config file may name another config file; keep the harness away from
  * anything that could block or wander (a terminal, a FIFO under /dev,
@@ -278,6 +309,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fuzz_pvh(data, size);
 	fuzz_bzimage(data, size);
+	fuzz_arm64_image(data, size);
 	fuzz_config(data, size);
 	return 0;
 }

@@ -490,9 +490,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		switch (op % 8) {
 		case 0: /* console input for one of the UARTs */
 		{
+			static uint8_t flood[4096];
 			uint8_t buf[64];
-			size_t n = take8(&in) % sizeof(buf);
+			size_t n = take8(&in);
 
+			/* A paste as large as the UART's queue: overruns. */
+			if (n >= 0xf0) {
+				memset(flood, n, sizeof(flood));
+				uart8250_receive(op & 0x80 ? p.arm_uart
+							   : p.com1,
+						 flood, sizeof(flood));
+				break;
+			}
+			n %= sizeof(buf);
 			for (size_t i = 0; i < n; i++)
 				buf[i] = take8(&in);
 			uart8250_receive(op & 0x80 ? p.arm_uart : p.com1, buf,
