@@ -5,8 +5,7 @@
  * from several CPUs never interleave. Usable at EL0: the device block is
  * mapped EL0-accessible and the lock lives in normal memory.
  */
-#include "console.h"
-#include "lib.h"
+#include "arm64.h"
 #include "machine.h"
 #include "spinlock.h"
 

@@ -4,7 +4,7 @@
 #define TK_CPU_H
 
 #include "layout.h"
-#include "lib.h"
+#include "arm64.h"
 
 struct cpu {
 	uint64_t saved_ksp; /* run_at_el0 (boot.S): must stay first */
@@ -39,7 +39,6 @@ static inline uint64_t run_user(uint64_t (*fn)(void *), void *arg)
 uint64_t psci_hvc(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3);
 uint64_t psci_smc(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3);
 uint64_t smccc_call(uint64_t fn, uint64_t a1, uint64_t a2, uint64_t a3);
-void __attribute__((noreturn)) machine_exit(bool ok);
 
 /* Time from the virtual counter (readable at EL0 too, see mmu.c). */
 static inline uint64_t now_ticks(void)

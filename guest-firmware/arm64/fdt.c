@@ -3,7 +3,7 @@
  * A read-only walk over the flattened device tree's structure block: just
  * enough to find the handful of nodes machine.h describes.
  */
-#include "lib.h"
+#include "arm64.h"
 #include "machine.h"
 #include "platform_defaults.h"
 

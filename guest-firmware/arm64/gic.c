@@ -5,7 +5,6 @@
  * redistributor, puts SGIs 0-15 in group 1 and enables them, and talks to
  * its CPU interface through the ICC_* system registers.
  */
-#include "console.h"
 #include "cpu.h"
 #include "machine.h"
 

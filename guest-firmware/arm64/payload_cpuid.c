@@ -8,7 +8,6 @@
  * pointer authentication, PMUv3; and whether the scheduling-hint page
  * the tree names answers with its magic and this machine's vCPU count.
  */
-#include "console.h"
 #include "machine.h"
 #include "payload.h"
 #include "sched/hint_abi.h"

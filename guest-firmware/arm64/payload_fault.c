@@ -6,7 +6,6 @@
  * carries on. (The x86 kernel's "fault" ends in a triple fault instead;
  * arm64 has no equivalent, so this one proves the exception path.)
  */
-#include "console.h"
 #include "payload.h"
 
 #define EC_DABT_LOWER 0x24

@@ -5,6 +5,7 @@
  * the CPUs ran concurrently without losing an update. Parameter:
  * iterations=N.
  */
+#include "cmdline.h"
 #include "payload.h"
 
 static uint64_t iterations;
@@ -13,7 +14,7 @@ static volatile uint64_t per_cpu[MAX_CPUS];
 
 static bool count_setup(void)
 {
-	return cmdline_u64("iterations", 10000, 1, 100000000, &iterations);
+	return cmdline_get_u64("iterations", 10000, 1, 100000000, &iterations);
 }
 
 /* Runs at EL0. */

@@ -3,7 +3,6 @@
  * Secondary bring-up through PSCI CPU_ON, a sense-reversing barrier, and
  * PSCI for the end of the machine.
  */
-#include "console.h"
 #include "cpu.h"
 #include "machine.h"
 

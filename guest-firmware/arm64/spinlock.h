@@ -3,7 +3,7 @@
 #ifndef TK_SPINLOCK_H
 #define TK_SPINLOCK_H
 
-#include "lib.h"
+#include "arm64.h"
 
 struct spinlock {
 	uint32_t locked;

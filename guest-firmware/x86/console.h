@@ -11,8 +11,7 @@
 
 #define CONSOLE_LINE_MAX 192
 
-/* Format one line (a '\n' is appended) and write it. */
-void printk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* printk is declared in lib.h (the shared code prints too). */
 void vprintk(const char *fmt, va_list ap);
 
 #endif

@@ -12,7 +12,6 @@
 #include "lapic.h"
 #include "lib.h"
 #include "payload.h"
-#include "power.h"
 #include "pvh.h"
 #include "smp.h"
 #include "timing.h"
@@ -30,22 +29,6 @@ static volatile uint32_t payload_done;
 
 void kmain(const struct hvm_start_info *start_info);
 void ap_main(unsigned int index);
-
-void result_add(struct result *r, const char *key, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (r->len >= sizeof(r->fields) - 1)
-		return;
-	r->len += snformat(r->fields + r->len, sizeof(r->fields) - r->len,
-			   " %s=", key);
-	if (r->len >= sizeof(r->fields) - 1)
-		return;
-	va_start(ap, fmt);
-	r->len +=
-		format(r->fields + r->len, sizeof(r->fields) - r->len, fmt, ap);
-	va_end(ap);
-}
 
 static bool payload_started(void *arg)
 {
@@ -77,29 +60,6 @@ void ap_main(unsigned int index)
 	if (!smp_ap_check_in(cpu))
 		return; /* too late: the BSP already gave up on us */
 	run_payload(cpu);
-}
-
-static const struct payload *find_payload(const char *name)
-{
-	for (unsigned int i = 0; payloads[i]; i++) {
-		if (!strcmp(payloads[i]->name, name))
-			return payloads[i];
-	}
-	return NULL;
-}
-
-static __attribute__((noreturn)) void unknown_test(const char *name)
-{
-	char known[128];
-	size_t len = 0;
-
-	known[0] = '\0';
-	for (unsigned int i = 0; payloads[i]; i++)
-		len += snformat(known + len, sizeof(known) - len, " %s",
-				payloads[i]->name);
-	printk("unknown test '%s'; known tests:%s", name, known);
-	printk("RESULT test=%s cpus=1 ok=0 error=unknown-test", name);
-	machine_exit(false);
 }
 
 /* The BSP is listed first (its stack and struct cpu are slot 0). */
@@ -145,7 +105,11 @@ static uint64_t boot_at_cpl3(void *arg)
 
 	idt_init();
 	if (si && si->magic == HVM_START_MAGIC) {
-		cmdline_init(si->cmdline_paddr);
+		cmdline_init(
+			si->cmdline_paddr &&
+					si->cmdline_paddr < X86_MMIO_HOLE_START
+				? (const char *)(uintptr_t)si->cmdline_paddr
+				: NULL);
 		discover_cpus(si->rsdp_paddr, w->bsp_apic_id, w->list);
 	} else {
 		printk("no PVH start info (magic 0x%x): no command line",
@@ -174,9 +138,7 @@ void kmain(const struct hvm_start_info *start_info)
 	test = cmdline_get("test");
 	if (!test)
 		test = DEFAULT_TEST;
-	selected = find_payload(test);
-	if (!selected)
-		unknown_test(test);
+	selected = payload_find(test);
 
 	nr_online = smp_start_aps(&list, AP_START_TIMEOUT_MS);
 	printk("testkernel: test=%s cpus=%u/%u (%s)", test, nr_online,
@@ -185,28 +147,18 @@ void kmain(const struct hvm_start_info *start_info)
 		printk("%u cpus beyond the %u supported were ignored",
 		       list.dropped, MAX_CPUS);
 
-	if (selected->setup && !selected->setup()) {
-		printk("RESULT test=%s cpus=%u ok=0 error=bad-parameter", test,
-		       nr_online);
-		machine_exit(false);
-	}
+	payload_setup(selected, nr_online);
 	__atomic_store_n(&payload_go, 1, __ATOMIC_RELEASE);
 	if (nr_online > 1)
 		smp_wake_all();
 	run_payload(&cpus[0]);
 	wait_halted(payload_finished, NULL, 0);
 
-	ok = selected->report(&result);
-	if (nr_online != list.count) {
-		result_add(&result, "missing", "%u", list.count - nr_online);
-		ok = false;
-	}
+	ok = payload_report(selected, &result, nr_online, list.count);
 	/* The claims are about every CPU the machine has. */
 	if (list.dropped) {
 		result_add(&result, "ignored", "%u", list.dropped);
 		ok = false;
 	}
-	printk("RESULT test=%s cpus=%u ok=%d%s", test, nr_online, ok,
-	       result.fields);
-	machine_exit(ok);
+	result_exit(selected, nr_online, ok, &result);
 }

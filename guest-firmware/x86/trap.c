@@ -5,7 +5,6 @@
 #include "cpu.h"
 #include "lapic.h"
 #include "layout.h"
-#include "power.h"
 #include "x86.h"
 
 static irq_handler_fn irq_handlers[256];

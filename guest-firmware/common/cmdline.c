@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "cmdline.h"
 
-#include "arch/x86/platform.h"
-#include "console.h"
 #include "lib.h"
 
 #define CMDLINE_WORDS 32
@@ -13,13 +11,12 @@ static const char *keys[CMDLINE_WORDS];
 static const char *values[CMDLINE_WORDS];
 static unsigned int nr_words;
 
-void cmdline_init(uint64_t gpa)
+void cmdline_init(const char *src)
 {
-	const char *src = (const char *)(uintptr_t)gpa;
 	size_t len = 0;
 
 	nr_words = 0;
-	if (!gpa || gpa >= X86_MMIO_HOLE_START)
+	if (!src)
 		return;
 	while (len < sizeof(cmdline) - 1 && src[len]) {
 		cmdline[len] = src[len];

@@ -1,27 +1,24 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * hello: every online CPU reaches C, drops to CPL3 and says so from there
- * (port I/O through its TSS I/O bitmap: the dev host ignores IOPL), and is
- * counted.
+ * hello: every online CPU reaches C, drops to user mode and says so from
+ * there (x86: port I/O through its TSS I/O bitmap, the dev host ignores
+ * IOPL), and is counted.
  */
-#include "console.h"
 #include "payload.h"
-#include "smp.h"
+#include "payload_arch.h"
 
 static volatile uint32_t checked_in;
 
-/* Runs at CPL3. */
+/* Runs in user mode. */
 static uint64_t hello_user(void *arg)
 {
-	const struct cpu *cpu = arg;
-
-	printk("hello from cpu %u apic %u", cpu->nr, cpu->apic_id);
+	hello_print(arg);
 	return 1;
 }
 
 static void hello_run(struct cpu *cpu)
 {
-	if (run_at_cpl3(hello_user, cpu) == 1)
+	if (run_user(hello_user, cpu) == 1)
 		__atomic_add_fetch(&checked_in, 1, __ATOMIC_ACQ_REL);
 }
 

@@ -12,8 +12,8 @@
 
 #define CMDLINE_MAX 512
 
-/* Copy the command line at GPA (0: empty) into kernel memory. */
-void cmdline_init(uint64_t gpa);
+/* Copy the command line at SRC (NULL: empty) into kernel memory. */
+void cmdline_init(const char *src);
 
 /* The value of KEY (last occurrence), or NULL. */
 const char *cmdline_get(const char *key);

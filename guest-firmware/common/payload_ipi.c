@@ -1,13 +1,16 @@
-// SPDX-License-Identifier: LGPL-2.1-or-later
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * ipi: all-to-all SGIs. In each round every CPU sends one SGI to every
- * other CPU, with its own index as the SGI number, so the receiver knows
- * the sender and two SGIs from one sender are never pending together
- * (rounds are separated by a barrier): every one must be counted exactly
- * once. Receivers wait in WFI. Parameter: rounds=N.
+ * ipi: all-to-all IPIs (x86: fixed IPIs on vector IPI_VECTOR_BASE + sender;
+ * arm64: SGIs numbered by the sender). In each round every CPU sends one
+ * IPI to every other CPU on its own vector, so the receiver knows the
+ * sender and two IPIs from one sender are never pending together (rounds
+ * are separated by a barrier): every IPI must be counted exactly once.
+ * Receivers wait with interrupts on (x86: HLT, arm64: WFI); the IPIs
+ * themselves end the waits. Parameter: rounds=N.
  */
-#include "console.h"
+#include "cmdline.h"
 #include "payload.h"
+#include "payload_arch.h"
 
 #define ROUND_TIMEOUT_MS 2000
 
@@ -16,17 +19,17 @@ static uint64_t rounds;
 static volatile uint32_t received[MAX_CPUS][MAX_CPUS];
 static volatile uint32_t timeouts;
 
-static void ipi_handler(unsigned int intid)
+static void ipi_handler(unsigned int irq)
 {
-	received[this_cpu()->nr][intid]++;
+	received[this_cpu()->nr][ipi_sender(irq)]++;
 }
 
 static bool ipi_setup(void)
 {
-	if (!cmdline_u64("rounds", 4, 1, 100000, &rounds))
+	if (!cmdline_get_u64("rounds", 4, 1, 100000, &rounds))
 		return false;
 	for (unsigned int s = 0; s < smp_online_count(); s++)
-		irq_set_handler(s, ipi_handler);
+		irq_set_handler(ipi_irq(s), ipi_handler);
 	return true;
 }
 
@@ -55,10 +58,9 @@ static void ipi_run(struct cpu *cpu)
 
 		for (unsigned int t = 0; t < n; t++) {
 			if (t != me)
-				gic_send_sgi(cpus[t].mpidr, me);
+				ipi_send(t, ipi_irq(me));
 		}
-		if (!wait_irq(round_complete, &r,
-			      now_ticks() + ms_to_ticks(ROUND_TIMEOUT_MS)))
+		if (!wait_irq_ms(round_complete, &r, ROUND_TIMEOUT_MS))
 			__atomic_add_fetch(&timeouts, 1, __ATOMIC_RELAXED);
 		smp_barrier();
 	}

@@ -1,16 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The little libc the test kernel needs, plus arm64 helpers. */
-#ifndef TK_LIB_H
-#define TK_LIB_H
+/* arm64 helpers: system registers, barriers, device register access. */
+#ifndef TK_ARM64_H
+#define TK_ARM64_H
 
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
-#define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "lib.h"
 
 #define read_sysreg(r)                                       \
 	({                                                   \
@@ -22,17 +15,6 @@
 	__asm__ volatile("msr " #r ", %0" ::"r"((uint64_t)(v)) : "memory")
 #define isb() __asm__ volatile("isb" ::: "memory")
 #define dsb(opt) __asm__ volatile("dsb " #opt ::: "memory")
-
-void *memset(void *s, int c, size_t n);
-void *memcpy(void *d, const void *s, size_t n);
-size_t strlen(const char *s);
-int strcmp(const char *a, const char *b);
-int strncmp(const char *a, const char *b, size_t n);
-
-/* printf subset: %s %c %d %u %x %lu %lx %ld %llu %llx %p, width/0-pad. */
-size_t format(char *buf, size_t size, const char *fmt, va_list ap);
-size_t snformat(char *buf, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 /*
  * Device register access with plain [Xn] addressing. KVM can only emulate

@@ -1,26 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The architecture-neutral part of the test kernels' freestanding library.
+ * memset and memcpy are per arch (x86/mem.c, arm64/mem.c).
+ */
 #include "lib.h"
-
-/* String instructions: one emulated instruction instead of a loop, which
- * matters where kernel mode runs at ~1 MIPS. */
-void *memset(void *dst, int c, size_t n)
-{
-	void *d = dst;
-
-	__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
-	return dst;
-}
-
-void *memcpy(void *dst, const void *src, size_t n)
-{
-	void *d = dst;
-
-	__asm__ volatile("rep movsb"
-			 : "+D"(d), "+S"(src), "+c"(n)
-			 :
-			 : "memory");
-	return dst;
-}
 
 int memcmp(const void *a, const void *b, size_t n)
 {
@@ -42,13 +25,18 @@ size_t strlen(const char *s)
 	return n;
 }
 
+int strncmp(const char *a, const char *b, size_t n)
+{
+	for (; n; n--, a++, b++) {
+		if (*a != *b || !*a)
+			return (unsigned char)*a - (unsigned char)*b;
+	}
+	return 0;
+}
+
 int strcmp(const char *a, const char *b)
 {
-	while (*a && *a == *b) {
-		a++;
-		b++;
-	}
-	return (unsigned char)*a - (unsigned char)*b;
+	return strncmp(a, b, (size_t)-1);
 }
 
 struct out {
@@ -135,6 +123,12 @@ size_t format(char *buf, size_t size, const char *fmt, va_list ap)
 				  : va_arg(ap, unsigned int);
 			out_number(&o, u, *fmt == 'x' ? 16 : 10, false, width,
 				   pad);
+			break;
+		case 'p':
+			out_char(&o, '0');
+			out_char(&o, 'x');
+			out_number(&o, (uintptr_t)va_arg(ap, void *), 16, false,
+				   width, pad);
 			break;
 		case '%':
 			out_char(&o, '%');
