@@ -83,8 +83,14 @@ void vcpu_kick(struct vcpu *vcpu)
 	if (!vcpu->run)
 		return;
 	__atomic_store_n(&vcpu->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
-	if (vcpu->thread_started)
-		pthread_kill(vcpu->thread, VCPU_KICK_SIGNAL);
+	/*
+	 * Not thread_started: the parent sets that after pthread_create()
+	 * returns, by which time the vCPU may already sleep in KVM_RUN (an AP
+	 * waiting for INIT), and a kick that skips the signal then is lost.
+	 * The vCPU publishes itself before its first look at ->stopping.
+	 */
+	if (atomic_load(&vcpu->kickable))
+		pthread_kill(vcpu->self, VCPU_KICK_SIGNAL);
 }
 
 /*
@@ -303,9 +309,12 @@ static void *vcpu_thread(void *arg)
 	sigemptyset(&set);
 	sigaddset(&set, VCPU_KICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	vcpu->self = pthread_self();
+	atomic_store(&vcpu->kickable, true);
 	sched_vcpu_start(vm, vcpu->id);
 
 	vcpu_run_loop(vcpu);
+	atomic_store(&vcpu->kickable, false);
 	sched_vcpu_exit(vm, vcpu->id);
 
 	/* When one vCPU ends, the VM ends: make sure the others follow. */

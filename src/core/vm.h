@@ -36,7 +36,9 @@ struct vcpu {
 	int fd;
 	struct kvm_run *run;
 	pthread_t thread;
-	bool thread_started;
+	bool thread_started; /* joinable; owned by the starting thread */
+	pthread_t self; /* set by the vCPU thread itself */
+	atomic_bool kickable; /* self is valid and SIGUSR1 unblocked */
 	_Atomic pid_t tid; /* for the scheduling brain; 0 until running */
 	_Atomic uint64_t exits[VCPU_EXIT_REASONS];
 	_Atomic uint64_t pio_exits_unclaimed;

@@ -214,6 +214,10 @@ virtio_setup() { # once: the L2 initramfs, and L1's ext4, loop and tun
 	cp /bin/busybox $dir/bin/busybox
 	cp $E2E/l2-virtio-init $dir/init
 	chmod 755 $dir/init
+	# The Linux bench programs (tests/e2e/run --bench), for linux-bench.
+	for b in hvm-ebizzy hvm-tcp-rr; do
+		[ -x $E2E/bench/$b ] && cp $E2E/bench/$b $dir/bin/$b
+	done
 	for m in $VIRTIO_L2_MODULES; do
 		cp $E2E/modules/$m.ko $dir/modules/ || return 1
 	done
@@ -423,3 +427,36 @@ virtio_blk_ext4_case
 virtio_blk_ro_case
 virtio_net_case
 virtio_rng_console_case
+
+# ---- Linux guest workloads (docs/benchmarks.md) ---------------------------
+# The virtio guest with 2 vCPUs and no device, e2e.virtio=bench: it runs
+# hvm-ebizzy and hvm-tcp-rr over loopback once each. Passes when both
+# lines parse; the numbers are reported (E2E-INFO), never judged: a TCG L1
+# on a shared host says nothing about performance.
+linux_bench_case() {
+	name=linux-bench
+	virtio_precheck $name || return
+	if [ ! -x $E2E/bench/hvm-ebizzy ] || [ ! -x $E2E/bench/hvm-tcp-rr ]; then
+		result $name skip "no hvm-ebizzy/hvm-tcp-rr in the L1 image (tests/e2e/run --bench)"
+		return
+	fi
+	LOG=/tmp/$name.log
+	run_vm $name "$LOG" -- "$HINTVM" run -k "$VMLINUX" -i "$VIRTIO_INITRD" \
+		-p "$BASE_CMDLINE e2e.virtio=bench" -c 2 -m "$MEM"
+	GUEST=$(grep -a 'E2E-GUEST' "$LOG" | tr -d '\r')
+	echo "E2E-TIME name=$name vmm=hintvm kernel=vmlinux cpus=2 boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS"
+	problems=""
+	virtio_check_run
+	ebizzy_line=$(guest_line "bench ebizzy")
+	records=$(echo "$ebizzy_line" | sed -n 's/^E2E-GUEST bench ebizzy \([0-9][0-9]*\) records\/s$/\1/p')
+	[ "${records:-0}" -gt 0 ] 2>/dev/null ||
+		problems="$problems hvm-ebizzy printed no records/s > 0 ($ebizzy_line);"
+	rr_line=$(guest_line "bench tcp_rr")
+	transactions=$(field transactions "$rr_line")
+	[ "${transactions:-0}" -gt 0 ] 2>/dev/null ||
+		problems="$problems hvm-tcp-rr printed no transactions > 0 ($rr_line);"
+	echo "E2E-INFO name=$name cpus=2 ebizzy_records_per_s=$records tcp_rr_transactions=$transactions tcp_rr_trans_per_s=$(field trans_per_s "$rr_line") p50_us=$(field p50_us "$rr_line") p90_us=$(field p90_us "$rr_line") p99_us=$(field p99_us "$rr_line") (information only: TCG L1)"
+	virtio_report $name "2 vCPUs: hvm-ebizzy -t 2 -S 2 gave $records records/s, hvm-tcp-rr -L -l 2 $transactions transactions (information only)"
+}
+
+linux_bench_case

@@ -21,7 +21,7 @@
 #include "arch/arm64/image.h"
 #include "arch/arm64/platform.h"
 #include "core/arch.h"
-#include "core/file.h"
+#include "core/boot_files.h"
 #include "core/log.h"
 #include "core/vm.h"
 #include "devices/pvpanic.h"
@@ -29,11 +29,6 @@
 #include "sched/brain.h"
 #include "sched/pv.h"
 
-/* The built-in test kernel, when this build embeds one. */
-extern const unsigned char hvm_builtin_kernel_start[] __attribute__((weak));
-extern const unsigned char hvm_builtin_kernel_end[] __attribute__((weak));
-
-#define MAX_INITRD_SIZE (1u << 30)
 #define FDT_BUF_SIZE (64u << 10)
 #define PAGE_4K 4096ULL
 
@@ -188,71 +183,21 @@ static int arm64_setup_devices(struct vm *vm)
 	return r;
 }
 
-static int arm64_load_initrd(struct vm *vm)
-{
-	struct arm64_vm *a = arm64(vm);
-	uint8_t *data;
-	size_t size;
-	uint64_t gpa;
-	int r;
-
-	if (!vm->cfg->initrd)
-		return 0;
-	r = read_whole_file(vm->cfg->initrd, "initrd", MAX_INITRD_SIZE, &data,
-			    &size);
-	if (r < 0)
-		return r;
-	/* Just below the device tree, page aligned, above the kernel. */
-	gpa = (a->dtb_gpa - size) & ~(PAGE_4K - 1);
-	if (size > a->dtb_gpa - a->kernel_end || gpa < a->kernel_end) {
-		free(data);
-		return hvm_set_error(
-			-E2BIG,
-			"initrd %s (%zu bytes) does not fit in guest RAM between the kernel (ends 0x%llx) and the device tree (0x%llx); give the VM more --mem",
-			vm->cfg->initrd, size,
-			(unsigned long long)a->kernel_end,
-			(unsigned long long)a->dtb_gpa);
-	}
-	r = guest_write(&vm->mem, gpa, data, size);
-	free(data);
-	a->initrd_gpa = gpa;
-	a->initrd_size = size;
-	return r;
-}
-
 static int arm64_load_kernel(struct vm *vm)
 {
-	const char *path = vm->cfg->kernel;
 	struct arm64_vm *a = arm64(vm);
 	struct arm64_image img;
-	uint8_t *data = NULL;
-	const uint8_t *bytes;
-	size_t size;
+	struct kernel_file k;
 	int r;
 
-	if (path) {
-		r = read_whole_file(path, "kernel", ARM64_IMAGE_MAX_SIZE, &data,
-				    &size);
-		if (r < 0)
-			return r;
-		bytes = data;
-	} else {
-		if (!hvm_builtin_kernel_start ||
-		    (uintptr_t)hvm_builtin_kernel_end ==
-			    (uintptr_t)hvm_builtin_kernel_start)
-			return hvm_set_error(
-				-ENOENT,
-				"this build has no built-in test kernel; pass --kernel");
-		bytes = hvm_builtin_kernel_start;
-		size = (size_t)(hvm_builtin_kernel_end -
-				hvm_builtin_kernel_start);
-		path = "(built-in test kernel)";
-	}
-	r = arm64_image_parse(bytes, size, path, &img);
+	r = kernel_file_open(vm, ARM64_IMAGE_MAX_SIZE, &k);
+	if (r < 0)
+		return r;
+	r = arm64_image_parse(k.data, k.size, k.name, &img);
 	if (!r)
-		r = arm64_image_load(&img, bytes, &vm->mem, ARM64_RAM_GPA,
+		r = arm64_image_load(&img, k.data, &vm->mem, ARM64_RAM_GPA,
 				     &a->entry, &a->kernel_end);
-	free(data);
+	kernel_file_release(&k);
 	if (r < 0)
 		return r;
 
@@ -265,7 +210,9 @@ static int arm64_load_kernel(struct vm *vm)
 			"--mem %llu MiB leaves no room for the device tree after the kernel (which ends at 0x%llx); give the VM more --mem",
 			(unsigned long long)(vm->cfg->mem >> 20),
 			(unsigned long long)a->kernel_end);
-	return arm64_load_initrd(vm);
+	/* Just below the device tree, above the kernel. */
+	return initrd_load_high(vm, a->kernel_end, a->dtb_gpa, &a->initrd_gpa,
+				&a->initrd_size);
 }
 
 int arch_vm_init(struct vm *vm)

@@ -22,8 +22,7 @@
 #include "arch/x86/platform.h"
 #include "arch/x86/pvh.h"
 #include "core/arch.h"
-#include "core/builtin_kernel.h"
-#include "core/file.h"
+#include "core/boot_files.h"
 #include "core/kernel_format.h"
 #include "core/log.h"
 #include "core/vm.h"
@@ -39,7 +38,6 @@
 #include "sched/brain.h"
 
 #define MAX_KERNEL_SIZE (512u << 20)
-#define MAX_INITRD_SIZE (1u << 30)
 #define MSR_IA32_MISC_ENABLE 0x1a0
 #define MISC_ENABLE_FAST_STRING 1
 #define APIC_LVT0 0x350
@@ -253,37 +251,6 @@ static int x86_setup_devices(struct vm *vm)
 	return r;
 }
 
-static int x86_load_initrd(struct vm *vm)
-{
-	struct x86_vm *a = x86(vm);
-	uint8_t *data;
-	size_t size;
-	uint64_t gpa;
-	int r;
-
-	if (!vm->cfg->initrd)
-		return 0;
-	r = read_whole_file(vm->cfg->initrd, "initrd", MAX_INITRD_SIZE, &data,
-			    &size);
-	if (r < 0)
-		return r;
-	/* As high as possible in low RAM, page aligned, above the kernel. */
-	gpa = (a->low_ram_end - size) & ~0xfffULL;
-	if (size > a->low_ram_end || gpa < a->kernel_end) {
-		free(data);
-		return hvm_set_error(
-			-E2BIG,
-			"initrd %s (%zu bytes) does not fit in guest RAM below 0x%llx next to the kernel; give the VM more --mem",
-			vm->cfg->initrd, size,
-			(unsigned long long)a->low_ram_end);
-	}
-	memcpy(guest_ptr(&vm->mem, gpa, size), data, size);
-	free(data);
-	a->initrd_gpa = gpa;
-	a->initrd_size = size;
-	return 0;
-}
-
 /*
  * bzImage: the loader places kernel, initrd, command line and zero page
  * itself (initrd_addr_max and init_size are in the image's header).
@@ -300,18 +267,15 @@ static int x86_load_bzimage(struct vm *vm, const uint8_t *img, size_t size,
 			X86_ACPI_GPA, /* acpi_build_tables puts it there */
 	};
 	struct linux_boot_entry entry;
-	uint8_t *initrd = NULL;
-	size_t initrd_size = 0;
+	uint8_t *initrd;
+	size_t initrd_size;
 	int r;
 
-	if (vm->cfg->initrd) {
-		r = read_whole_file(vm->cfg->initrd, "initrd", MAX_INITRD_SIZE,
-				    &initrd, &initrd_size);
-		if (r < 0)
-			return r;
-		args.initrd = initrd;
-		args.initrd_size = initrd_size;
-	}
+	r = initrd_read(vm, &initrd, &initrd_size);
+	if (r < 0)
+		return r;
+	args.initrd = initrd;
+	args.initrd_size = initrd_size;
 	r = bzimage_load(&vm->mem, path, img, size, &args, &entry);
 	free(initrd);
 	if (!r)
@@ -329,58 +293,44 @@ static int x86_load_bzimage(struct vm *vm, const uint8_t *img, size_t size,
 
 static int x86_load_kernel(struct vm *vm)
 {
-	const char *path = vm->cfg->kernel;
 	struct x86_vm *a = x86(vm);
 	struct pvh_image image;
-	uint8_t *data = NULL;
-	const uint8_t *img;
-	size_t size;
+	struct kernel_file k;
 	int r;
 
-	if (path) {
-		r = read_whole_file(path, "kernel", MAX_KERNEL_SIZE, &data,
-				    &size);
-		if (r < 0)
-			return r;
-		img = data;
-	} else {
-		if (!hvm_builtin_kernel_size())
-			return hvm_set_error(
-				-ENOENT,
-				"this build has no built-in test kernel; pass --kernel");
-		img = hvm_builtin_kernel_start;
-		size = (size_t)(hvm_builtin_kernel_end -
-				hvm_builtin_kernel_start);
-		path = "(built-in test kernel)";
-	}
-
-	if (pvh_is_elf(img, size)) {
-		r = pvh_load_elf(img, size, path, &vm->mem, X86_HIGH_MEM_START,
-				 &image);
-	} else if (bzimage_probe(img, size)) {
-		r = x86_load_bzimage(vm, img, size, path);
-		free(data);
+	r = kernel_file_open(vm, MAX_KERNEL_SIZE, &k);
+	if (r < 0)
+		return r;
+	if (pvh_is_elf(k.data, k.size)) {
+		r = pvh_load_elf(k.data, k.size, k.name, &vm->mem,
+				 X86_HIGH_MEM_START, &image);
+	} else if (bzimage_probe(k.data, k.size)) {
+		r = x86_load_bzimage(vm, k.data, k.size, k.name);
+		kernel_file_release(&k);
 		return r;
 	} else {
 		/* Neither: let the bzImage parser say what it found. */
 		struct bzimage_info info;
 		char why[256];
 
-		bzimage_parse(path, img, size, &info);
+		bzimage_parse(k.name, k.data, k.size, &info);
 		snprintf(why, sizeof(why), "%s", hvm_error_message());
 		r = hvm_set_error(
 			-EINVAL,
 			"kernel %s is not a kernel hintvm can boot on x86-64: it is %s; expected a PVH ELF (vmlinux) or a bzImage (%s)",
-			path,
-			kernel_format_name(kernel_format_detect(img, size)),
+			k.name,
+			kernel_format_name(
+				kernel_format_detect(k.data, k.size)),
 			why);
 	}
-	free(data);
+	kernel_file_release(&k);
 	if (r < 0)
 		return r;
 	a->entry = image.entry;
 	a->kernel_end = image.load_end;
-	return x86_load_initrd(vm);
+	/* As high as possible in low RAM, above the kernel. */
+	return initrd_load_high(vm, a->kernel_end, a->low_ram_end,
+				&a->initrd_gpa, &a->initrd_size);
 }
 
 static int x86_write_cmdline(struct vm *vm)
