@@ -25,9 +25,18 @@ static void *drain(void *arg)
 	struct capture *c = arg;
 	ssize_t n;
 
-	while ((n = read(c->fd, c->buf + c->len,
-			 sizeof(c->buf) - 1 - c->len)) > 0)
-		c->len += (size_t)n;
+	for (;;) {
+		size_t room = sizeof(c->buf) - 1 - c->len;
+		char discard[512];
+
+		/* Once the buffer is full, keep the pipe flowing anyway. */
+		n = room ? read(c->fd, c->buf + c->len, room)
+			 : read(c->fd, discard, sizeof(discard));
+		if (n <= 0)
+			break;
+		if (room)
+			c->len += (size_t)n;
+	}
 	c->buf[c->len] = '\0';
 	return NULL;
 }

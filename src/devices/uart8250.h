@@ -26,8 +26,7 @@ void uart8250_destroy(struct uart8250 *uart);
  * Queue LEN bytes of host input for the guest; returns how many fit (the
  * rest should be offered again later). Thread-safe against guest access.
  */
-size_t uart8250_receive(struct uart8250 *uart, const uint8_t *buf,
-			size_t len);
+size_t uart8250_receive(struct uart8250 *uart, const uint8_t *buf, size_t len);
 
 extern const struct bus_ops uart8250_bus_ops;
 

@@ -43,7 +43,8 @@
 #define X86_CMDLINE_MAX 4096 /* bytes, including the NUL */
 /* 0x3000-0x9efff is free guest RAM (the test kernel's AP trampoline
  * lives at X86_AP_TRAMPOLINE_GPA). */
-#define X86_AP_TRAMPOLINE_GPA 0x8000 /* page-aligned, below 1 MiB: SIPI vector */
+/* Page-aligned and below 1 MiB, so a SIPI vector can point at it. */
+#define X86_AP_TRAMPOLINE_GPA 0x8000
 #define X86_LOW_RAM_END 0x9fc00 /* start of the EBDA-style hole */
 #define X86_ACPI_GPA 0xe0000 /* RSDP, then the other tables */
 #define X86_ACPI_MAX 0x10000
@@ -56,7 +57,8 @@
 #define X86_PCI_MMIO_SIZE 0x10000000ULL
 #define X86_IOAPIC_GPA 0xfec00000
 #define X86_LAPIC_GPA 0xfee00000
-#define X86_KVM_IDENTITY_MAP_GPA 0xfeffc000 /* one page for KVM (EPT real mode) */
+/* One page for KVM (EPT real mode), then three for its TSS. */
+#define X86_KVM_IDENTITY_MAP_GPA 0xfeffc000
 #define X86_KVM_TSS_GPA 0xfeffd000 /* three pages for KVM (VMX real mode) */
 
 #endif
