@@ -58,11 +58,14 @@ static void put64(uint8_t *p, uint64_t v)
 	memcpy(p, &v, 8);
 }
 
-/* Write a minimal relocatable 64-bit bzImage to PATH; returns its size. */
-static size_t write_bzimage(const char *path, uint16_t version)
+#define BZIMAGE_TEMPLATE "/tmp/hintvm-bzimage-XXXXXX"
+
+/* Write a minimal relocatable 64-bit bzImage to a new temporary PATH. */
+static void write_bzimage(char path[sizeof(BZIMAGE_TEMPLATE)], uint16_t version)
 {
 	static uint8_t img[PAYLOAD_OFFSET + PAYLOAD_SIZE];
 	FILE *f;
+	int fd;
 
 	memset(img, 0, sizeof(img));
 	img[0x1f1] = SETUP_SECTS;
@@ -82,21 +85,20 @@ static size_t write_bzimage(const char *path, uint16_t version)
 	put64(img + 0x258, 0x1000000); /* pref_address */
 	put32(img + 0x260, 0x200000); /* init_size */
 	memcpy(img + PAYLOAD_OFFSET + ENTRY64, stub, sizeof(stub));
-	f = fopen(path, "wb");
+	strcpy(path, BZIMAGE_TEMPLATE);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "wb");
 	assert_non_null(f);
 	assert_int_equal(fwrite(img, 1, sizeof(img), f), sizeof(img));
 	fclose(f);
-	return sizeof(img);
 }
 
 static void test_zero_page_reaches_the_64bit_entry(void **state)
 {
-	char path[] = "/tmp/hintvm-bzimage-XXXXXX";
-	int fd = mkstemp(path);
+	char path[sizeof(BZIMAGE_TEMPLATE)];
 	struct guest_run run;
 
-	assert_true(fd >= 0);
-	close(fd);
 	write_bzimage(path, 0x020f);
 	for (unsigned int cpus = 1; cpus <= 2; cpus++) {
 		assert_int_equal(
@@ -120,12 +122,9 @@ static void test_zero_page_reaches_the_64bit_entry(void **state)
  */
 static void test_instant_stop_never_strands_a_vcpu(void **state)
 {
-	char path[] = "/tmp/hintvm-bzimage-XXXXXX";
-	int fd = mkstemp(path);
+	char path[sizeof(BZIMAGE_TEMPLATE)];
 	struct guest_run run;
 
-	assert_true(fd >= 0);
-	close(fd);
 	write_bzimage(path, 0x020f);
 	for (unsigned int i = 0; i < 100; i++) {
 		assert_int_equal(guest_boot(&run, path, 4, "", NULL), 0);
@@ -137,12 +136,9 @@ static void test_instant_stop_never_strands_a_vcpu(void **state)
 
 static void test_old_protocol_refused_before_start(void **state)
 {
-	char path[] = "/tmp/hintvm-bzimage-XXXXXX";
-	int fd = mkstemp(path);
+	char path[sizeof(BZIMAGE_TEMPLATE)];
 	struct guest_run run;
 
-	assert_true(fd >= 0);
-	close(fd);
 	write_bzimage(path, 0x0204);
 	assert_int_equal(guest_boot(&run, path, 1, "", NULL), -1);
 	assert_non_null(strstr(hvm_last_error(), path));

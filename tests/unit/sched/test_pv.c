@@ -7,29 +7,7 @@
 #include <string.h>
 #include <errno.h>
 #include <cmocka.h>
-#if defined(__x86_64__)
-#include <asm/kvm_para.h>
-#else
-/* arch/x86/include/uapi/asm/kvm_para.h, for cross-architecture runs. */
-#define KVM_FEATURE_CLOCKSOURCE 0
-#define KVM_FEATURE_NOP_IO_DELAY 1
-#define KVM_FEATURE_MMU_OP 2
-#define KVM_FEATURE_CLOCKSOURCE2 3
-#define KVM_FEATURE_ASYNC_PF 4
-#define KVM_FEATURE_STEAL_TIME 5
-#define KVM_FEATURE_PV_EOI 6
-#define KVM_FEATURE_PV_UNHALT 7
-#define KVM_FEATURE_PV_TLB_FLUSH 9
-#define KVM_FEATURE_ASYNC_PF_VMEXIT 10
-#define KVM_FEATURE_PV_SEND_IPI 11
-#define KVM_FEATURE_POLL_CONTROL 12
-#define KVM_FEATURE_PV_SCHED_YIELD 13
-#define KVM_FEATURE_ASYNC_PF_INT 14
-#define KVM_FEATURE_MSI_EXT_DEST_ID 15
-#define KVM_FEATURE_HC_MAP_GPA_RANGE 16
-#define KVM_FEATURE_MIGRATION_CONTROL 17
-#define KVM_FEATURE_CLOCKSOURCE_STABLE_BIT 24
-#endif
+#include "sched/kvm_para_bits.h"
 
 #include "core/log.h"
 #include "sched/pv.h"
