@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz.h"
 #include "arch/arm64/image.h"
 #include "arch/x86/bzimage.h"
 #include "arch/x86/platform.h"
@@ -34,18 +35,6 @@
 #include "core/guest_memory.h"
 #include "core/kernel_format.h"
 #include "core/log.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-
-#define check(cond)                                                       \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			fprintf(stderr, "invariant broken: %s (%s:%d)\n", \
-				#cond, __FILE__, __LINE__);               \
-			abort();                                          \
-		}                                                         \
-	} while (0)
 
 #define PAGE 4096ull
 #define CANARY 0xa5

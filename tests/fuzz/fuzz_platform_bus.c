@@ -35,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz.h"
 #include "arch/x86/platform.h"
 #include "core/bus.h"
 #include "core/irq.h"
@@ -47,18 +48,6 @@
 #include "devices/pci/pci.h"
 #include "devices/uart8250.h"
 #include "sched/hint_channel.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-
-#define check(cond)                                                       \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			fprintf(stderr, "invariant broken: %s (%s:%d)\n", \
-				#cond, __FILE__, __LINE__);               \
-			abort();                                          \
-		}                                                         \
-	} while (0)
 
 #define NR_VCPUS 4
 #define ARM_UART_GPA 0x09000000ull /* a UART on the MMIO bus, as on arm64 */

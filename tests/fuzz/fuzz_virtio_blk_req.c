@@ -12,6 +12,7 @@
 #include <linux/virtio_blk.h>
 #include <linux/virtio_ring.h>
 
+#include "fuzz.h"
 #include "core/log.h"
 #include "core/guest_memory.h"
 #include "devices/virtio/virtio_blk_req.h"
@@ -20,9 +21,6 @@
 #define RAM_GPA 0x0ull
 #define RAM_SIZE 0x4000ull
 #define QSIZE 16
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static uint8_t *ram;
 

@@ -12,13 +12,11 @@
 
 #include <linux/virtio_ring.h>
 
+#include "fuzz.h"
 #include "core/log.h"
 #include "devices/virtio/virtio_mmio.h"
 
 #define RAM_SIZE 0x10000ull
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static uint8_t *ram;
 static struct virtq_chain *chain;

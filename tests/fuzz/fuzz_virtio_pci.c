@@ -12,15 +12,13 @@
 
 #include <linux/virtio_ring.h>
 
+#include "fuzz.h"
 #include "core/log.h"
 #include "devices/pci/pci.h"
 #include "devices/virtio/virtio_pci.h"
 
 #define WINDOW 0xe0000000ull
 #define RAM_SIZE 0x10000ull
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static uint8_t *ram;
 

@@ -11,15 +11,13 @@
 
 #include <linux/virtio_ring.h>
 
+#include "fuzz.h"
 #include "core/log.h"
 #include "core/guest_memory.h"
 #include "devices/virtio/virtqueue.h"
 
 #define RAM_GPA 0x1000ull
 #define RAM_SIZE 0x8000ull
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static uint8_t *ram;
 
