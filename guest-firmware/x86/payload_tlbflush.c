@@ -28,8 +28,8 @@
  * mapped it, so a read older than the generation that CPU had published
  * before the read is a stale TLB entry (counted as `stale`). A stale
  * entry is caught as long as its frame has not been reused, i.e. within
- * NR_FRAMES - 1 generations. ok=1 needs stale=0 and every CPU having
- * completed at least one operation.
+ * NR_FRAMES - 1 generations. ok=1 needs stale=0 and every shootdown
+ * acknowledged within ACK_TIMEOUT_MS (each CPU does at least one).
  *
  * Waiting is done at CPL3 (kernel mode is emulated at ~1 MIPS on the dev
  * host); privileged work (page table, invlpg, ICR, steal-time MSR) at
@@ -251,7 +251,8 @@ static uint64_t tlbflush_user(void *arg)
 		w->records++;
 	}
 	check_mappings(w);
-	if (rdtsc() < w->deadline && !w->timeouts)
+	/* At least one operation each, however late this vCPU got here. */
+	if ((rdtsc() < w->deadline || !w->records) && !w->timeouts)
 		return 1;
 	__atomic_add_fetch(&done_count, 1, __ATOMIC_ACQ_REL);
 	while (__atomic_load_n(&done_count, __ATOMIC_ACQUIRE) < n)
