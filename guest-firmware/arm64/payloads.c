@@ -7,8 +7,10 @@ extern const struct payload payload_ipi;
 extern const struct payload payload_smp_count;
 extern const struct payload payload_fault;
 extern const struct payload payload_cpuid;
+extern const struct payload payload_bad_mmio;
 
 const struct payload *const payloads[] = {
 	&payload_hello, &payload_ipi,	&payload_smp_count,
-	&payload_fault, &payload_cpuid, NULL,
+	&payload_fault, &payload_cpuid, &payload_bad_mmio,
+	NULL,
 };

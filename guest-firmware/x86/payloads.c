@@ -13,6 +13,7 @@ extern const struct payload payload_exits;
 extern const struct payload payload_spinlock;
 extern const struct payload payload_rr;
 extern const struct payload payload_panic;
+extern const struct payload payload_tlbflush;
 
 /* One line per payload (kept by hand so additions merge cleanly). */
 /* clang-format off */
@@ -28,6 +29,7 @@ const struct payload *const payloads[] = {
 	&payload_spinlock,
 	&payload_rr,
 	&payload_panic,
+	&payload_tlbflush,
 	NULL,
 };
 /* clang-format on */

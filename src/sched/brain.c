@@ -244,11 +244,17 @@ static void hint_deliver(void *ctx, const struct hint_event *ev)
 	 * (KVM's directed yield, as PV sched-yield does); otherwise raise the
 	 * holder and yield to whoever the host scheduler picks.
 	 */
-	if (d.boost_vcpu >= 0 && s->kernel.yield_to &&
-	    kernel_hints_yield_to(s->vm->vcpus[ev->from].fd, &s->kernel,
-				  (unsigned int)d.boost_vcpu) >= 0) {
-		atomic_fetch_add(&s->kernel_yields, 1);
-		return;
+	if (d.boost_vcpu >= 0 && s->kernel.yield_to) {
+		int r = kernel_hints_yield_to(s->vm->vcpus[ev->from].fd,
+					      &s->kernel,
+					      (unsigned int)d.boost_vcpu);
+
+		atomic_fetch_add(&s->kernel_yield_calls, 1);
+		if (r > 0)
+			atomic_fetch_add(&s->kernel_yields, 1);
+		/* 0: the holder runs or sleeps; nothing to boost either. */
+		if (r >= 0)
+			return;
 	}
 	if (d.boost_vcpu >= 0 && (unsigned int)d.boost_vcpu < s->nr_vcpus)
 		boost_vcpu(s, (unsigned int)d.boost_vcpu, d.boost_us);

@@ -58,7 +58,8 @@ struct sched_vm {
 	bool hypercalls_work;
 	struct kernel_hints kernel; /* the patch series' features, if any */
 	char kernel_path[96]; /* "stock KVM" or the patch features in use */
-	_Atomic uint64_t kernel_yields; /* KVM_YIELD_TO_VCPU that yielded */
+	_Atomic uint64_t kernel_yield_calls; /* KVM_YIELD_TO_VCPU issued */
+	_Atomic uint64_t kernel_yields; /* ... of which KVM yielded */
 	_Atomic uint64_t pins_applied; /* successful affinity changes */
 
 	/* Hint channel. */

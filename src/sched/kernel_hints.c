@@ -5,33 +5,19 @@
 #include <linux/kvm.h>
 
 #include "sched/kernel_hints.h"
-
-/* The series' UAPI, when this tree carries it (kernel/ helper). */
-#if __has_include("sched/kvm_hint_uapi.h")
 #include "sched/kvm_hint_uapi.h"
-#endif
 
 void kernel_hints_probe(int vm_fd, struct kernel_hints *kh)
 {
-	*kh = (struct kernel_hints){ 0 };
-#ifdef KVM_CAP_VCPU_COMMIT_HINT
-	{
-		int r = ioctl(vm_fd, KVM_CHECK_EXTENSION,
-			      KVM_CAP_VCPU_COMMIT_HINT);
+	int r = ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_VCPU_COMMIT_HINT);
 
-		/* Only the three hints we know; bits of later ones ignored. */
-		kh->commit_hints = r > 0 ? (unsigned int)r & 7u : 0;
-	}
-#endif
-#ifdef KVM_CAP_YIELD_TO_VCPU
+	*kh = (struct kernel_hints){ 0 };
+	/* Only the three hints we know; bits of later ones ignored. */
+	kh->commit_hints = r > 0 ? (unsigned int)r & 7u : 0;
 	kh->yield_to =
 		ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_YIELD_TO_VCPU) > 0;
-#endif
-#ifdef KVM_CAP_HALT_POLL_VCPU
 	kh->halt_poll_vcpu =
 		ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_HALT_POLL_VCPU) > 0;
-#endif
-	(void)vm_fd;
 }
 
 const char *kernel_hints_describe(const struct kernel_hints *kh, char *buf,
@@ -51,7 +37,6 @@ const char *kernel_hints_describe(const struct kernel_hints *kh, char *buf,
 int kernel_hints_set_commit(int vm_fd, const struct kernel_hints *kh,
 			    enum commit_state state)
 {
-#ifdef KVM_CAP_VCPU_COMMIT_HINT
 	unsigned int hint =
 		state == COMMIT_UNDER  ? KVM_COMMIT_HINT_UNDERCOMMITTED
 		: state == COMMIT_OVER ? KVM_COMMIT_HINT_OVERCOMMITTED
@@ -62,18 +47,11 @@ int kernel_hints_set_commit(int vm_fd, const struct kernel_hints *kh,
 	if (!(kh->commit_hints & (1u << hint)))
 		return -EOPNOTSUPP;
 	return ioctl(vm_fd, KVM_ENABLE_CAP, &cap) < 0 ? -errno : 0;
-#else
-	(void)vm_fd;
-	(void)kh;
-	(void)state;
-	return -EOPNOTSUPP;
-#endif
 }
 
 int kernel_hints_yield_to(int vcpu_fd, const struct kernel_hints *kh,
 			  unsigned int target)
 {
-#ifdef KVM_YIELD_TO_VCPU
 	struct kvm_yield_to_vcpu y = { .vcpu_id = target };
 	int r;
 
@@ -81,10 +59,4 @@ int kernel_hints_yield_to(int vcpu_fd, const struct kernel_hints *kh,
 		return -EOPNOTSUPP;
 	r = ioctl(vcpu_fd, KVM_YIELD_TO_VCPU, &y);
 	return r < 0 ? -errno : r;
-#else
-	(void)vcpu_fd;
-	(void)kh;
-	(void)target;
-	return -EOPNOTSUPP;
-#endif
 }

@@ -86,6 +86,10 @@ static void format_table(struct sched_vm *s, struct text *t)
 	    s->pressure.avg10_centi % 100,
 	    (unsigned long long)(s->throttled_ns_total / 1000000),
 	    s->kernel_path);
+	if (s->kernel.yield_to)
+		put(t, "  kernel directed yields: %llu issued, %llu yielded\n",
+		    (unsigned long long)atomic_load(&s->kernel_yield_calls),
+		    (unsigned long long)atomic_load(&s->kernel_yields));
 	put(t,
 	    "  policy: %s (%u changes), pin %s, HLT exits %s, PAUSE exits %s, halt-poll %s (%llu changes), hints %s\n",
 	    s->opt.settings.hints ? commit_state_name(s->state.commit)
@@ -216,7 +220,8 @@ static void format_json(struct sched_vm *s, struct text *t)
 	    s->have_pressure ? "true" : "false",
 	    (unsigned long long)s->throttled_ns_total);
 	json_string(t, s->kernel_path);
-	put(t, ",\"kernel_yields\":%llu",
+	put(t, ",\"kernel_yield_calls\":%llu,\"kernel_yields\":%llu",
+	    (unsigned long long)atomic_load(&s->kernel_yield_calls),
 	    (unsigned long long)atomic_load(&s->kernel_yields));
 	put(t,
 	    "},\"policy\":{\"sched_hints\":%s,\"commit\":\"%s\",\"commit_changes\":%u,\"pin\":\"%s\",\"hlt_exits_disabled\":%s,\"pause_exits_disabled\":%s,\"halt_poll_mode\":\"%s\",\"halt_poll_ns\":",

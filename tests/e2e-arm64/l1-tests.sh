@@ -19,6 +19,7 @@ MARKER="E2E-GUEST init"
 STATUS_POWEROFF=0
 STATUS_USAGE=2
 STATUS_REBOOT=4
+STATUS_CRASH=6
 
 result() { echo "E2E-RESULT name=$1 status=$2 detail=$3"; }
 show_log() { tail -n 30 "$2" | tr -d '\r' | sed "s/^/E2E-LOG $1: /"; }
@@ -251,6 +252,38 @@ bad_kernel_case() {
 	fi
 }
 
+# A guest MMIO access KVM cannot decode (a load pair to an unclaimed
+# address) ends the VM as a guest crash naming the address: not a host
+# error, not a hang.
+bad_mmio_case() {
+	name=bad-mmio
+	log=/tmp/$name.log
+	if [ ! -f "$TESTKERNEL" ]; then
+		result "$name" skip "this build has no arm64 test kernel"
+		return
+	fi
+	run_vm "$log" "RESULT " -- "$HINTVM" run -k "$TESTKERNEL" \
+		-p "test=bad-mmio" -c 1 -m 64M
+	line=$(grep -m 1 "^RESULT " "$log" | tr -d '\r')
+	msg=$(grep -m 1 "cannot emulate" "$log" | tr -d '\r')
+	echo "E2E-INFO name=$name status=$STATUS message=$msg"
+	problems=""
+	[ "$(field expect "$line")" = guest-crash ] ||
+		problems="$problems no RESULT line with expect=guest-crash;"
+	[ "$STATUS" = "$STATUS_CRASH" ] ||
+		problems="$problems exit status $STATUS, expected $STATUS_CRASH;"
+	case "$msg" in
+	*"MMIO at $(field addr "$line")"*) ;;
+	*) problems="$problems no message naming the address $(field addr "$line");" ;;
+	esac
+	if [ -z "$problems" ]; then
+		result $name pass "$msg"
+	else
+		show_log "$name" "$log"
+		result $name fail "$problems"
+	fi
+}
+
 if [ "$MODE" = nvhe ]; then
 	linux_case linux-nvhe 2 poweroff $STATUS_POWEROFF
 	exit 0
@@ -269,4 +302,5 @@ linux_case linux-reboot 1 reboot $STATUS_REBOOT
 steal_case
 virtio_case
 bad_kernel_case
+bad_mmio_case
 qemu_case

@@ -215,6 +215,23 @@ static int arm64_load_kernel(struct vm *vm)
 				&a->initrd_size);
 }
 
+/*
+ * A guest MMIO access KVM cannot decode (no valid ISV in the syndrome, e.g.
+ * a load pair or a post-indexed store to a device) makes KVM_RUN fail with
+ * ENOSYS, which would read as a host error. With this capability KVM exits
+ * instead, and the access is reported as the guest's fault. Older kernels
+ * lack it; the ENOSYS path then remains.
+ */
+static void arm64_enable_nisv_exits(struct vm *vm)
+{
+	struct kvm_enable_cap cap = { .cap = KVM_CAP_ARM_NISV_TO_USER };
+
+	if (ioctl(vm->fd, KVM_CHECK_EXTENSION, KVM_CAP_ARM_NISV_TO_USER) > 0 &&
+	    ioctl(vm->fd, KVM_ENABLE_CAP, &cap) < 0)
+		pr_warn("cannot enable KVM_CAP_ARM_NISV_TO_USER: %s",
+			strerror(errno));
+}
+
 int arch_vm_init(struct vm *vm)
 {
 	struct arm64_vm *a = calloc(1, sizeof(*a));
@@ -228,6 +245,8 @@ int arch_vm_init(struct vm *vm)
 	if (!a->mpidr)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	r = gic_create(&a->gic, vm->fd, vm->cfg->cpus);
+	if (!r)
+		arm64_enable_nisv_exits(vm);
 	if (!r)
 		r = arm64_setup_memory(vm);
 	if (!r)
@@ -510,7 +529,20 @@ int arch_vm_finalize(struct vm *vm)
 
 int arch_vcpu_exit(struct vcpu *vcpu)
 {
-	return -ENOSYS;
+	struct kvm_run *run = vcpu->run;
+	char where[96];
+
+	if (run->exit_reason != KVM_EXIT_ARM_NISV)
+		return -ENOSYS;
+	arch_vcpu_describe(vcpu, where, sizeof(where));
+	vm_request_stop(vcpu->vm, HVM_EXIT_CRASH, 0, (int)vcpu->id,
+			"vCPU %u: guest accessed MMIO at 0x%llx with an "
+			"instruction KVM cannot emulate (no syndrome, ESR "
+			"0x%llx); device registers need single loads and "
+			"stores (%s)",
+			vcpu->id, (unsigned long long)run->arm_nisv.fault_ipa,
+			(unsigned long long)run->arm_nisv.esr_iss, where);
+	return 1;
 }
 
 void arch_vcpu_describe(struct vcpu *vcpu, char *buf, size_t len)
