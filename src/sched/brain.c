@@ -159,6 +159,10 @@ uint32_t sched_pv_features(struct vm *vm, uint32_t supported,
 				  sizeof(names)));
 	if (asked & s->pv.masked_hlt)
 		pr_warn("--pv: unhalt needs HLT exits, which are disabled; not enabled");
+	if (asked & s->pv.masked_needs)
+		pr_warn("--pv: %s needs a feature this host does not offer; not enabled",
+			pv_format(asked & s->pv.masked_needs, names,
+				  sizeof(names)));
 	return s->pv.enabled;
 }
 

@@ -118,6 +118,10 @@ static void format_table(struct sched_vm *s, struct text *t)
 				      sizeof(masked)));
 		if (s->pv.masked_hlt)
 			put(t, "  pv masked, HLT exits disabled: unhalt\n");
+		if (s->pv.masked_needs)
+			put(t, "  pv masked, a feature it needs is off: %s\n",
+			    pv_format(s->pv.masked_needs, masked,
+				      sizeof(masked)));
 	}
 	if (s->actuator_errors)
 		put(t, "  actuator errors: %llu (last: %s)\n",
@@ -247,6 +251,8 @@ static void format_json(struct sched_vm *s, struct text *t)
 	    pv_format(s->pv.enabled, buf, sizeof(buf)));
 	put(t, "\"enabled_bits\":%u,\"masked_hypercall\":\"%s\",",
 	    s->pv.enabled, pv_format(s->pv.masked_hypercall, buf, sizeof(buf)));
+	put(t, "\"masked_needs\":\"%s\",",
+	    pv_format(s->pv.masked_needs, buf, sizeof(buf)));
 	put(t, "\"masked_unsupported\":\"%s\",\"hypercalls_work\":%s},",
 	    pv_format(s->pv.masked_unsupported, buf, sizeof(buf)),
 	    s->hypercalls_work ? "true" : "false");

@@ -20,6 +20,7 @@
 #include "arch/arm64/gic.h"
 #include "arch/arm64/image.h"
 #include "arch/arm64/platform.h"
+#include "arch/arm64/pv_arm64.h"
 #include "core/arch.h"
 #include "core/boot_files.h"
 #include "core/log.h"
@@ -27,6 +28,7 @@
 #include "devices/pvpanic.h"
 #include "devices/uart8250.h"
 #include "sched/brain.h"
+#include "sched/kvm_para_bits.h"
 #include "sched/pv.h"
 
 #define FDT_BUF_SIZE (64u << 10)
@@ -54,7 +56,6 @@ struct arm64_vm {
 	uint64_t initrd_gpa;
 	uint64_t initrd_size;
 	void *pvtime; /* host side of the PV time memslot, or NULL */
-	bool want_pvtime; /* --pv includes steal-time */
 	unsigned int pvtime_vcpus; /* vCPUs that publish steal time */
 	struct arm64_fdt_mmio_dev virtio[ARM64_VIRTIO_MMIO_SLOTS];
 	unsigned int nr_virtio;
@@ -93,29 +94,6 @@ static int arm64_setup_memory(struct vm *vm)
 }
 
 /*
- * --pv on arm64: of the KVM paravirt features only steal-time has an
- * equivalent here (PV time, DEN0057A, KVM_CAP_STEAL_TIME); the others are
- * x86 CPUID bits. The scheduling brain resolves the request (and reports
- * it in --stats).
- */
-static bool arm64_pv_wants_steal_time(struct vm *vm)
-{
-	const struct pv_feature *st = pv_feature_by_name("steal-time");
-	const struct pv_request *req = &vm->cfg->sched.pv;
-	uint32_t bit, host;
-	char names[128];
-
-	if (!st)
-		return false;
-	bit = 1u << st->bit;
-	host = kvm_check_cap(vm->fd, KVM_CAP_STEAL_TIME) > 0 ? bit : 0;
-	if (req->add & ~bit)
-		pr_warn("--pv: %s have no arm64 equivalent and are ignored",
-			pv_format(req->add & ~bit, names, sizeof(names)));
-	return sched_pv_features(vm, host, true) & bit;
-}
-
-/*
  * PV time records live in their own zeroed memslot outside /memory: the
  * guest learns the address per vCPU through SMCCC and maps it itself.
  */
@@ -124,12 +102,6 @@ static int arm64_setup_pvtime(struct vm *vm)
 	struct arm64_vm *a = arm64(vm);
 	struct kvm_userspace_memory_region region;
 	void *mem;
-
-	a->want_pvtime = arm64_pv_wants_steal_time(vm);
-	if (!a->want_pvtime) {
-		pr_info("--pv: steal time off: vCPUs get no PV time records");
-		return 0;
-	}
 
 	mem = mmap(NULL, ARM64_PVTIME_SIZE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -250,8 +222,6 @@ int arch_vm_init(struct vm *vm)
 	if (!r)
 		r = arm64_setup_memory(vm);
 	if (!r)
-		r = arm64_setup_pvtime(vm);
-	if (!r)
 		r = arm64_setup_devices(vm);
 	if (!r)
 		r = arm64_load_kernel(vm);
@@ -350,6 +320,53 @@ static int arm64_vcpu_init_target(struct vm *vm, struct vcpu *vcpu)
 	return 0;
 }
 
+/*
+ * --pv on arm64 (pv_arm64.h): steal-time is PV time, preempted and
+ * tlb-flush are the series' bits of the VM-wide vendor hypervisor bitmap.
+ * KVM has that register per vCPU but keeps one value per VM, readable only
+ * once a vCPU is initialised and writable only until the VM first runs:
+ * vCPU 0's init resolves the request and writes back what is left out.
+ * The scheduling brain records the result for --stats.
+ */
+static int arm64_setup_pv(struct vm *vm, struct vcpu *vcpu)
+{
+	const struct pv_request *req = &vm->cfg->sched.pv;
+	uint32_t arm = pv_arch_mask(PV_ARCH_ARM64), foreign = req->add & ~arm;
+	uint64_t reported = 0, bmap;
+	uint32_t enabled;
+	bool have_bmap, pv_time;
+	char names[128];
+	int r;
+
+	if (foreign)
+		pr_warn("--pv: %s %s no arm64 equivalent and %s ignored",
+			pv_format(foreign, names, sizeof(names)),
+			foreign & (foreign - 1) ? "have" : "has",
+			foreign & (foreign - 1) ? "are" : "is");
+	/* Kernels before 5.19 have no such register: nothing to control. */
+	have_bmap =
+		get_one_reg(vcpu, KVM_REG_ARM_VENDOR_HYP_BMAP, &reported) == 0;
+	pv_time = kvm_check_cap(vm->fd, KVM_CAP_STEAL_TIME) > 0;
+	enabled = sched_pv_features(
+		vm, arm64_pv_supported(pv_time, have_bmap ? reported : 0),
+		true);
+	bmap = arm64_pv_vendor_bmap(reported, enabled);
+	if (have_bmap && bmap != reported) {
+		r = set_one_reg(vcpu, KVM_REG_ARM_VENDOR_HYP_BMAP, bmap,
+				"KVM_REG_ARM_VENDOR_HYP_BMAP");
+		if (r)
+			return r;
+	}
+	pr_info("--pv: guest offered %s (vendor hypervisor bitmap 0x%llx)",
+		pv_format(enabled, names, sizeof(names)),
+		(unsigned long long)bmap);
+	if (!(enabled & (1u << KVM_FEATURE_STEAL_TIME))) {
+		pr_info("--pv: steal time off: vCPUs get no PV time records");
+		return 0;
+	}
+	return arm64_setup_pvtime(vm);
+}
+
 /* Steal time: optional, since hosts without it still run guests fine. */
 static int arm64_vcpu_pvtime(struct vm *vm, struct vcpu *vcpu)
 {
@@ -389,7 +406,10 @@ int arch_vcpu_init(struct vm *vm, struct vcpu *vcpu)
 	if (r)
 		return hvm_set_error(r, "vCPU %u: cannot read MPIDR_EL1: %s",
 				     vcpu->id, strerror(-r));
-	r = arm64_vcpu_pvtime(vm, vcpu);
+	if (vcpu->id == 0)
+		r = arm64_setup_pv(vm, vcpu);
+	if (!r)
+		r = arm64_vcpu_pvtime(vm, vcpu);
 	if (r || vcpu->id != 0)
 		return r;
 	r = set_one_reg(vcpu, CORE_REG(regs.pstate), ARM64_BOOT_PSTATE,

@@ -36,6 +36,7 @@
 #include "devices/uart8250.h"
 #include "devices/virtio/virtio_vm.h"
 #include "sched/brain.h"
+#include "sched/pv.h"
 
 #define MAX_KERNEL_SIZE (512u << 20)
 #define MSR_IA32_MISC_ENABLE 0x1a0
@@ -345,13 +346,25 @@ static int x86_write_cmdline(struct vm *vm)
 	return guest_write(&vm->mem, X86_CMDLINE_GPA, cmdline, len);
 }
 
-/* The KVM paravirt features --pv asks for, of those this host serves. */
+/*
+ * The KVM paravirt features --pv asks for, of those this host serves.
+ * arm64-only names (preempted: x86 guests get that flag with steal-time)
+ * are ignored with a warning.
+ */
 static uint32_t x86_pv_features(struct vm *vm, struct x86_vm *a)
 {
 	struct kvm_cpuid_entry2 *e =
 		cpuid_find(a->supported_cpuid, KVM_CPUID_FEATURES_LEAF, 0);
+	uint32_t x86 = pv_arch_mask(PV_ARCH_X86);
+	uint32_t foreign = vm->cfg->sched.pv.add & ~x86;
+	char names[128];
 
-	return sched_pv_features(vm, e ? e->eax : 0,
+	if (foreign)
+		pr_warn("--pv: %s %s no x86 equivalent and %s ignored",
+			pv_format(foreign, names, sizeof(names)),
+			foreign & (foreign - 1) ? "have" : "has",
+			foreign & (foreign - 1) ? "are" : "is");
+	return sched_pv_features(vm, e ? e->eax & x86 : 0,
 				 x86_hypercalls_work(vm->kvm.fd));
 }
 

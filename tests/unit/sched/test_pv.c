@@ -42,6 +42,7 @@ static void test_table_matches_uapi_bits(void **state)
 		{ "map-gpa-range", KVM_FEATURE_HC_MAP_GPA_RANGE, true },
 		{ "migration-control", KVM_FEATURE_MIGRATION_CONTROL, false },
 		{ "stable-bit", KVM_FEATURE_CLOCKSOURCE_STABLE_BIT, false },
+		{ "preempted", PV_BIT_PREEMPTED, false },
 	};
 
 	assert_int_equal(pv_nr_features, sizeof(rows) / sizeof(rows[0]));
@@ -199,6 +200,81 @@ static void test_format(void **state)
 	assert_true(strlen(tiny) < sizeof(tiny));
 }
 
+/* Which names mean something where: arm64 has three of them. */
+static void test_arch_masks(void **state)
+{
+	uint32_t arm = BIT(KVM_FEATURE_STEAL_TIME) |
+		       BIT(KVM_FEATURE_PV_TLB_FLUSH) | BIT(PV_BIT_PREEMPTED);
+
+	assert_int_equal(pv_arch_mask(PV_ARCH_ARM64), arm);
+	assert_false(pv_arch_mask(PV_ARCH_X86) & BIT(PV_BIT_PREEMPTED));
+	assert_true(pv_arch_mask(PV_ARCH_X86) & BIT(KVM_FEATURE_STEAL_TIME));
+	assert_true(pv_arch_mask(PV_ARCH_X86) & BIT(KVM_FEATURE_PV_TLB_FLUSH));
+	/* The pseudo bit is not one KVM's x86 CPUID leaf uses. */
+	assert_false(DEV_HOST_SUPPORTED & BIT(PV_BIT_PREEMPTED));
+	assert_int_equal(pv_feature_by_name("preempted")->needs,
+			 BIT(KVM_FEATURE_STEAL_TIME));
+}
+
+/* preempted lives in the steal-time record: a list without it is refused. */
+static void test_parse_needs(void **state)
+{
+	struct pv_request r;
+
+	assert_int_equal(pv_parse("none,preempted", &r), -EINVAL);
+	assert_non_null(
+		strstr(hvm_error_message(), "preempted needs steal-time"));
+	assert_int_equal(pv_parse("preempted", &r), -EINVAL);
+	assert_int_equal(pv_parse("host,-steal-time,preempted", &r), -EINVAL);
+	assert_int_equal(pv_parse("preempted,steal-time,-steal-time", &r),
+			 -EINVAL);
+
+	assert_int_equal(pv_parse("preempted,steal-time", &r), 0);
+	assert_int_equal(r.add,
+			 BIT(PV_BIT_PREEMPTED) | BIT(KVM_FEATURE_STEAL_TIME));
+	assert_int_equal(pv_parse("host,preempted", &r), 0);
+	/* Leaving preempted out alone, or with its record, is fine. */
+	assert_int_equal(pv_parse("host,-preempted", &r), 0);
+	assert_int_equal(pv_parse("host,-steal-time,-preempted", &r), 0);
+	assert_int_equal(pv_parse("host,-steal-time", &r), 0);
+}
+
+/* The arm64 host set: PV time, the series' two vendor-hyp bits. */
+static void test_resolve_needs(void **state)
+{
+	uint32_t arm = BIT(KVM_FEATURE_STEAL_TIME) |
+		       BIT(KVM_FEATURE_PV_TLB_FLUSH) | BIT(PV_BIT_PREEMPTED);
+	struct pv_host host = { .supported = arm, .hypercalls_work = true };
+	struct pv_request r;
+	struct pv_resolved out;
+
+	assert_int_equal(pv_parse("host", &r), 0);
+	pv_resolve(&r, &host, &out);
+	assert_int_equal(out.enabled, arm);
+	assert_int_equal(out.masked_needs, 0);
+
+	/* Without steal time, the flag has no record to live in. */
+	assert_int_equal(pv_parse("host,-steal-time", &r), 0);
+	pv_resolve(&r, &host, &out);
+	assert_int_equal(out.enabled, BIT(KVM_FEATURE_PV_TLB_FLUSH));
+	assert_int_equal(out.masked_needs, BIT(PV_BIT_PREEMPTED));
+
+	/* A host with the series but no PV time: the same, and reported. */
+	host.supported = arm & ~BIT(KVM_FEATURE_STEAL_TIME);
+	assert_int_equal(pv_parse("steal-time,preempted", &r), 0);
+	pv_resolve(&r, &host, &out);
+	assert_int_equal(out.enabled, 0);
+	assert_int_equal(out.masked_unsupported, BIT(KVM_FEATURE_STEAL_TIME));
+	assert_int_equal(out.masked_needs, BIT(PV_BIT_PREEMPTED));
+
+	/* A stock kernel: only steal time. */
+	host.supported = BIT(KVM_FEATURE_STEAL_TIME);
+	assert_int_equal(pv_parse("host", &r), 0);
+	pv_resolve(&r, &host, &out);
+	assert_int_equal(out.enabled, BIT(KVM_FEATURE_STEAL_TIME));
+	assert_int_equal(out.masked_unsupported, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -209,6 +285,9 @@ int main(void)
 		cmocka_unit_test(test_resolve_none_and_explicit),
 		cmocka_unit_test(test_resolve_ignores_unknown_host_bits),
 		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_arch_masks),
+		cmocka_unit_test(test_parse_needs),
+		cmocka_unit_test(test_resolve_needs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * --pv on arm64: which names mean what, as pure functions of what KVM
+ * reports (unit-tested without KVM).
+ *
+ *   steal-time  PV time records (DEN0057A; KVM_CAP_STEAL_TIME and
+ *               KVM_ARM_VCPU_PVTIME_CTRL)
+ *   preempted   the preempted flag in the PV time record: bit 2 of the
+ *               firmware pseudo-register KVM_REG_ARM_VENDOR_HYP_BMAP
+ *               (KVM vendor hypervisor function 64; kernel/ series);
+ *               needs steal-time, the record it lives in
+ *   tlb-flush   the deferred TLB-flush hypercall: bit 3 of the same
+ *               register (function 65; kernel/ series)
+ *
+ * KVM reports the bitmap's default (every bit it implements set) and takes
+ * a subset back before the VM first runs; a stock kernel has neither bit,
+ * so only bits KVM reported are ever cleared and none is ever set.
+ */
+#ifndef HVM_ARCH_ARM64_PV_ARM64_H
+#define HVM_ARCH_ARM64_PV_ARM64_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* KVM_REG_ARM_VENDOR_HYP_BMAP bits (an enum in the UAPI, hence repeated). */
+#define ARM64_VENDOR_HYP_BIT_PV_PREEMPTED 2
+#define ARM64_VENDOR_HYP_BIT_PV_TLB_FLUSH 3
+
+/*
+ * The --pv bits this host can offer: steal-time with PV_TIME, preempted
+ * and tlb-flush when VENDOR_BMAP (as KVM reported it) has their bits.
+ */
+uint32_t arm64_pv_supported(bool pv_time, uint64_t vendor_bmap);
+
+/*
+ * The vendor hypervisor bitmap to write back: REPORTED without the bits of
+ * the features ENABLED (--pv bits) leaves out. Bits of other services (and
+ * ones hintvm does not know) stay as KVM reported them.
+ */
+uint64_t arm64_pv_vendor_bmap(uint64_t reported, uint32_t enabled);
+
+#endif
