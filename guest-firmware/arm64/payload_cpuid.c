@@ -7,6 +7,10 @@
  * optional features the ID registers show (hintvm --cpu-features): SVE,
  * pointer authentication, PMUv3; and whether the scheduling-hint page
  * the tree names answers with its magic and this machine's vCPU count.
+ * On KVM (its vendor hypervisor UID) it also reports the vendor services'
+ * FEATURES bits of the kernel/ series: pv_preempted (function 64, the PV
+ * time preempted flag) and pv_tlb_flush (function 65), which hintvm's
+ * --pv turns off per VM.
  */
 #include "machine.h"
 #include "payload.h"
@@ -17,10 +21,69 @@
 #define PV_TIME_FEATURES 0xc5000020
 #define PV_TIME_ST 0xc5000021
 #define SMCCC_NOT_SUPPORTED ((uint64_t)-1)
+/* KVM vendor hypervisor services (include/linux/arm-smccc.h). */
+#define VENDOR_HYP_UID 0x8600ff01
+#define VENDOR_HYP_FEATURES 0x86000000
+#define KVM_UID_0 0xb66fb428
+#define KVM_UID_1 0xe911c52e
+#define KVM_UID_2 0x564bcaa9
+#define KVM_UID_3 0x743a004d
+/* FEATURES returns functions 64-95 in R2 (kernel/ series numbers). */
+#define KVM_FUNC_PV_PREEMPTED 64
+#define KVM_FUNC_PV_TLB_FLUSH 65
 
 static uint64_t st_ipa[MAX_CPUS];
 static uint64_t smccc_version;
 static bool pvtime;
+static bool on_kvm; /* the vendor hypervisor UID is KVM's */
+static uint64_t vendor_features[4]; /* R0-R3 of VENDOR_HYP_FEATURES */
+
+/* An SMCCC call with all four results (smccc_call() returns only R0). */
+static void smccc_call4(uint64_t fn, uint64_t res[4])
+{
+	register uint64_t x0 __asm__("x0") = fn;
+	register uint64_t x1 __asm__("x1") = 0;
+	register uint64_t x2 __asm__("x2") = 0;
+	register uint64_t x3 __asm__("x3") = 0;
+
+	/* SMCCC 1.0 may clobber x4-x17 too. */
+	if (machine.psci_smc)
+		__asm__ volatile("smc #0"
+				 : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3)
+				 :
+				 : "x4", "x5", "x6", "x7", "x8", "x9", "x10",
+				   "x11", "x12", "x13", "x14", "x15", "x16",
+				   "x17", "memory");
+	else
+		__asm__ volatile("hvc #0"
+				 : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3)
+				 :
+				 : "x4", "x5", "x6", "x7", "x8", "x9", "x10",
+				   "x11", "x12", "x13", "x14", "x15", "x16",
+				   "x17", "memory");
+	res[0] = x0;
+	res[1] = x1;
+	res[2] = x2;
+	res[3] = x3;
+}
+
+static void probe_vendor_hyp(void)
+{
+	uint64_t uid[4];
+
+	if (smccc_version == SMCCC_NOT_SUPPORTED || smccc_version < 0x10001)
+		return;
+	smccc_call4(VENDOR_HYP_UID, uid);
+	on_kvm = uid[0] == KVM_UID_0 && uid[1] == KVM_UID_1 &&
+		 uid[2] == KVM_UID_2 && uid[3] == KVM_UID_3;
+	if (on_kvm)
+		smccc_call4(VENDOR_HYP_FEATURES, vendor_features);
+}
+
+static int vendor_feature(unsigned int func)
+{
+	return (vendor_features[func / 32] >> (func % 32)) & 1;
+}
 
 static bool has_sve(void)
 {
@@ -64,6 +127,7 @@ static void cpuid_run(struct cpu *cpu)
 			 smccc_call(SMCCC_ARCH_FEATURES, PV_TIME_FEATURES, 0,
 				    0) == 0 &&
 			 smccc_call(PV_TIME_FEATURES, PV_TIME_ST, 0, 0) == 0;
+		probe_vendor_hyp();
 	}
 	smp_barrier();
 	if (pvtime)
@@ -92,6 +156,12 @@ static bool cpuid_report(struct result *r)
 	}
 	if (pvtime)
 		result_add(r, "st_ipa", "0x%lx", st_ipa[0]);
+	if (on_kvm) {
+		result_add(r, "pv_preempted", "%d",
+			   vendor_feature(KVM_FUNC_PV_PREEMPTED));
+		result_add(r, "pv_tlb_flush", "%d",
+			   vendor_feature(KVM_FUNC_PV_TLB_FLUSH));
+	}
 	result_add(r, "midr", "0x%lx", read_sysreg(midr_el1));
 	result_add(r, "sve", "%d", has_sve());
 	result_add(r, "pauth", "%d", has_pauth());

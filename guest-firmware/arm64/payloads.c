@@ -8,9 +8,9 @@ extern const struct payload payload_smp_count;
 extern const struct payload payload_fault;
 extern const struct payload payload_cpuid;
 extern const struct payload payload_bad_mmio;
+extern const struct payload payload_hint;
 
 const struct payload *const payloads[] = {
-	&payload_hello, &payload_ipi,	&payload_smp_count,
-	&payload_fault, &payload_cpuid, &payload_bad_mmio,
-	NULL,
+	&payload_hello, &payload_ipi,	   &payload_smp_count, &payload_fault,
+	&payload_cpuid, &payload_bad_mmio, &payload_hint,      NULL,
 };
