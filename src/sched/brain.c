@@ -131,11 +131,12 @@ int sched_vm_create(struct vm *vm)
 	return 0;
 }
 
-uint32_t sched_pv_features(struct vm *vm, uint32_t supported,
+uint32_t sched_pv_features(struct vm *vm, unsigned int arch, uint32_t supported,
 			   bool hypercalls_work)
 {
 	struct sched_vm *s = vm->sched;
-	struct pv_host host = { .supported = supported,
+	struct pv_host host = { .arch = arch,
+				.supported = supported,
 				.hypercalls_work = hypercalls_work };
 	char names[256];
 	uint32_t asked;
@@ -149,6 +150,11 @@ uint32_t sched_pv_features(struct vm *vm, uint32_t supported,
 	s->hypercalls_work = hypercalls_work;
 	/* Tell the user when something they named explicitly is missing. */
 	asked = s->opt.pv.add;
+	if (asked & s->pv.ignored_arch)
+		pr_warn("--pv: %s: no meaning on %s; ignored",
+			pv_format(asked & s->pv.ignored_arch, names,
+				  sizeof(names)),
+			arch == PV_ARCH_ARM64 ? "arm64" : "x86");
 	if (asked & s->pv.masked_unsupported)
 		pr_warn("--pv: this host's KVM does not offer %s; not enabled",
 			pv_format(asked & s->pv.masked_unsupported, names,

@@ -30,9 +30,11 @@ void sched_vm_destroy(struct vm *vm);
 
 /*
  * The KVM PV feature bits (CPUID 0x40000001.EAX) this VM's guest sees,
- * given what KVM supports and whether the host serves hypercalls.
+ * given what KVM supports and whether the host serves hypercalls. ARCH
+ * (PV_ARCH_*) says which names mean something here; the others are
+ * ignored with a warning.
  */
-uint32_t sched_pv_features(struct vm *vm, uint32_t supported,
+uint32_t sched_pv_features(struct vm *vm, unsigned int arch, uint32_t supported,
 			   bool hypercalls_work);
 
 /* Register the hint channel at BASE on the PIO (x86) or MMIO bus. */

@@ -198,6 +198,10 @@ void pv_resolve(const struct pv_request *req, const struct pv_host *host,
 	       ~req->remove;
 
 	*out = (struct pv_resolved){ 0 };
+	if (host->arch) {
+		out->ignored_arch = want & ~pv_arch_mask(host->arch);
+		want &= ~out->ignored_arch;
+	}
 	out->masked_unsupported = want & ~host->supported;
 	want &= host->supported;
 	if (!host->hypercalls_work) {

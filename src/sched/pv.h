@@ -65,6 +65,8 @@ struct pv_request {
 int pv_parse(const char *spec, struct pv_request *req);
 
 struct pv_host {
+	unsigned int
+		arch; /* PV_ARCH_*: other arches' names are ignored; 0: none */
 	uint32_t supported; /* x86: KVM_GET_SUPPORTED_CPUID 0x40000001.eax */
 	bool hypercalls_work; /* vmcall/vmmcall reach KVM's handler */
 	bool hlt_exits_disabled; /* KVM then cannot kick a halted vCPU */
@@ -72,6 +74,7 @@ struct pv_host {
 
 struct pv_resolved {
 	uint32_t enabled; /* what goes into the guest's CPUID */
+	uint32_t ignored_arch; /* asked for, no meaning on this arch */
 	uint32_t masked_unsupported; /* asked for, KVM does not offer */
 	uint32_t masked_hypercall; /* asked for, needs hypercalls */
 	uint32_t masked_hlt; /* asked for, needs HLT exits */

@@ -330,26 +330,19 @@ static int arm64_vcpu_init_target(struct vm *vm, struct vcpu *vcpu)
  */
 static int arm64_setup_pv(struct vm *vm, struct vcpu *vcpu)
 {
-	const struct pv_request *req = &vm->cfg->sched.pv;
-	uint32_t arm = pv_arch_mask(PV_ARCH_ARM64), foreign = req->add & ~arm;
 	uint64_t reported = 0, bmap;
 	uint32_t enabled;
 	bool have_bmap, pv_time;
 	char names[128];
 	int r;
 
-	if (foreign)
-		pr_warn("--pv: %s %s no arm64 equivalent and %s ignored",
-			pv_format(foreign, names, sizeof(names)),
-			foreign & (foreign - 1) ? "have" : "has",
-			foreign & (foreign - 1) ? "are" : "is");
 	/* Kernels before 5.19 have no such register: nothing to control. */
 	have_bmap =
 		get_one_reg(vcpu, KVM_REG_ARM_VENDOR_HYP_BMAP, &reported) == 0;
 	pv_time = kvm_check_cap(vm->fd, KVM_CAP_STEAL_TIME) > 0;
 	enabled = sched_pv_features(
-		vm, arm64_pv_supported(pv_time, have_bmap ? reported : 0),
-		true);
+		vm, PV_ARCH_ARM64,
+		arm64_pv_supported(pv_time, have_bmap ? reported : 0), true);
 	bmap = arm64_pv_vendor_bmap(reported, enabled);
 	if (have_bmap && bmap != reported) {
 		r = set_one_reg(vcpu, KVM_REG_ARM_VENDOR_HYP_BMAP, bmap,

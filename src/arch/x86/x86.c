@@ -355,16 +355,9 @@ static uint32_t x86_pv_features(struct vm *vm, struct x86_vm *a)
 {
 	struct kvm_cpuid_entry2 *e =
 		cpuid_find(a->supported_cpuid, KVM_CPUID_FEATURES_LEAF, 0);
-	uint32_t x86 = pv_arch_mask(PV_ARCH_X86);
-	uint32_t foreign = vm->cfg->sched.pv.add & ~x86;
-	char names[128];
 
-	if (foreign)
-		pr_warn("--pv: %s %s no x86 equivalent and %s ignored",
-			pv_format(foreign, names, sizeof(names)),
-			foreign & (foreign - 1) ? "have" : "has",
-			foreign & (foreign - 1) ? "are" : "is");
-	return sched_pv_features(vm, e ? e->eax & x86 : 0,
+	return sched_pv_features(vm, PV_ARCH_X86,
+				 e ? e->eax & pv_arch_mask(PV_ARCH_X86) : 0,
 				 x86_hypercalls_work(vm->kvm.fd));
 }
 

@@ -216,6 +216,32 @@ static void test_arch_masks(void **state)
 			 BIT(KVM_FEATURE_STEAL_TIME));
 }
 
+/* Names without a meaning on the host's arch are dropped, not "masked". */
+static void test_resolve_ignores_other_arch(void **state)
+{
+	struct pv_request r;
+	struct pv_resolved out;
+	struct pv_host host = { .arch = PV_ARCH_X86,
+				.supported = DEV_HOST_SUPPORTED,
+				.hypercalls_work = true };
+
+	assert_int_equal(pv_parse("host,preempted", &r), 0);
+	pv_resolve(&r, &host, &out);
+	assert_int_equal(out.ignored_arch, BIT(PV_BIT_PREEMPTED));
+	assert_int_equal(out.masked_unsupported, 0);
+	assert_int_equal(out.enabled, DEV_HOST_SUPPORTED);
+
+	host = (struct pv_host){ .arch = PV_ARCH_ARM64,
+				 .supported = BIT(KVM_FEATURE_STEAL_TIME),
+				 .hypercalls_work = true };
+	assert_int_equal(pv_parse("steal-time,eoi,tlb-flush", &r), 0);
+	pv_resolve(&r, &host, &out);
+	assert_int_equal(out.ignored_arch, BIT(KVM_FEATURE_PV_EOI));
+	/* tlb-flush means something on arm64, this host lacks it. */
+	assert_int_equal(out.masked_unsupported, BIT(KVM_FEATURE_PV_TLB_FLUSH));
+	assert_int_equal(out.enabled, BIT(KVM_FEATURE_STEAL_TIME));
+}
+
 /* preempted lives in the steal-time record: a list without it is refused. */
 static void test_parse_needs(void **state)
 {
@@ -287,6 +313,7 @@ int main(void)
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_arch_masks),
 		cmocka_unit_test(test_parse_needs),
+		cmocka_unit_test(test_resolve_ignores_other_arch),
 		cmocka_unit_test(test_resolve_needs),
 	};
 
