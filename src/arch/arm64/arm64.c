@@ -334,7 +334,6 @@ static int arm64_setup_pv(struct vm *vm, struct vcpu *vcpu)
 	uint32_t enabled;
 	bool have_bmap, pv_time;
 	char names[128];
-	int r;
 
 	/* Kernels before 5.19 have no such register: nothing to control. */
 	have_bmap =
@@ -345,14 +344,23 @@ static int arm64_setup_pv(struct vm *vm, struct vcpu *vcpu)
 		arm64_pv_supported(pv_time, have_bmap ? reported : 0), true);
 	bmap = arm64_pv_vendor_bmap(reported, enabled);
 	if (have_bmap && bmap != reported) {
-		r = set_one_reg(vcpu, KVM_REG_ARM_VENDOR_HYP_BMAP, bmap,
-				"KVM_REG_ARM_VENDOR_HYP_BMAP");
-		if (r)
-			return r;
+		struct kvm_one_reg reg = { .id = KVM_REG_ARM_VENDOR_HYP_BMAP,
+					   .addr = (uintptr_t)&bmap };
+
+		if (ioctl(vcpu->fd, KVM_SET_ONE_REG, &reg) < 0)
+			return hvm_set_error(
+				-errno,
+				"--pv: cannot set the vendor hypervisor bitmap to 0x%llx (KVM reported 0x%llx): %s",
+				(unsigned long long)bmap,
+				(unsigned long long)reported, strerror(errno));
 	}
-	pr_info("--pv: guest offered %s (vendor hypervisor bitmap 0x%llx)",
-		pv_format(enabled, names, sizeof(names)),
-		(unsigned long long)bmap);
+	if (have_bmap)
+		pr_info("--pv: guest offered %s (vendor hypervisor bitmap 0x%llx, KVM's 0x%llx)",
+			pv_format(enabled, names, sizeof(names)),
+			(unsigned long long)bmap, (unsigned long long)reported);
+	else
+		pr_info("--pv: guest offered %s (KVM has no vendor hypervisor bitmap)",
+			pv_format(enabled, names, sizeof(names)));
 	if (!(enabled & (1u << KVM_FEATURE_STEAL_TIME))) {
 		pr_info("--pv: steal time off: vCPUs get no PV time records");
 		return 0;
