@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "arch/x86/acpi.h"
+#include "arch/x86/dsdt.h"
 #include "arch/x86/platform.h"
 #include "core/guest_memory.h"
 #include "core/log.h"
@@ -190,53 +191,6 @@ struct madt_int_override {
 } __attribute__((packed));
 _Static_assert(sizeof(struct madt_int_override) == 10, "MADT ISO size");
 
-/*
- * DSDT body, in AML:
- *
- *   Name (\_S5, Package (4) { 5, 5, 0, 0 })
- *   Scope (\_SB) {
- *     Device (PEVT) {
- *       Name (_HID, "QEMU0001")
- *       Name (_CRS, ResourceTemplate () { IO (Decode16, 0x505, 0x505, 1, 1) })
- *       Name (_STA, 0x0F)
- *     }
- *   }
- *
- * The first two \_S5 elements are the SLP_TYP values Linux writes to
- * PM1a/PM1b_CNT for S5; they must equal ACPI_SLP_TYP_S5, which the acpi_pm
- * device decodes. PEVT is the pvpanic device as QEMU describes it: Linux's
- * pvpanic-mmio driver binds to _HID QEMU0001 and takes the port from _CRS.
- * Every PkgLength below fits one byte (< 64); it counts itself and what
- * follows it inside the object. tests/unit/arch/test_x86_acpi.c parses
- * all of it back.
- */
-#define PORT_LO(p) ((p)&0xff)
-#define PORT_HI(p) (((p) >> 8) & 0xff)
-/* One AML object per line: */
-/* clang-format off */
-static const uint8_t dsdt_aml[] = {
-	0x08, '\\', '_', 'S', '5', '_',		/* Name (\_S5_, */
-	0x12, 0x08, 0x04,			/* Package: PkgLength 8, 4 elements */
-	0x0a, ACPI_SLP_TYP_S5,			/* BytePrefix: PM1a SLP_TYP */
-	0x0a, ACPI_SLP_TYP_S5,			/* BytePrefix: PM1b SLP_TYP */
-	0x00, 0x00,				/* ZeroOp x2: reserved */
-
-	0x10, 0x36, '\\', '_', 'S', 'B', '_',	/* Scope (\_SB_, PkgLength 54 = 1 + 5 + 48) */
-	0x5b, 0x82, 0x2e, 'P', 'E', 'V', 'T',	/* Device (PEVT, PkgLength 46 = 1 + 4 + 15 + 19 + 7) */
-	0x08, '_', 'H', 'I', 'D',		/* Name (_HID, */
-	0x0d, 'Q', 'E', 'M', 'U', '0', '0', '0', '1', 0x00, /* String "QEMU0001" */
-	0x08, '_', 'C', 'R', 'S',		/* Name (_CRS, */
-	0x11, 0x0d, 0x0a, 0x0a,			/* Buffer: PkgLength 13, size BytePrefix 10 */
-	0x47, 0x01,				/* I/O port descriptor (7 bytes), 16-bit decode */
-	PORT_LO(X86_PVPANIC_PORT), PORT_HI(X86_PVPANIC_PORT), /* minimum */
-	PORT_LO(X86_PVPANIC_PORT), PORT_HI(X86_PVPANIC_PORT), /* maximum */
-	0x01, 0x01,				/* alignment 1, length 1 */
-	0x79, 0x00,				/* end tag; checksum 0 means valid */
-	0x08, '_', 'S', 'T', 'A', 0x0a, 0x0f,	/* Name (_STA, 0x0F): present, enabled, shown, working */
-};
-/* clang-format on */
-#undef PORT_LO
-#undef PORT_HI
 #define DSDT_REVISION 2 /* 64-bit AML integers */
 
 /* Everything is assembled in a host buffer, then copied in one piece. */
@@ -399,6 +353,8 @@ int acpi_build_tables(struct guest_memory *mem, unsigned int nr_vcpus,
 {
 	struct acpi_builder *b;
 	size_t rsdp_off, xsdt_off, fadt_off, facs_off, dsdt_off, madt_off;
+	uint8_t dsdt_aml[512];
+	size_t dsdt_len;
 	const size_t xsdt_len = sizeof(struct acpi_header) + 2 * 8;
 	struct acpi_header *xsdt, *dsdt;
 	struct acpi_facs *facs;
@@ -416,7 +372,10 @@ int acpi_build_tables(struct guest_memory *mem, unsigned int nr_vcpus,
 	xsdt_off = reserve(b, xsdt_len, ACPI_TABLE_ALIGN);
 	fadt_off = reserve(b, sizeof(struct acpi_fadt), ACPI_TABLE_ALIGN);
 	facs_off = reserve(b, sizeof(*facs), ACPI_FACS_ALIGN);
-	dsdt_off = reserve(b, sizeof(struct acpi_header) + sizeof(dsdt_aml),
+	dsdt_len = dsdt_build_aml(dsdt_aml, sizeof(dsdt_aml));
+	if (!dsdt_len)
+		b->overflow = 1;
+	dsdt_off = reserve(b, sizeof(struct acpi_header) + dsdt_len,
 			   ACPI_TABLE_ALIGN);
 	madt_off = build_madt(b, nr_vcpus);
 	if (b->overflow) {
@@ -434,9 +393,9 @@ int acpi_build_tables(struct guest_memory *mem, unsigned int nr_vcpus,
 	facs->version = 2;
 
 	dsdt = at(b, dsdt_off);
-	header_init(dsdt, "DSDT", sizeof(*dsdt) + sizeof(dsdt_aml),
+	header_init(dsdt, "DSDT", (uint32_t)(sizeof(*dsdt) + dsdt_len),
 		    DSDT_REVISION);
-	memcpy(dsdt + 1, dsdt_aml, sizeof(dsdt_aml));
+	memcpy(dsdt + 1, dsdt_aml, dsdt_len);
 	table_checksum(dsdt);
 
 	build_fadt(at(b, fadt_off), GPA(dsdt_off), GPA(facs_off));

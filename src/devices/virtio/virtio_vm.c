@@ -149,22 +149,6 @@ unsigned int virtio_vm_count(const struct vm *vm)
 	return vm->virtio ? vm->virtio->nr : 0;
 }
 
-/* Linux finds no PCI root in our ACPI tables; have it probe bus 0. */
-static int linux_scan_pci(struct vm *vm)
-{
-	struct hvm_config *cfg = vm->cfg;
-	const char *old = cfg->cmdline ? cfg->cmdline : "";
-	char *cmdline;
-
-	if (!cfg->kernel || strstr(old, "pci=") || strstr(old, "acpi=off"))
-		return 0;
-	if (asprintf(&cmdline, "%s%spci=noacpi", old, *old ? " " : "") < 0)
-		return hvm_set_error(ENOMEM, "out of memory");
-	free(cfg->cmdline);
-	cfg->cmdline = cmdline;
-	return 0;
-}
-
 int virtio_vm_plug_pci(struct vm *vm, struct pci_host *host)
 {
 	struct virtio_vm *v = vm->virtio;
@@ -178,7 +162,7 @@ int virtio_vm_plug_pci(struct vm *vm, struct pci_host *host)
 			return r;
 		v->plugged[i] = true;
 	}
-	return linux_scan_pci(vm);
+	return 0;
 }
 
 int virtio_vm_plug_mmio(struct vm *vm)

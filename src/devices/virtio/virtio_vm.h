@@ -27,10 +27,8 @@ int virtio_vm_create(struct vm *vm);
 unsigned int virtio_vm_count(const struct vm *vm);
 
 /*
- * x86: put every device on HOST's bus. When the guest is a Linux kernel
- * (--kernel) and its command line does not say otherwise, "pci=noacpi"
- * is appended: hintvm's ACPI tables describe no PCI root bridge, and this
- * makes Linux scan bus 0 through configuration mechanism #1.
+ * x86: put every device on HOST's bus, which the DSDT describes as the PCI
+ * root bridge (src/arch/x86/dsdt.c).
  */
 int virtio_vm_plug_pci(struct vm *vm, struct pci_host *host);
 

@@ -166,6 +166,13 @@ static int aml_integer(const uint8_t **p, const uint8_t *end, uint64_t *v)
 		*v = (uint64_t)(q[1] | q[2] << 8);
 		*p = q + 3;
 		return 0;
+	case 0x0c: /* DWordPrefix */
+		if (q + 5 > end)
+			return -1;
+		*v = (uint64_t)q[1] | (uint64_t)q[2] << 8 |
+		     (uint64_t)q[3] << 16 | (uint64_t)q[4] << 24;
+		*p = q + 5;
+		return 0;
 	}
 	return -1;
 }
@@ -254,11 +261,12 @@ static int aml_pkglength(const uint8_t *p, const uint8_t *end, size_t *len,
 /* What a Device (...) holds, as far as the DSDT uses it. */
 struct aml_device {
 	char path[16]; /* scope + name, e.g. "\_SB_PEVT" */
-	char hid[16];
+	char hid[16]; /* a string _HID */
+	uint64_t eisa_hid; /* an integer _HID (EisaId) */
 	const uint8_t *crs;
 	size_t crs_len;
-	uint64_t sta;
-	int has_sta;
+	uint64_t sta, uid;
+	int has_sta, has_uid;
 };
 
 /*
@@ -305,10 +313,17 @@ static int aml_device_body(const uint8_t *p, const uint8_t *end,
 			dev->crs_len = (size_t)size;
 			p = buf_end;
 		} else if (!aml_integer(&p, end, &v)) {
-			if (memcmp(name, "_STA", 4))
+			if (!memcmp(name, "_STA", 4)) {
+				dev->sta = v;
+				dev->has_sta = 1;
+			} else if (!memcmp(name, "_UID", 4)) {
+				dev->uid = v;
+				dev->has_uid = 1;
+			} else if (!memcmp(name, "_HID", 4)) {
+				dev->eisa_hid = v;
+			} else {
 				return -1;
-			dev->sta = v;
-			dev->has_sta = 1;
+			}
 		} else {
 			return -1;
 		}
@@ -376,39 +391,95 @@ static int find_devices(const uint8_t *aml, size_t aml_len,
 	return p == end ? found : -1;
 }
 
-/* The I/O port descriptors of a _CRS buffer, up to the end tag. */
+/* What a _CRS buffer holds: I/O port descriptors and address windows. */
 struct crs_io {
 	uint16_t min, max;
 	uint8_t decode16, align, len;
 };
 
-static int parse_crs_io(const uint8_t *p, size_t len, struct crs_io *io,
-			int max)
+struct crs_window {
+	uint8_t type, flags, type_flags;
+	uint64_t min, max, len;
+};
+
+struct crs {
+	struct crs_io io[4];
+	struct crs_window win[8];
+	int nr_io, nr_win;
+};
+
+static uint64_t le(const uint8_t *p, unsigned int bytes)
+{
+	uint64_t v = 0;
+
+	for (unsigned int i = 0; i < bytes; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/*
+ * Word (0x88) and DWord (0x87) Address Space Descriptors: type, flags, then
+ * granularity, min, max, translation and length of 2 or 4 bytes each.
+ */
+static int parse_window(const uint8_t *item, size_t body_len,
+			unsigned int bytes, struct crs_window *w)
+{
+	if (body_len != 3 + 5 * bytes)
+		return -1;
+	w->type = item[3];
+	w->flags = item[4];
+	w->type_flags = item[5];
+	w->min = le(item + 6 + bytes, bytes);
+	w->max = le(item + 6 + 2 * bytes, bytes);
+	w->len = le(item + 6 + 4 * bytes, bytes);
+	return le(item + 6, bytes) == 0 && le(item + 6 + 3 * bytes, bytes) == 0
+		       ? 0
+		       : -1; /* granularity and translation: none */
+}
+
+static int parse_crs(const uint8_t *p, size_t len, struct crs *crs)
 {
 	const uint8_t *end = p + len;
-	int n = 0;
 
+	memset(crs, 0, sizeof(*crs));
 	while (p < end) {
-		unsigned int item_len;
+		size_t item_len;
 
-		if (p[0] & 0x80) /* large items: hintvm writes none */
-			return -1;
+		if (p[0] & 0x80) { /* large item: 16-bit length follows */
+			if (end - p < 3)
+				return -1;
+			item_len = p[1] | (size_t)p[2] << 8;
+			if ((size_t)(end - p) < 3 + item_len ||
+			    crs->nr_win >= 8)
+				return -1;
+			if (parse_window(p, item_len,
+					 p[0] == 0x88	? 2
+					 : p[0] == 0x87 ? 4
+							: 0,
+					 &crs->win[crs->nr_win++]))
+				return -1;
+			p += 3 + item_len;
+			continue;
+		}
 		item_len = p[0] & 0x07;
 		if ((size_t)(end - p) < 1 + item_len)
 			return -1;
 		switch (p[0] >> 3) {
-		case 0x08: /* I/O port descriptor */
-			if (item_len != 7 || n >= max)
+		case 0x08: { /* I/O port descriptor */
+			struct crs_io *io = &crs->io[crs->nr_io];
+
+			if (item_len != 7 || crs->nr_io >= 4)
 				return -1;
-			io[n].decode16 = p[1] & 1;
-			io[n].min = (uint16_t)(p[2] | p[3] << 8);
-			io[n].max = (uint16_t)(p[4] | p[5] << 8);
-			io[n].align = p[6];
-			io[n].len = p[7];
-			n++;
+			io->decode16 = p[1] & 1;
+			io->min = (uint16_t)(p[2] | p[3] << 8);
+			io->max = (uint16_t)(p[4] | p[5] << 8);
+			io->align = p[6];
+			io->len = p[7];
+			crs->nr_io++;
 			break;
+		}
 		case 0x0f: /* end tag */
-			return item_len == 1 && p + 2 == end ? n : -1;
+			return item_len == 1 && p + 2 == end ? 0 : -1;
 		default:
 			return -1;
 		}
@@ -417,32 +488,92 @@ static int parse_crs_io(const uint8_t *p, size_t len, struct crs_io *io,
 	return -1; /* no end tag */
 }
 
-static void test_dsdt_pvpanic_device(void **state)
+/* The DSDT's devices, parsed; returns how many. */
+static int dsdt_devices(struct aml_device *devs, int max)
 {
 	struct guest_memory mem = mem_with_ram();
 	struct acpi_layout l;
-	struct aml_device devs[4];
-	struct crs_io io[2];
 	uint32_t len;
-	int n;
 
 	assert_int_equal(acpi_build_tables(&mem, 1, &l), 0);
 	len = check_table(l.dsdt, "DSDT");
-	n = find_devices(ram + l.dsdt + 36, len - 36, devs, 4);
-	assert_int_equal(n, 1);
+	return find_devices(ram + l.dsdt + 36, len - 36, devs, max);
+}
+
+static void test_dsdt_pvpanic_device(void **state)
+{
+	struct aml_device devs[4];
+	struct crs crs;
+
+	assert_int_equal(dsdt_devices(devs, 4), 2);
 	assert_string_equal(devs[0].path, "\\_SB_PEVT");
 	/* Linux's pvpanic-mmio driver matches this ACPI ID. */
 	assert_string_equal(devs[0].hid, "QEMU0001");
 	assert_true(devs[0].has_sta);
 	assert_int_equal(devs[0].sta, 0x0f);
 	assert_non_null(devs[0].crs);
-	assert_int_equal(parse_crs_io(devs[0].crs, devs[0].crs_len, io, 2), 1);
-	assert_int_equal(io[0].decode16, 1);
-	assert_int_equal(io[0].min, X86_PVPANIC_PORT);
-	assert_int_equal(io[0].max, X86_PVPANIC_PORT);
-	assert_int_equal(io[0].min, 0x505);
-	assert_int_equal(io[0].len, 1);
-	assert_int_equal(io[0].align, 1);
+	assert_int_equal(parse_crs(devs[0].crs, devs[0].crs_len, &crs), 0);
+	assert_int_equal(crs.nr_io, 1);
+	assert_int_equal(crs.nr_win, 0);
+	assert_int_equal(crs.io[0].decode16, 1);
+	assert_int_equal(crs.io[0].min, X86_PVPANIC_PORT);
+	assert_int_equal(crs.io[0].max, X86_PVPANIC_PORT);
+	assert_int_equal(crs.io[0].min, 0x505);
+	assert_int_equal(crs.io[0].len, 1);
+	assert_int_equal(crs.io[0].align, 1);
+}
+
+/*
+ * Linux binds its PCI root driver to PNP0A03 and takes bus numbers, the
+ * config ports and the windows it may route from _CRS: BARs outside the
+ * memory window would be moved, ports outside the I/O windows refused.
+ */
+static void test_dsdt_pci_root_bridge(void **state)
+{
+	struct aml_device devs[4];
+	struct crs_window *w;
+	struct crs crs;
+
+	assert_int_equal(dsdt_devices(devs, 4), 2);
+	assert_string_equal(devs[1].path, "\\_SB_PCI0");
+	/* EisaId ("PNP0A03"): "PNP" in 5-bit letters, then 0x0a03. */
+	assert_int_equal(devs[1].eisa_hid, 0x030ad041);
+	assert_true(devs[1].has_uid);
+	assert_int_equal(devs[1].uid, 0);
+	assert_false(devs[1].has_sta); /* absent _STA: present */
+	assert_int_equal(parse_crs(devs[1].crs, devs[1].crs_len, &crs), 0);
+
+	assert_int_equal(crs.nr_io, 1); /* configuration mechanism #1 */
+	assert_int_equal(crs.io[0].min, 0xcf8);
+	assert_int_equal(crs.io[0].max, 0xcf8);
+	assert_int_equal(crs.io[0].len, 8);
+
+	assert_int_equal(crs.nr_win, 4);
+	w = &crs.win[0]; /* bus 0 only */
+	assert_int_equal(w->type, 2);
+	assert_int_equal(w->min, 0);
+	assert_int_equal(w->max, 0);
+	assert_int_equal(w->len, 1);
+	/* I/O around the config ports, covering every ISA device's port. */
+	assert_int_equal(crs.win[1].type, 1);
+	assert_int_equal(crs.win[1].min, 0);
+	assert_int_equal(crs.win[1].max, 0xcf7);
+	assert_int_equal(crs.win[1].len, 0xcf8);
+	assert_int_equal(crs.win[2].type, 1);
+	assert_int_equal(crs.win[2].min, 0xd00);
+	assert_int_equal(crs.win[2].max, 0xffff);
+	assert_int_equal(crs.win[2].len, 0xf300);
+	w = &crs.win[3]; /* where hintvm assigns BARs */
+	assert_int_equal(w->type, 0);
+	assert_int_equal(w->min, X86_PCI_MMIO_GPA);
+	assert_int_equal(w->max, X86_PCI_MMIO_GPA + X86_PCI_MMIO_SIZE - 1);
+	assert_int_equal(w->len, X86_PCI_MMIO_SIZE);
+	for (int i = 0; i < 4; i++) {
+		/* producer, min and max fixed (not relocatable by the OS) */
+		assert_int_equal(crs.win[i].flags & 0x0d, 0x0c);
+		assert_true(crs.win[i].max - crs.win[i].min + 1 ==
+			    crs.win[i].len);
+	}
 }
 
 static void check_madt(unsigned int nr_vcpus)
@@ -522,6 +653,7 @@ int main(void)
 		cmocka_unit_test(test_fadt_registers),
 		cmocka_unit_test(test_dsdt_s5_package),
 		cmocka_unit_test(test_dsdt_pvpanic_device),
+		cmocka_unit_test(test_dsdt_pci_root_bridge),
 		cmocka_unit_test(test_madt_one_entry_per_vcpu),
 		cmocka_unit_test(test_rejects_bad_vcpu_counts_and_missing_ram),
 	};
