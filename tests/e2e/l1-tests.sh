@@ -487,7 +487,7 @@ tlbflush_case() {
 		return
 	fi
 	cpus=$((2 * L1_CPUS))
-	tlbflush_boot $name $cpus host 1000
+	tlbflush_boot $name $cpus host 500
 	problems=""
 	[ "$STATUS" = "$STATUS_POWEROFF" ] ||
 		problems="$problems exit status $STATUS, expected $STATUS_POWEROFF;"
@@ -537,6 +537,9 @@ tlbflush_bench() {
 			[ $flush = off ] && pv=host,-tlb-flush
 			n=$((n + 1))
 			tlbflush_boot tlbflush-bench $((factor * L1_CPUS)) $pv $ms
+			# A failed run's console (hintvm says why) for the serial log.
+			[ "$STATUS" = 0 ] || tail -n 15 "$LOG" | tr -d '\r' |
+				sed 's/^/E2E-LOG tlbflush-bench: /'
 			echo "E2E-BENCH name=tlbflush run=$n/$total round=$r variant=pv-flush-$flush vcpus=$((factor * L1_CPUS)) l1_cpus=$L1_CPUS status=$STATUS wall_ms=$WALL_MS ${TLB_RESULT:-RESULT none}"
 		done
 		r=$((r + 1))
