@@ -226,14 +226,22 @@ static void res_dword_memory(struct aml *a, uint32_t min, uint32_t max)
 	emit32(a, max - min + 1);
 }
 
-static void device_pvpanic(struct aml *a)
+/* Device (NAME) { ...: returns what aml_close() needs. */
+static size_t device_open(struct aml *a, const char name[4])
 {
-	size_t dev, crs, body;
+	size_t dev;
 
 	emit8(a, AML_EXT_OP);
 	emit8(a, AML_DEVICE_OP);
 	dev = aml_open(a);
-	emit(a, "PEVT", 4);
+	emit(a, name, 4);
+	return dev;
+}
+
+static void device_pvpanic(struct aml *a)
+{
+	size_t dev = device_open(a, "PEVT"), crs, body;
+
 	aml_name_string(a, "_HID", "QEMU0001");
 	body = crs_open(a, &crs);
 	res_io(a, X86_PVPANIC_PORT, 1);
@@ -244,12 +252,8 @@ static void device_pvpanic(struct aml *a)
 
 static void device_pci_root(struct aml *a)
 {
-	size_t dev, crs, body;
+	size_t dev = device_open(a, "PCI0"), crs, body;
 
-	emit8(a, AML_EXT_OP);
-	emit8(a, AML_DEVICE_OP);
-	dev = aml_open(a);
-	emit(a, "PCI0", 4);
 	aml_name_dword(a, "_HID", DSDT_EISA_PNP0A03);
 	aml_name_byte(a, "_UID", 0);
 	body = crs_open(a, &crs);
