@@ -3,6 +3,7 @@
 #ifndef TK_PAYLOAD_ARCH_H
 #define TK_PAYLOAD_ARCH_H
 
+#include "arch/x86/platform.h"
 #include "cpu.h"
 #include "lapic.h"
 #include "layout.h"
@@ -43,6 +44,16 @@ static inline bool wait_irq_ms(bool (*done)(void *), void *arg,
 			       uint64_t timeout_ms)
 {
 	return wait_halted(done, arg, rdtsc() + ms_to_tsc(timeout_ms));
+}
+
+/* The scheduling-hint channel's registers: port I/O, at CPL0. */
+static inline uint32_t hint_read(unsigned int reg)
+{
+	return inl((uint16_t)(X86_HINT_PORT + reg));
+}
+static inline void hint_write(unsigned int reg, uint32_t value)
+{
+	outl((uint16_t)(X86_HINT_PORT + reg), value);
 }
 
 #endif

@@ -1,18 +1,20 @@
-// SPDX-License-Identifier: LGPL-2.1-or-later
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * hint: the scheduling-hint channel (docs/hint-channel.md), the arm64 twin
- * of the x86 payload: every CPU writes events=N "I spin on a lock held by
- * the next CPU" words (an "I am idle-polling" word on a 1-CPU VM) to the
- * hint page the device tree names, then reads back how many of its own
- * events were accepted and how many the rate limit dropped. Claims: the
- * channel identifies itself (magic, version, vCPU count), each event was
- * either accepted or dropped, and at least one got through. With absent=1
- * the claim is the opposite: there is no channel (--sched-hints off, or
- * another VMM). Kernel mode: the page is a device mapping.
+ * hint: the scheduling-hint channel (docs/hint-channel.md). Every CPU
+ * floods it with events=N "I spin on a lock held by the next CPU" words (an
+ * "I am idle-polling" word on a 1-CPU VM) as fast as it can, then reads
+ * back from the channel how many of its own events were accepted and how
+ * many the rate limit dropped. Claims: the channel identifies itself (magic,
+ * version, vCPU count), each event was either accepted or dropped, and a
+ * flood larger than the burst is rate-limited (some dropped) while at least
+ * one event got through. With absent=1 the claim is the opposite: there is
+ * no channel (--sched-hints off, or another VMM). The channel is reached
+ * through hint_read()/hint_write() of each arch's payload_arch.h: port I/O
+ * on x86, the device-tree page on arm64, both in kernel mode.
  */
 #include "cmdline.h"
-#include "machine.h"
 #include "payload.h"
+#include "payload_arch.h"
 #include "sched/hint_abi.h"
 
 static uint64_t events, want_absent;
@@ -24,10 +26,8 @@ static bool hint_setup(void)
 	if (!cmdline_get_u64("events", 500, 1, 1000000, &events) ||
 	    !cmdline_get_u64("absent", 0, 0, 1, &want_absent))
 		return false;
-	if (machine.hint) {
-		magic = mmio_read32(machine.hint + HINT_REG_EVENT);
-		info = mmio_read32(machine.hint + HINT_REG_INFO);
-	}
+	magic = hint_read(HINT_REG_EVENT);
+	info = hint_read(HINT_REG_INFO);
 	return true;
 }
 
@@ -41,9 +41,9 @@ static void hint_run(struct cpu *cpu)
 	if (magic != HINT_MAGIC)
 		return;
 	for (uint64_t i = 0; i < events; i++)
-		mmio_write32(machine.hint + HINT_REG_EVENT, word);
-	accepted[me] = mmio_read32(machine.hint + HINT_REG_ACCEPTED);
-	dropped[me] = mmio_read32(machine.hint + HINT_REG_DROPPED);
+		hint_write(HINT_REG_EVENT, word);
+	accepted[me] = hint_read(HINT_REG_ACCEPTED);
+	dropped[me] = hint_read(HINT_REG_DROPPED);
 }
 
 static bool hint_report(struct result *r)
