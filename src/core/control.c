@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/control.h"
@@ -16,7 +19,8 @@
 #include "core/vm.h"
 
 #define MAX_REQUEST 256
-#define CLIENT_TIMEOUT_MS 1000
+#define MAX_CLIENTS 8
+#define CLIENT_TIMEOUT_MS 10000
 
 struct control {
 	struct vm *vm;
@@ -80,77 +84,142 @@ int control_handle(struct vm *vm, const char *request, char *reply, size_t len)
 	return -1;
 }
 
-/* Read one line from a client that gets CLIENT_TIMEOUT_MS to send it. */
-static int read_request(int fd, char *buf, size_t len)
+/* A connected client: what it sent so far and until when it may send. */
+struct client {
+	int fd; /* -1: free slot */
+	size_t used;
+	uint64_t deadline_ms;
+	char buf[MAX_REQUEST];
+};
+
+static uint64_t now_ms(void)
 {
-	size_t used = 0;
+	struct timespec ts;
 
-	while (used < len - 1) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-
-		if (poll(&p, 1, CLIENT_TIMEOUT_MS) <= 0)
-			return -ETIMEDOUT;
-		n = recv(fd, buf + used, len - 1 - used, 0);
-		if (n <= 0)
-			return n < 0 ? -errno : -ECONNRESET;
-		used += (size_t)n;
-		buf[used] = '\0';
-		char *nl = strchr(buf, '\n');
-
-		if (nl) {
-			*nl = '\0';
-			if (nl > buf && nl[-1] == '\r')
-				nl[-1] = '\0';
-			return 0;
-		}
-	}
-	return -E2BIG;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void serve_client(struct control *ctl, int fd)
+static void client_close(struct client *c)
 {
-	char request[MAX_REQUEST], reply[512];
-	int r = read_request(fd, request, sizeof(request));
+	close(c->fd);
+	c->fd = -1;
+}
 
-	if (r == -E2BIG)
+static void client_reply(struct control *ctl, struct client *c, bool too_long)
+{
+	char reply[512];
+
+	if (too_long)
 		snprintf(
 			reply, sizeof(reply),
 			"{\"ok\":false,\"error\":\"request longer than %d bytes\"}",
 			MAX_REQUEST - 2);
-	else if (r < 0)
-		return; /* timed out or gone: nobody to answer */
 	else
-		control_handle(ctl->vm, request, reply, sizeof(reply));
+		control_handle(ctl->vm, c->buf, reply, sizeof(reply));
 	strcat(reply, "\n");
-	if (send(fd, reply, strlen(reply), MSG_NOSIGNAL) < 0)
+	if (send(c->fd, reply, strlen(reply), MSG_NOSIGNAL) < 0)
 		pr_debug("control: client went away before the reply");
+	client_close(c);
 }
 
+/* Take what C sent; answer and close once its line is complete. */
+static void client_read(struct control *ctl, struct client *c)
+{
+	ssize_t n = recv(c->fd, c->buf + c->used, sizeof(c->buf) - 1 - c->used,
+			 MSG_DONTWAIT);
+	char *nl;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		client_close(c); /* gone before its line: nobody to answer */
+		return;
+	}
+	c->used += (size_t)n;
+	c->buf[c->used] = '\0';
+	nl = strchr(c->buf, '\n');
+	if (nl) {
+		*nl = '\0';
+		if (nl > c->buf && nl[-1] == '\r')
+			nl[-1] = '\0';
+		client_reply(ctl, c, false);
+	} else if (c->used == sizeof(c->buf) - 1) {
+		client_reply(ctl, c, true);
+	}
+}
+
+/*
+ * Serves up to MAX_CLIENTS clients at once, so that one that connects and
+ * says nothing delays nobody; each gets CLIENT_TIMEOUT_MS for its line.
+ * While every slot is taken, new connections wait in the listen backlog.
+ */
 static void *control_thread(void *arg)
 {
 	struct control *ctl = arg;
+	struct client clients[MAX_CLIENTS];
 
+	for (unsigned int i = 0; i < MAX_CLIENTS; i++)
+		clients[i].fd = -1;
 	for (;;) {
-		struct pollfd fds[2] = {
-			{ .fd = ctl->wake_fd, .events = POLLIN },
-			{ .fd = ctl->listen_fd, .events = POLLIN },
-		};
-		int fd;
+		struct pollfd fds[2 + MAX_CLIENTS];
+		struct client *polled[MAX_CLIENTS];
+		unsigned int nfds = 2, free_slots = 0;
+		uint64_t now = now_ms(), next = UINT64_MAX;
+		int timeout;
 
-		if (poll(fds, 2, -1) < 0) {
+		fds[0] =
+			(struct pollfd){ .fd = ctl->wake_fd, .events = POLLIN };
+		for (unsigned int i = 0; i < MAX_CLIENTS; i++) {
+			struct client *c = &clients[i];
+
+			if (c->fd >= 0 && c->deadline_ms <= now)
+				client_close(c); /* too slow: no answer */
+			if (c->fd < 0) {
+				free_slots++;
+				continue;
+			}
+			if (c->deadline_ms < next)
+				next = c->deadline_ms;
+			polled[nfds - 2] = c;
+			fds[nfds++] = (struct pollfd){ .fd = c->fd,
+						       .events = POLLIN };
+		}
+		fds[1] =
+			(struct pollfd){ .fd = free_slots ? ctl->listen_fd : -1,
+					 .events = POLLIN };
+		timeout = next == UINT64_MAX ? -1 : (int)(next - now);
+		if (poll(fds, nfds, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (fds[0].revents)
 			break;
-		fd = accept4(ctl->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		serve_client(ctl, fd);
-		close(fd);
+		for (unsigned int i = 2; i < nfds; i++)
+			if (fds[i].revents)
+				client_read(ctl, polled[i - 2]);
+		if (fds[1].revents) {
+			int fd = accept4(ctl->listen_fd, NULL, NULL,
+					 SOCK_CLOEXEC);
+
+			for (unsigned int i = 0; fd >= 0 && i < MAX_CLIENTS;
+			     i++) {
+				if (clients[i].fd >= 0)
+					continue;
+				clients[i].fd = fd;
+				clients[i].used = 0;
+				clients[i].deadline_ms =
+					now_ms() + CLIENT_TIMEOUT_MS;
+				fd = -1;
+			}
+			if (fd >= 0)
+				close(fd); /* cannot happen: polled with a slot */
+		}
 	}
+	for (unsigned int i = 0; i < MAX_CLIENTS; i++)
+		if (clients[i].fd >= 0)
+			client_close(&clients[i]);
 	return NULL;
 }
 

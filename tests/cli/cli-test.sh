@@ -141,6 +141,30 @@ if [ $have_kvm = 1 ]; then
 	expect "ctl unknown request" 1 "unknown request 'reboot-now'; expected status" -- ctl "$sock" reboot-now
 	expect "ctl oversized request" 1 "longer than" -- ctl "$sock" "$(head -c 600 /dev/zero | tr '\0' 'y')"
 	expect "a second VM on the same socket is refused" 2 "another VM is serving $sock" -- run --control "$sock"
+	# A client that connects and stays silent must not keep others waiting,
+	# nor lose its own answer: it sends its line only after ctl got one.
+	python3 - "$sock" "$tmp/silent" >"$tmp/silent.out" 2>&1 <<'PY' &
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+open(sys.argv[2] + ".connected", "w").close()
+for _ in range(80):  # until ctl is done, 8 s at most
+    if os.path.exists(sys.argv[2] + ".go"):
+        break
+    time.sleep(0.1)
+s.sendall(b"status\n")
+print(s.recv(512).decode().strip())
+PY
+	silent=$!
+	for _ in $(seq 100); do [ -e "$tmp/silent.connected" ] && break; sleep 0.1; done
+	expect "ctl answered while another client is silent" 0 '"state":"running"' -- ctl "$sock" status
+	touch "$tmp/silent.go"
+	wait $silent
+	if grep -q '"ok":true' "$tmp/silent.out"; then
+		ok "the silent client, speaking later, is answered too"
+	else
+		cp "$tmp/silent.out" "$tmp/err"; not_ok "the silent client, speaking later, is answered too"
+	fi
 	expect "ctl stop" 0 '"state":"stopping"' -- ctl "$sock" stop
 	wait $pid
 	st=$?
