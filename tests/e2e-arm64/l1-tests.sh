@@ -15,24 +15,7 @@ TIMEOUT=${E2E_TIMEOUT:-120}
 BASE_CMDLINE="console=ttyS0 quiet panic=-1"
 MARKER="E2E-GUEST init"
 
-# hintvm's exit statuses (include/hintvm/hintvm.h).
-STATUS_POWEROFF=0
-STATUS_USAGE=2
-STATUS_REBOOT=4
-STATUS_CRASH=6
-
-result() { echo "E2E-RESULT name=$1 status=$2 detail=$3"; }
-show_log() { tail -n 30 "$2" | tr -d '\r' | sed "s/^/E2E-LOG $1: /"; }
-field() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1; }
-
-run_vm() { # LOG MARKER -- COMMAND...: sets STATUS INIT_MS WALL_MS
-	log=$1 marker=$2
-	shift 3
-	RUN=$(e2e-run -t "$TIMEOUT" -m "$marker" -o "$log" -- "$@")
-	STATUS=$(field status "$RUN")
-	INIT_MS=$(field marker_ms "$RUN")
-	WALL_MS=$(field wall_ms "$RUN")
-}
+. "$E2E/l1-lib.sh"
 
 # The built-in test kernel's payload on CPUS vCPUs: one RESULT line with
 # ok=1 and cpus=CPUS, then PSCI SYSTEM_OFF (status 0).
@@ -129,18 +112,7 @@ linux_case() { # NAME CPUS ACTION EXPECTED_STATUS
 	problems=""
 	[ "$STATUS" = "$expect" ] ||
 		problems="$problems exit status $STATUS, expected $expect;"
-	if [ -z "$guest" ]; then
-		problems="$problems guest init never reported;"
-	else
-		nproc=$(field nproc "$guest")
-		[ "$nproc" = "$cpus" ] ||
-			problems="$problems nproc=$nproc, expected $cpus;"
-		seen=$(echo "$guest" | sed -n 's/.*cmdline="\(.*\)"$/\1/p')
-		[ "$seen" = "$cmdline" ] ||
-			problems="$problems /proc/cmdline \"$seen\", expected \"$cmdline\";"
-		[ "$(field marker "$guest")" = hintvm-e2e-initrd ] ||
-			problems="$problems initrd marker file not visible;"
-	fi
+	check_guest_init "$guest" "$cpus" "$cmdline"
 	if [ -z "$problems" ]; then
 		result "$name" pass "$MODE, $cpus vCPU(s), $action -> status $STATUS, init after ${INIT_MS} ms"
 	else

@@ -31,37 +31,7 @@ selected() { # NAME
 	return 1
 }
 
-result() { # NAME STATUS DETAIL
-	echo "E2E-RESULT name=$1 status=$2 detail=$3"
-}
-
-# Show the end of a failed run's console, for whoever reads the test log.
-show_log() { # NAME LOG
-	if [ $VERBOSE = 1 ]; then
-		sed "s/^/E2E-LOG $1: /" "$2"
-	else
-		tail -n 40 "$2" | sed "s/^/E2E-LOG $1: /"
-	fi
-}
-
-field() { # KEY LINE -> value of KEY=... in LINE
-	echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1
-}
-
-# hintvm's exit statuses (include/hintvm/hintvm.h).
-STATUS_POWEROFF=0
-STATUS_USAGE=2
-STATUS_REBOOT=4
-STATUS_CRASH=6
-
-run_vm() { # NAME LOG -- COMMAND...: sets RUN (the e2e-run line)
-	name=$1 log=$2
-	shift 3
-	RUN=$(e2e-run -t "$TIMEOUT" -m "$MARKER" -o "$log" -- "$@")
-	STATUS=$(field status "$RUN")
-	INIT_MS=$(field marker_ms "$RUN")
-	WALL_MS=$(field wall_ms "$RUN")
-}
+. "$E2E/l1-lib.sh"
 
 # Boot KERNEL with CPUS vCPUs; the guest init then does ACTION.
 boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS [ARGS]
@@ -73,24 +43,14 @@ boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS [ARGS]
 		result "$name" skip "no static hintvm in the L1 image"
 		return
 	fi
-	run_vm "$name" "$log" -- "$HINTVM" run -k "$kernel" -i "$INITRD" \
+	run_vm "$log" "$MARKER" -- "$HINTVM" run -k "$kernel" -i "$INITRD" \
 		-p "$cmdline" -c "$cpus" -m "$MEM"
 	guest=$(grep -m 1 "$MARKER" "$log" | tr -d '\r')
 	echo "E2E-TIME name=$name vmm=hintvm kernel=$label cpus=$cpus boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS guest_uptime_s=$(field uptime "$guest")"
 	problems="" clocksource=""
 	[ "$STATUS" = "$expect" ] ||
 		problems="$problems exit status $STATUS, expected $expect;"
-	if [ -z "$guest" ]; then
-		problems="$problems guest init never reported;"
-	else
-		nproc=$(field nproc "$guest")
-		[ "$nproc" = "$cpus" ] ||
-			problems="$problems nproc=$nproc, expected $cpus;"
-		seen=$(echo "$guest" | sed -n 's/.*cmdline="\(.*\)"$/\1/p')
-		[ "$seen" = "$cmdline" ] ||
-			problems="$problems /proc/cmdline \"$seen\", expected \"$cmdline\";"
-		[ "$(field marker "$guest")" = hintvm-e2e-initrd ] ||
-			problems="$problems initrd marker file not visible;"
+	if check_guest_init "$guest" "$cpus" "$cmdline"; then
 		# What a guest needs to boot without stalls (DESIGN.md).
 		platform=$(grep -m 1 "E2E-GUEST platform" "$log" | tr -d '\r')
 		for want in hypervisor tsc_deadline rtc i8042; do
@@ -136,7 +96,7 @@ corrupt_case() {
 		> /tmp/badflag.bzImage
 	for img in truncated badflag; do
 		log=/tmp/$name-$img.log
-		run_vm $name "$log" -- "$HINTVM" run -k /tmp/$img.bzImage \
+		run_vm "$log" "$MARKER" -- "$HINTVM" run -k /tmp/$img.bzImage \
 			-i "$INITRD" -p "$BASE_CMDLINE" -c 1 -m "$MEM"
 		msg=$(grep -v '^$' "$log" | head -n 1 | tr -d '\r')
 		echo "E2E-INFO name=$name image=$img status=$STATUS wall_ms=$WALL_MS message=$msg"
@@ -167,7 +127,7 @@ qemu_case() {
 	fi
 	cmdline="$BASE_CMDLINE e2e.action=poweroff"
 	log=/tmp/$name.log
-	run_vm $name "$log" -- "$qemu" -M microvm,rtc=on -enable-kvm -cpu host \
+	run_vm "$log" "$MARKER" -- "$qemu" -M microvm,rtc=on -enable-kvm -cpu host \
 		-smp 1 -m "$MEM" -nodefaults -no-user-config -nographic \
 		-serial stdio -no-reboot -L /usr/share/qemu \
 		-kernel "$VMLINUX" -initrd "$INITRD" -append "$cmdline"
@@ -239,7 +199,7 @@ virtio_boot() { # NAME TEST DEVICE_OPTION...
 	name=$1 test=$2
 	shift 2
 	LOG=/tmp/$name.log
-	run_vm "$name" "$LOG" -- "$HINTVM" run -k "$VMLINUX" -i "$VIRTIO_INITRD" \
+	run_vm "$LOG" "$MARKER" -- "$HINTVM" run -k "$VMLINUX" -i "$VIRTIO_INITRD" \
 		-p "$BASE_CMDLINE e2e.virtio=$test" -c 1 -m "$MEM" "$@"
 	GUEST=$(grep -a 'E2E-GUEST' "$LOG" | tr -d '\r')
 	echo "E2E-TIME name=$name vmm=hintvm kernel=vmlinux cpus=1 boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS"
@@ -440,7 +400,7 @@ linux_bench_case() {
 		return
 	fi
 	LOG=/tmp/$name.log
-	run_vm $name "$LOG" -- "$HINTVM" run -k "$VMLINUX" -i "$VIRTIO_INITRD" \
+	run_vm "$LOG" "$MARKER" -- "$HINTVM" run -k "$VMLINUX" -i "$VIRTIO_INITRD" \
 		-p "$BASE_CMDLINE e2e.virtio=bench" -c 2 -m "$MEM"
 	GUEST=$(grep -a 'E2E-GUEST' "$LOG" | tr -d '\r')
 	echo "E2E-TIME name=$name vmm=hintvm kernel=vmlinux cpus=2 boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS"
@@ -471,7 +431,7 @@ L1_CPUS=$(nproc)
 # Sets LOG, STATUS, WALL_MS and TLB_RESULT (its RESULT line).
 tlbflush_boot() { # NAME CPUS PV MS
 	LOG=/tmp/$1.log
-	run_vm "$1" "$LOG" -- "$HINTVM" run -c "$2" -m 64M --pv "$3" \
+	run_vm "$LOG" "$MARKER" -- "$HINTVM" run -c "$2" -m 64M --pv "$3" \
 		-p "test=tlbflush ms=$4 pv=auto"
 	TLB_RESULT=$(grep -a -m 1 '^RESULT ' "$LOG" | tr -d '\r')
 }

@@ -1,0 +1,57 @@
+# Shell helpers of the e2e tests that run inside an L1, shared by
+# tests/e2e/l1-tests.sh (x86-64) and tests/e2e-arm64/l1-tests.sh: both
+# tiers' run scripts copy this file to /e2e/l1-lib.sh, and the tests source
+# it. busybox sh. Expects TIMEOUT (seconds per VM) and VERBOSE (0/1).
+
+# hintvm's exit statuses (include/hintvm/hintvm.h).
+STATUS_POWEROFF=0
+STATUS_USAGE=2
+STATUS_REBOOT=4
+STATUS_CRASH=6
+
+result() { # NAME STATUS DETAIL
+	echo "E2E-RESULT name=$1 status=$2 detail=$3"
+}
+
+# Show the end of a run's console (all of it when VERBOSE=1), for whoever
+# reads the test log.
+show_log() { # NAME LOG
+	if [ "${VERBOSE:-0}" = 1 ]; then
+		tr -d '\r' < "$2" | sed "s/^/E2E-LOG $1: /"
+	else
+		tail -n 40 "$2" | tr -d '\r' | sed "s/^/E2E-LOG $1: /"
+	fi
+}
+
+field() { # KEY LINE -> value of KEY=... in LINE
+	echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1
+}
+
+# Run a VMM under e2e-run (tests/e2e/e2e-run.c): its console goes to LOG;
+# sets RUN (the e2e-run line), STATUS, INIT_MS (when MARKER first appeared)
+# and WALL_MS.
+run_vm() { # LOG MARKER -- COMMAND...
+	log=$1 marker=$2
+	shift 3
+	RUN=$(e2e-run -t "$TIMEOUT" -m "$marker" -o "$log" -- "$@")
+	STATUS=$(field status "$RUN")
+	INIT_MS=$(field marker_ms "$RUN")
+	WALL_MS=$(field wall_ms "$RUN")
+}
+
+# What the guest init (guest-firmware/linux/init.c) reported against what it
+# was given: vCPU count, /proc/cmdline and the initrd's marker file. Appends
+# to $problems.
+check_guest_init() { # GUEST_LINE CPUS CMDLINE
+	if [ -z "$1" ]; then
+		problems="$problems guest init never reported;"
+		return 1
+	fi
+	[ "$(field nproc "$1")" = "$2" ] ||
+		problems="$problems nproc=$(field nproc "$1"), expected $2;"
+	seen=$(echo "$1" | sed -n 's/.*cmdline="\(.*\)"$/\1/p')
+	[ "$seen" = "$3" ] ||
+		problems="$problems /proc/cmdline \"$seen\", expected \"$3\";"
+	[ "$(field marker "$1")" = hintvm-e2e-initrd ] ||
+		problems="$problems initrd marker file not visible;"
+}
