@@ -305,6 +305,39 @@ static bool waits_mostly_short(const struct halt_obs *h)
 	return all >= PROBE_MIN_HALTS && short_waits * 2 >= all;
 }
 
+/*
+ * The KVM halts whose block (the wait after the poll window) may have
+ * ended within LIMIT_NS, judged by the histogram bucket's lower bound,
+ * and all of them.
+ */
+static void waits_within(const struct halt_obs *h, uint64_t limit_ns,
+			 uint64_t *within, uint64_t *all)
+{
+	*within = *all = 0;
+	for (unsigned int i = 0; i < POLICY_HALT_HIST_BUCKETS; i++) {
+		/* bucket 0 holds 0 ns, bucket i [2^(i-1), 2^i) ns */
+		uint64_t lower = i ? 1ull << (i - 1) : 0;
+
+		*all += h->wait_hist[i];
+		if (lower < limit_ns)
+			*within += h->wait_hist[i];
+	}
+}
+
+/*
+ * Failed polls whose wake-up came soon after the window closed: KVM's
+ * halt_wait_hist counts the block after the poll, so a wake-up that came
+ * at most CUR later would have been caught by a window twice as long
+ * (KVM grows its own window on the same grounds).
+ */
+static bool mostly_near_misses(const struct halt_obs *h, uint32_t cur)
+{
+	uint64_t within, all;
+
+	waits_within(h, cur, &within, &all);
+	return all >= PROBE_MIN_HALTS && within * 2 >= all;
+}
+
 /* The next auto halt-poll value; updates the probe back-off in ST. */
 static uint32_t auto_poll_next(const struct halt_obs *h,
 			       struct policy_state *st)
@@ -328,12 +361,20 @@ static uint32_t auto_poll_next(const struct halt_obs *h,
 		}
 		if (cur == 0 && waits_mostly_short(h))
 			return POLICY_HALT_POLL_STEP_NS;
+		/*
+		 * KVM grows its own window only for halts shorter than our
+		 * limit, so a limit just short of the wake-ups never polls:
+		 * the blocks tell whether a doubled one would catch them.
+		 */
+		if (cur && cur < ceiling && mostly_near_misses(h, cur))
+			return cur * 2 > ceiling ? ceiling : cur * 2;
 		return cur;
 	}
 
 	success_pm = h->successful_polls * 1000 / h->attempted_polls;
-	if (success_pm >= POLL_GROW_SUCCESS_PM &&
-	    h->poll_fail_ns <= h->poll_success_ns) {
+	if ((success_pm >= POLL_GROW_SUCCESS_PM &&
+	     h->poll_fail_ns <= h->poll_success_ns) ||
+	    (cur && cur < ceiling && mostly_near_misses(h, cur))) {
 		uint64_t grown =
 			cur ? (uint64_t)cur * 2 : POLICY_HALT_POLL_STEP_NS;
 
@@ -351,6 +392,15 @@ static uint32_t auto_poll_next(const struct halt_obs *h,
 		return shrunk;
 	}
 	return cur;
+}
+
+/* Whether KVM blocked or polled any halted vCPU in the interval. */
+static bool halts_seen(const struct halt_obs *h)
+{
+	uint64_t within, all;
+
+	waits_within(h, 1, &within, &all);
+	return all || h->attempted_polls;
 }
 
 static void plan_halt_poll(const struct sched_settings *set,
@@ -373,8 +423,18 @@ static void plan_halt_poll(const struct sched_settings *set,
 		break;
 	case HALT_POLL_AUTO:
 	default:
-		if (st->exits_disabled)
+		if (st->exits_disabled && !(h && halts_seen(h)))
 			return; /* no HLT exits, nothing to poll */
+		if (st->exits_disabled) {
+			/*
+			 * KVM accepted KVM_X86_DISABLE_EXITS_HLT but still
+			 * blocks halted vCPUs (nested hosts do): poll after
+			 * all, from where a fresh VM would start.
+			 */
+			st->exits_disabled = false;
+			want = auto_poll_start(st->commit);
+			break;
+		}
 		want = h ? auto_poll_next(h, st) : auto_poll_start(st->commit);
 		break;
 	}

@@ -95,7 +95,10 @@ static void format_table(struct sched_vm *s, struct text *t)
 	    s->opt.settings.hints ? commit_state_name(s->state.commit)
 				  : "not managed",
 	    s->commit_changes, pin_plan_name(s->state.pin),
-	    s->exits_hlt_disabled ? "disabled" : "kept",
+	    !s->exits_hlt_disabled ? "kept"
+	    : s->state.exits_disabled
+		    ? "disabled"
+		    : "disabled but KVM still blocks (polling)",
 	    s->exits_pause_disabled ? "disabled" : "kept",
 	    halt_poll_mode(&s->opt), (unsigned long long)s->halt_poll_changes,
 	    !s->opt.settings.hints	      ? "off"

@@ -798,12 +798,77 @@ static void test_halt_poll_untouched_when_exits_disabled(void **state)
 	assert_int_equal(policy_vm_create(&in, &d), 0);
 	assert_true(d.disable_hlt_exits);
 	s = snapshot_after(&in, &d);
+	/* Halts stay in the guest: KVM neither polls nor blocks. */
 	for (unsigned int i = 0; i < 10; i++) {
 		set_wait_share(&s, i < 5 ? 600 : 0);
-		polls(&s, 100, 100, 100, 0);
+		polls(&s, 0, 0, 0, 0);
 		step(&s, &a);
 		assert_false(a.set_halt_poll);
 	}
+}
+
+/*
+ * A host may accept KVM_X86_DISABLE_EXITS_HLT and still block halted
+ * vCPUs (the nested development hosts do). KVM's stats show it; auto then
+ * polls after all, starting where a VM with HLT exits starts.
+ */
+static void test_halt_poll_when_disabled_exits_still_halt(void **state)
+{
+	struct policy_create_input in = create_input(2, 2);
+	struct policy_create_decision d;
+	struct policy_snapshot s;
+	struct policy_action a;
+
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_true(d.disable_hlt_exits);
+	s = snapshot_after(&in, &d);
+	s.halt.wait_hist[17] = 100; /* ~100 µs blocks */
+	step(&s, &a);
+	assert_true(a.set_halt_poll);
+	assert_int_equal(a.halt_poll_ns, POLICY_HALT_POLL_INITIAL_NS);
+	assert_false(s.state.exits_disabled);
+	/* From then on it adapts like any VM: 50 µs polls failing, then
+	 * blocks of 32-65 µs: near misses, so the window doubles. */
+	polls(&s, 100, 0, 0, 5000000);
+	s.halt.wait_hist[16] = 100;
+	step(&s, &a);
+	assert_true(a.set_halt_poll);
+	assert_int_equal(a.halt_poll_ns, 2 * POLICY_HALT_POLL_INITIAL_NS);
+}
+
+/*
+ * Polls that keep failing because the wake-up comes just after the window
+ * closes: blocks no longer than the window itself (a doubled window would
+ * have caught them, KVM's own rule) grow it; blocks far beyond it shrink
+ * it, as before.
+ */
+static void test_halt_poll_near_misses_grow(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
+	struct policy_action a;
+
+	/* 50 µs window, every poll fails, blocks of 32-65 µs after it. */
+	polls(&s, 100, 0, 0, 5000000);
+	s.halt.wait_hist[16] = 100;
+	step(&s, &a);
+	assert_int_equal(a.halt_poll_ns, 100000);
+	/* 100 µs: still just short of it (blocks of 8-16 µs), grow again. */
+	polls(&s, 100, 0, 0, 5000000);
+	s.halt.wait_hist[14] = 100;
+	step(&s, &a);
+	assert_int_equal(a.halt_poll_ns, 200000);
+	/* Now they are caught; success grows it to the ceiling. */
+	polls(&s, 100, 97, 9000000, 100000);
+	s.halt.wait_hist[14] = 3;
+	step(&s, &a);
+	assert_int_equal(s.state.halt_poll_ns, POLICY_HALT_POLL_MAX_NS);
+
+	/* Waits of ~1 ms at 50 µs: far beyond a doubled window, shrink. */
+	s = vm_in_state(COMMIT_UNDER);
+	polls(&s, 100, 0, 0, 5000000);
+	s.halt.wait_hist[20] = 100;
+	step(&s, &a);
+	assert_int_equal(a.halt_poll_ns, 25000);
 }
 
 /* Whatever the statistics say, auto stays within its bounds. */
@@ -947,6 +1012,8 @@ int main(void)
 		cmocka_unit_test(test_halt_poll_zero_when_overcommitted),
 		cmocka_unit_test(test_halt_poll_fixed_and_off_are_left_alone),
 		cmocka_unit_test(test_halt_poll_untouched_when_exits_disabled),
+		cmocka_unit_test(test_halt_poll_when_disabled_exits_still_halt),
+		cmocka_unit_test(test_halt_poll_near_misses_grow),
 		cmocka_unit_test(test_halt_poll_bounds_property),
 		cmocka_unit_test(test_act_on_hints_by_state),
 		cmocka_unit_test(test_hint_decisions),
