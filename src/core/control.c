@@ -11,9 +11,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/control.h"
 #include "core/log.h"
 #include "core/vm.h"
@@ -94,10 +94,7 @@ struct client {
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return hvm_monotonic_ns() / 1000000;
 }
 
 static void client_close(struct client *c)

@@ -12,16 +12,14 @@
 #include <linux/kvm.h>
 
 #include "core/log.h"
+#include "core/clock.h"
 #include "core/vm.h"
 #include "sched/actuators.h"
 #include "sched/brain_internal.h"
 
 uint64_t brain_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return hvm_monotonic_ns();
 }
 
 /* ---- creation: the static decisions ---- */

@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "sched/hint_channel.h"
 
 /*
@@ -22,11 +22,8 @@ struct hint_vcpu {
 
 static uint64_t monotonic_ns(void *ctx)
 {
-	struct timespec ts;
-
 	(void)ctx;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return hvm_monotonic_ns();
 }
 
 int hint_channel_init(struct hint_channel *hc,
