@@ -32,7 +32,7 @@
 #define POLL_SHRINK_SUCCESS_PM 250 /* shrink below 25% */
 #define POLL_SHRINK_FAIL_RATIO 4 /* or when failed polls cost 4x more */
 /* Waits shorter than 2^15 ns (~33 µs) would have been caught by polling. */
-#define SHORT_WAIT_BUCKETS 16
+#define SHORT_WAIT_NS (1u << 15) /* ~33 µs: halt_wait_hist buckets 0-15 */
 #define PROBE_MIN_HALTS 16
 #define PROBE_BACKOFF_INTERVALS 10
 
@@ -293,49 +293,38 @@ static uint32_t auto_poll_start(enum commit_state commit)
 	return 0;
 }
 
-static bool waits_mostly_short(const struct halt_obs *h)
-{
-	uint64_t all = 0, short_waits = 0;
-
-	for (unsigned int i = 0; i < POLICY_HALT_HIST_BUCKETS; i++) {
-		all += h->wait_hist[i];
-		if (i < SHORT_WAIT_BUCKETS)
-			short_waits += h->wait_hist[i];
-	}
-	return all >= PROBE_MIN_HALTS && short_waits * 2 >= all;
-}
-
 /*
- * The KVM halts whose block (the wait after the poll window) may have
- * ended within LIMIT_NS, judged by the histogram bucket's lower bound,
- * and all of them.
+ * KVM halts whose block (the wait after the poll window) may have ended
+ * within LIMIT_NS, judged by the histogram bucket's lower bound.
  */
-static void waits_within(const struct halt_obs *h, uint64_t limit_ns,
-			 uint64_t *within, uint64_t *all)
+static uint64_t waits_below(const struct halt_obs *h, uint64_t limit_ns)
 {
-	*within = *all = 0;
+	uint64_t n = 0;
+
 	for (unsigned int i = 0; i < POLICY_HALT_HIST_BUCKETS; i++) {
 		/* bucket 0 holds 0 ns, bucket i [2^(i-1), 2^i) ns */
 		uint64_t lower = i ? 1ull << (i - 1) : 0;
 
-		*all += h->wait_hist[i];
 		if (lower < limit_ns)
-			*within += h->wait_hist[i];
+			n += h->wait_hist[i];
 	}
+	return n;
 }
 
-/*
- * Failed polls whose wake-up came soon after the window closed: KVM's
- * halt_wait_hist counts the block after the poll, so a wake-up that came
- * at most CUR later would have been caught by a window twice as long
- * (KVM grows its own window on the same grounds).
- */
-static bool mostly_near_misses(const struct halt_obs *h, uint32_t cur)
+/* At least half of enough halts blocked for less than LIMIT_NS. */
+static bool waits_mostly_below(const struct halt_obs *h, uint64_t limit_ns)
 {
-	uint64_t within, all;
+	uint64_t all = waits_below(h, UINT64_MAX);
 
-	waits_within(h, cur, &within, &all);
-	return all >= PROBE_MIN_HALTS && within * 2 >= all;
+	return all >= PROBE_MIN_HALTS && waits_below(h, limit_ns) * 2 >= all;
+}
+
+/* Twice CUR (from 0: one step), at most CEILING. */
+static uint32_t poll_grown(uint32_t cur, uint32_t ceiling)
+{
+	uint64_t grown = cur ? (uint64_t)cur * 2 : POLICY_HALT_POLL_STEP_NS;
+
+	return grown > ceiling ? ceiling : (uint32_t)grown;
 }
 
 /* The next auto halt-poll value; updates the probe back-off in ST. */
@@ -347,11 +336,19 @@ static uint32_t auto_poll_next(const struct halt_obs *h,
 				   ? POLICY_HALT_POLL_MAX_NS
 				   : POLICY_HALT_POLL_BALANCED_MAX_NS;
 	uint64_t success_pm;
+	bool near_misses;
 
 	if (st->commit == COMMIT_OVER)
 		return 0; /* a polling vCPU steals the CPU another one needs */
 	if (cur > ceiling)
 		cur = ceiling;
+	/*
+	 * Wake-ups that came soon after the window closed: KVM's
+	 * halt_wait_hist counts the block after the poll, so blocks no
+	 * longer than CUR would have been caught by a window twice as long
+	 * (KVM grows its own window on the same grounds).
+	 */
+	near_misses = cur && cur < ceiling && waits_mostly_below(h, cur);
 
 	if (h->attempted_polls == 0) {
 		/* Nothing polled: probe when wake-ups would have been soon. */
@@ -359,27 +356,20 @@ static uint32_t auto_poll_next(const struct halt_obs *h,
 			st->poll_backoff--;
 			return 0;
 		}
-		if (cur == 0 && waits_mostly_short(h))
+		if (cur == 0 && waits_mostly_below(h, SHORT_WAIT_NS))
 			return POLICY_HALT_POLL_STEP_NS;
 		/*
 		 * KVM grows its own window only for halts shorter than our
-		 * limit, so a limit just short of the wake-ups never polls:
-		 * the blocks tell whether a doubled one would catch them.
+		 * limit, so a limit just short of the wake-ups never polls.
 		 */
-		if (cur && cur < ceiling && mostly_near_misses(h, cur))
-			return cur * 2 > ceiling ? ceiling : cur * 2;
-		return cur;
+		return near_misses ? poll_grown(cur, ceiling) : cur;
 	}
 
 	success_pm = h->successful_polls * 1000 / h->attempted_polls;
 	if ((success_pm >= POLL_GROW_SUCCESS_PM &&
 	     h->poll_fail_ns <= h->poll_success_ns) ||
-	    (cur && cur < ceiling && mostly_near_misses(h, cur))) {
-		uint64_t grown =
-			cur ? (uint64_t)cur * 2 : POLICY_HALT_POLL_STEP_NS;
-
-		return grown > ceiling ? ceiling : (uint32_t)grown;
-	}
+	    near_misses)
+		return poll_grown(cur, ceiling);
 	if (success_pm < POLL_SHRINK_SUCCESS_PM ||
 	    h->poll_fail_ns / POLL_SHRINK_FAIL_RATIO > h->poll_success_ns) {
 		uint32_t shrunk = cur / 2;
@@ -397,10 +387,7 @@ static uint32_t auto_poll_next(const struct halt_obs *h,
 /* Whether KVM blocked or polled any halted vCPU in the interval. */
 static bool halts_seen(const struct halt_obs *h)
 {
-	uint64_t within, all;
-
-	waits_within(h, 1, &within, &all);
-	return all || h->attempted_polls;
+	return waits_below(h, UINT64_MAX) || h->attempted_polls;
 }
 
 static void plan_halt_poll(const struct sched_settings *set,

@@ -198,7 +198,7 @@ static void arm64_enable_nisv_exits(struct vm *vm)
 {
 	struct kvm_enable_cap cap = { .cap = KVM_CAP_ARM_NISV_TO_USER };
 
-	if (ioctl(vm->fd, KVM_CHECK_EXTENSION, KVM_CAP_ARM_NISV_TO_USER) > 0 &&
+	if (kvm_check_cap(vm->fd, KVM_CAP_ARM_NISV_TO_USER) > 0 &&
 	    ioctl(vm->fd, KVM_ENABLE_CAP, &cap) < 0)
 		pr_warn("cannot enable KVM_CAP_ARM_NISV_TO_USER: %s",
 			strerror(errno));
