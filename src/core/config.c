@@ -582,8 +582,7 @@ int hvm_config_load_file(struct hvm_config *cfg, const char *path)
 				     path, MAX_CONFIG_DEPTH);
 	f = fopen(path, "re");
 	if (!f)
-		return hvm_set_error(-errno, "cannot read config file %s: %s",
-				     path, strerror(errno));
+		return hvm_set_errno_error("cannot read config file %s", path);
 	depth++;
 	while (fgets(line, sizeof(line), f)) {
 		char *key, *value, *eq, *hash;
@@ -631,10 +630,9 @@ int hvm_config_load_file(struct hvm_config *cfg, const char *path)
 			continue; /* the command line (or caller) wins */
 		r = opt->parse(cfg, key, value);
 		if (r < 0) {
-			char msg[512];
-
-			snprintf(msg, sizeof(msg), "%s", hvm_error_message());
-			hvm_set_error(r, "%s:%u: %s", path, lineno, msg);
+			/* hvm_set_error copies its arguments before writing. */
+			hvm_set_error(r, "%s:%u: %s", path, lineno,
+				      hvm_error_message());
 			break;
 		}
 		/* Mark so that a later file cannot override this one either. */

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <assert.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,14 +9,48 @@
 static _Thread_local char error_buf[512];
 static enum log_level log_level = LOG_WARN;
 
+/* Format into a copy first: the arguments may be hvm_error_message(). */
+static void set_message(const char *errno_text, const char *fmt, va_list ap)
+{
+	char msg[sizeof(error_buf)];
+	int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+
+	if (errno_text && n >= 0 && (size_t)n < sizeof(msg))
+		snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s", errno_text);
+	memcpy(error_buf, msg, sizeof(error_buf));
+}
+
 int hvm_set_error(int err, const char *fmt, ...)
 {
 	va_list ap;
 
+	assert(err < 0);
+	if (err >= 0)
+		err = err ? -err
+			  : -EIO; /* never report success for a failure */
 	va_start(ap, fmt);
-	vsnprintf(error_buf, sizeof(error_buf), fmt, ap);
+	set_message(NULL, fmt, ap);
 	va_end(ap);
-	return err > 0 ? -err : err;
+	return err;
+}
+
+int hvm_set_errno_error(const char *fmt, ...)
+{
+	int err = errno;
+	va_list ap;
+
+	assert(err > 0);
+	if (err <= 0)
+		err = EIO; /* never report success for a failure */
+	va_start(ap, fmt);
+	set_message(strerror(err), fmt, ap);
+	va_end(ap);
+	return -err;
+}
+
+void hvm_clear_error(void)
+{
+	error_buf[0] = '\0';
 }
 
 const char *hvm_error_message(void)

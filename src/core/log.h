@@ -10,9 +10,24 @@
 
 #include <stdarg.h>
 
-/* Record why the current operation failed; returns -ERR for tail calls. */
+/*
+ * Record why the current operation failed; returns ERR for tail calls.
+ * ERR is a negative errno value (asserted): the sign every internal helper
+ * returns, so a value passes from a callee to this without flipping.
+ */
 int hvm_set_error(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * The same for a failed system call or ioctl: the message is FMT followed by
+ * ": " and strerror(errno), and the return value is -errno (read on entry,
+ * before anything can change it).
+ */
+int hvm_set_errno_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/* Forget the recorded message (for callers that test whether one is set). */
+void hvm_clear_error(void);
 
 /* The recorded message (empty when none). */
 const char *hvm_error_message(void);

@@ -31,10 +31,8 @@ int vcpu_signal_setup(void)
 
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(VCPU_KICK_SIGNAL, &sa, NULL) < 0)
-		return hvm_set_error(
-			-errno,
-			"cannot install the vCPU kick signal handler: %s",
-			strerror(errno));
+		return hvm_set_errno_error(
+			"cannot install the vCPU kick signal handler");
 	return 0;
 }
 
@@ -47,15 +45,12 @@ int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id)
 	vcpu->fd = ioctl(vm->fd, KVM_CREATE_VCPU, (unsigned long)id);
 	if (vcpu->fd < 0) {
 		vcpu->fd = -1;
-		return hvm_set_error(-errno, "KVM_CREATE_VCPU %u failed: %s",
-				     id, strerror(errno));
+		return hvm_set_errno_error("KVM_CREATE_VCPU %u failed", id);
 	}
 	run = mmap(NULL, vm->kvm.run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		   vcpu->fd, 0);
 	if (run == MAP_FAILED)
-		return hvm_set_error(-errno,
-				     "cannot map kvm_run of vCPU %u: %s", id,
-				     strerror(errno));
+		return hvm_set_errno_error("cannot map kvm_run of vCPU %u", id);
 	vcpu->run = run;
 	if (id == 0 && vm->kvm.coalesced_mmio_page > 0) {
 		size_t off = (size_t)vm->kvm.coalesced_mmio_page *

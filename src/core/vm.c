@@ -62,11 +62,10 @@ int vm_add_ram(struct vm *vm, uint64_t gpa, uint64_t size, uint64_t host_offset)
 		.userspace_addr = (uintptr_t)hva,
 	};
 	if (ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &region) < 0)
-		return hvm_set_error(
-			-errno,
-			"KVM_SET_USER_MEMORY_REGION (slot %u, %llu MiB at 0x%llx) failed: %s",
+		return hvm_set_errno_error(
+			"KVM_SET_USER_MEMORY_REGION (slot %u, %llu MiB at 0x%llx) failed",
 			vm->nr_memslots, (unsigned long long)(size >> 20),
-			(unsigned long long)gpa, strerror(errno));
+			(unsigned long long)gpa);
 	vm->nr_memslots++;
 	return 0;
 }
@@ -188,10 +187,9 @@ static int vm_register_coalesced(struct vm *vm, struct bus *bus, bool pio)
 		    (pio && !vm->kvm.coalesced_pio))
 			continue; /* every write exits: slower, still right */
 		if (ioctl(vm->fd, KVM_REGISTER_COALESCED_MMIO, &zone) < 0)
-			return hvm_set_error(
-				-errno,
-				"KVM_REGISTER_COALESCED_MMIO for %s failed: %s",
-				r->name, strerror(errno));
+			return hvm_set_errno_error(
+				"KVM_REGISTER_COALESCED_MMIO for %s failed",
+				r->name);
 	}
 	return 0;
 }
@@ -267,8 +265,7 @@ struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 
 	vm->fd = ioctl(vm->kvm.fd, KVM_CREATE_VM, 0);
 	if (vm->fd < 0) {
-		hvm_set_error(-errno, "KVM_CREATE_VM failed: %s",
-			      strerror(errno));
+		hvm_set_errno_error("KVM_CREATE_VM failed");
 		goto fail;
 	}
 	/* Exit policy must be fixed before vCPUs exist (src/sched). */

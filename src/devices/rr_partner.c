@@ -120,8 +120,7 @@ struct rr_partner *rr_partner_create(void)
 	rr->response_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	rr->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (rr->request_fd < 0 || rr->response_fd < 0 || rr->stop_fd < 0) {
-		hvm_set_error(-errno, "rr-partner: cannot create eventfds: %s",
-			      strerror(errno));
+		hvm_set_errno_error("rr-partner: cannot create eventfds");
 		rr_partner_destroy(rr);
 		return NULL;
 	}

@@ -106,8 +106,7 @@ static int arm64_setup_pvtime(struct vm *vm)
 	mem = mmap(NULL, ARM64_PVTIME_SIZE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
-		return hvm_set_error(-errno, "cannot map the PV time area: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("cannot map the PV time area");
 	a->pvtime = mem;
 	region = (struct kvm_userspace_memory_region){
 		.slot = vm->nr_memslots,
@@ -116,9 +115,8 @@ static int arm64_setup_pvtime(struct vm *vm)
 		.userspace_addr = (uintptr_t)mem,
 	};
 	if (ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &region) < 0)
-		return hvm_set_error(
-			-errno, "KVM_SET_USER_MEMORY_REGION for PV time: %s",
-			strerror(errno));
+		return hvm_set_errno_error(
+			"KVM_SET_USER_MEMORY_REGION for PV time");
 	vm->nr_memslots++;
 	return 0;
 }
@@ -234,8 +232,8 @@ static int set_one_reg(struct vcpu *vcpu, uint64_t id, uint64_t value,
 	struct kvm_one_reg reg = { .id = id, .addr = (uintptr_t)&value };
 
 	if (ioctl(vcpu->fd, KVM_SET_ONE_REG, &reg) < 0)
-		return hvm_set_error(-errno, "vCPU %u: cannot set %s: %s",
-				     vcpu->id, name, strerror(errno));
+		return hvm_set_errno_error("vCPU %u: cannot set %s", vcpu->id,
+					   name);
 	return 0;
 }
 
@@ -292,9 +290,7 @@ static int arm64_vcpu_init_target(struct vm *vm, struct vcpu *vcpu)
 
 	if (vcpu->id == 0) {
 		if (ioctl(vm->fd, KVM_ARM_PREFERRED_TARGET, &a->vcpu_init) < 0)
-			return hvm_set_error(-errno,
-					     "KVM_ARM_PREFERRED_TARGET: %s",
-					     strerror(errno));
+			return hvm_set_errno_error("KVM_ARM_PREFERRED_TARGET");
 		/* PSCI 0.2+; PMU, SVE and pointer auth only when asked. */
 		memset(a->vcpu_init.features, 0, sizeof(a->vcpu_init.features));
 		a->vcpu_init.features[0] |= 1u << KVM_ARM_VCPU_PSCI_0_2;
@@ -307,16 +303,15 @@ static int arm64_vcpu_init_target(struct vm *vm, struct vcpu *vcpu)
 	if (vcpu->id != 0)
 		init.features[0] |= 1u << KVM_ARM_VCPU_POWER_OFF;
 	if (ioctl(vcpu->fd, KVM_ARM_VCPU_INIT, &init) < 0)
-		return hvm_set_error(
-			-errno, "KVM_ARM_VCPU_INIT on vCPU %u (target %u): %s",
-			vcpu->id, init.target, strerror(errno));
+		return hvm_set_errno_error(
+			"KVM_ARM_VCPU_INIT on vCPU %u (target %u)", vcpu->id,
+			init.target);
 	/* SVE vector lengths are fixed here; registers need it first. */
 	if ((vm->cfg->cpu_features & CPU_FEATURE_SVE) &&
 	    ioctl(vcpu->fd, KVM_ARM_VCPU_FINALIZE, &(int){ KVM_ARM_VCPU_SVE }) <
 		    0)
-		return hvm_set_error(
-			-errno, "KVM_ARM_VCPU_FINALIZE (SVE) on vCPU %u: %s",
-			vcpu->id, strerror(errno));
+		return hvm_set_errno_error(
+			"KVM_ARM_VCPU_FINALIZE (SVE) on vCPU %u", vcpu->id);
 	return 0;
 }
 
@@ -348,11 +343,10 @@ static int arm64_setup_pv(struct vm *vm, struct vcpu *vcpu)
 					   .addr = (uintptr_t)&bmap };
 
 		if (ioctl(vcpu->fd, KVM_SET_ONE_REG, &reg) < 0)
-			return hvm_set_error(
-				-errno,
-				"--pv: cannot set the vendor hypervisor bitmap to 0x%llx (KVM reported 0x%llx): %s",
+			return hvm_set_errno_error(
+				"--pv: cannot set the vendor hypervisor bitmap to 0x%llx (KVM reported 0x%llx)",
 				(unsigned long long)bmap,
-				(unsigned long long)reported, strerror(errno));
+				(unsigned long long)reported);
 	}
 	if (have_bmap)
 		pr_info("--pv: guest offered %s (vendor hypervisor bitmap 0x%llx, KVM's 0x%llx)",
@@ -389,9 +383,9 @@ static int arm64_vcpu_pvtime(struct vm *vm, struct vcpu *vcpu)
 		return 0;
 	}
 	if (ioctl(vcpu->fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
-		return hvm_set_error(
-			-errno, "vCPU %u: cannot place PV time at 0x%llx: %s",
-			vcpu->id, (unsigned long long)ipa, strerror(errno));
+		return hvm_set_errno_error(
+			"vCPU %u: cannot place PV time at 0x%llx", vcpu->id,
+			(unsigned long long)ipa);
 	a->pvtime_vcpus++;
 	return 0;
 }
@@ -450,8 +444,8 @@ static int arm64_dump_dtb(const char *path, const void *fdt, size_t size)
 	ssize_t n;
 
 	if (fd < 0)
-		return hvm_set_error(-errno, "--dtb-dump: cannot create %s: %s",
-				     path, strerror(errno));
+		return hvm_set_errno_error("--dtb-dump: cannot create %s",
+					   path);
 	n = write(fd, fdt, size);
 	if (n != (ssize_t)size) {
 		int err = n < 0 ? errno : EIO;
@@ -461,8 +455,7 @@ static int arm64_dump_dtb(const char *path, const void *fdt, size_t size)
 				     path, strerror(err));
 	}
 	if (close(fd) < 0)
-		return hvm_set_error(-errno, "--dtb-dump: cannot write %s: %s",
-				     path, strerror(errno));
+		return hvm_set_errno_error("--dtb-dump: cannot write %s", path);
 	return 0;
 }
 
@@ -520,19 +513,15 @@ static int arm64_pmu_init(struct vm *vm)
 		};
 
 		if (ioctl(vm->vcpus[i].fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
-			return hvm_set_error(
-				-errno,
-				"vCPU %u: cannot set the PMU interrupt: %s", i,
-				strerror(errno));
+			return hvm_set_errno_error(
+				"vCPU %u: cannot set the PMU interrupt", i);
 		attr = (struct kvm_device_attr){
 			.group = KVM_ARM_VCPU_PMU_V3_CTRL,
 			.attr = KVM_ARM_VCPU_PMU_V3_INIT,
 		};
 		if (ioctl(vm->vcpus[i].fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
-			return hvm_set_error(
-				-errno,
-				"vCPU %u: cannot initialise the PMU: %s", i,
-				strerror(errno));
+			return hvm_set_errno_error(
+				"vCPU %u: cannot initialise the PMU", i);
 	}
 	return 0;
 }

@@ -94,17 +94,13 @@ static int x86_create_irqchip(struct vm *vm)
 
 	if (ioctl(vm->fd, KVM_SET_IDENTITY_MAP_ADDR,
 		  &(uint64_t){ X86_KVM_IDENTITY_MAP_GPA }) < 0)
-		return hvm_set_error(-errno, "KVM_SET_IDENTITY_MAP_ADDR: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_SET_IDENTITY_MAP_ADDR");
 	if (ioctl(vm->fd, KVM_SET_TSS_ADDR, X86_KVM_TSS_GPA) < 0)
-		return hvm_set_error(-errno, "KVM_SET_TSS_ADDR: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_SET_TSS_ADDR");
 	if (ioctl(vm->fd, KVM_CREATE_IRQCHIP, 0) < 0)
-		return hvm_set_error(-errno, "KVM_CREATE_IRQCHIP: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_CREATE_IRQCHIP");
 	if (ioctl(vm->fd, KVM_CREATE_PIT2, &pit) < 0)
-		return hvm_set_error(-errno, "KVM_CREATE_PIT2: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_CREATE_PIT2");
 	return 0;
 }
 
@@ -150,13 +146,12 @@ static int x86_setup_rr_partner(struct vm *vm)
 	doorbell.fd = rr_partner_request_fd(a->rr);
 	answer.fd = (uint32_t)rr_partner_response_fd(a->rr);
 	if (ioctl(vm->fd, KVM_IOEVENTFD, &doorbell) < 0)
-		return hvm_set_error(
-			-errno, "--rr-partner: KVM_IOEVENTFD on port 0x%x: %s",
-			X86_RR_PARTNER_PORT, strerror(errno));
+		return hvm_set_errno_error(
+			"--rr-partner: KVM_IOEVENTFD on port 0x%x",
+			X86_RR_PARTNER_PORT);
 	if (ioctl(vm->fd, KVM_IRQFD, &answer) < 0)
-		return hvm_set_error(-errno,
-				     "--rr-partner: KVM_IRQFD on GSI %d: %s",
-				     X86_RR_PARTNER_IRQ, strerror(errno));
+		return hvm_set_errno_error("--rr-partner: KVM_IRQFD on GSI %d",
+					   X86_RR_PARTNER_IRQ);
 	return vm_register_pio(vm, X86_RR_PARTNER_PORT, RR_PARTNER_LEN,
 			       &rr_partner_bus_ops, a->rr, "rr-partner");
 }
@@ -411,8 +406,7 @@ static int x86_vcpu_set_cpuid(struct vm *vm, struct vcpu *vcpu)
 	}
 	cpuid_for_vcpu(src, c, vcpu->id, &a->cpuid);
 	if (ioctl(vcpu->fd, KVM_SET_CPUID2, c) < 0)
-		r = hvm_set_error(-errno, "KVM_SET_CPUID2 on vCPU %u: %s",
-				  vcpu->id, strerror(errno));
+		r = hvm_set_errno_error("KVM_SET_CPUID2 on vCPU %u", vcpu->id);
 	free(c);
 	/* Make KVM refuse PV MSRs and hypercalls the CPUID does not offer. */
 	if (!r && kvm_check_cap(vm->fd, KVM_CAP_ENFORCE_PV_FEATURE_CPUID) > 0) {
@@ -422,10 +416,9 @@ static int x86_vcpu_set_cpuid(struct vm *vm, struct vcpu *vcpu)
 		};
 
 		if (ioctl(vcpu->fd, KVM_ENABLE_CAP, &cap) < 0)
-			r = hvm_set_error(
-				-errno,
-				"KVM_CAP_ENFORCE_PV_FEATURE_CPUID on vCPU %u: %s",
-				vcpu->id, strerror(errno));
+			r = hvm_set_errno_error(
+				"KVM_CAP_ENFORCE_PV_FEATURE_CPUID on vCPU %u",
+				vcpu->id);
 	}
 	return r;
 }
@@ -454,8 +447,8 @@ static int x86_vcpu_set_lapic(struct vcpu *vcpu)
 	uint32_t v;
 
 	if (ioctl(vcpu->fd, KVM_GET_LAPIC, &lapic) < 0)
-		return hvm_set_error(-errno, "KVM_GET_LAPIC on vCPU %u: %s",
-				     vcpu->id, strerror(errno));
+		return hvm_set_errno_error("KVM_GET_LAPIC on vCPU %u",
+					   vcpu->id);
 	memcpy(&v, &lapic.regs[APIC_LVT0], 4);
 	v = (v & ~0x700u) | APIC_MODE_EXTINT;
 	memcpy(&lapic.regs[APIC_LVT0], &v, 4);
@@ -463,8 +456,8 @@ static int x86_vcpu_set_lapic(struct vcpu *vcpu)
 	v = (v & ~0x700u) | APIC_MODE_NMI;
 	memcpy(&lapic.regs[APIC_LVT1], &v, 4);
 	if (ioctl(vcpu->fd, KVM_SET_LAPIC, &lapic) < 0)
-		return hvm_set_error(-errno, "KVM_SET_LAPIC on vCPU %u: %s",
-				     vcpu->id, strerror(errno));
+		return hvm_set_errno_error("KVM_SET_LAPIC on vCPU %u",
+					   vcpu->id);
 	return 0;
 }
 
@@ -495,8 +488,7 @@ static int x86_vcpu_set_boot_regs(struct vm *vm, struct vcpu *vcpu)
 	};
 
 	if (ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0)
-		return hvm_set_error(-errno, "KVM_GET_SREGS: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_GET_SREGS");
 	if (x86(vm)->linux64) {
 		/* bzImage: long mode, RSI = zero page (boot64.h). */
 		boot64_set_entry_state(&regs, &sregs, x86(vm)->entry,
@@ -510,11 +502,9 @@ static int x86_vcpu_set_boot_regs(struct vm *vm, struct vcpu *vcpu)
 		sregs.efer = 0;
 	}
 	if (ioctl(vcpu->fd, KVM_SET_SREGS, &sregs) < 0)
-		return hvm_set_error(-errno, "KVM_SET_SREGS: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_SET_SREGS");
 	if (ioctl(vcpu->fd, KVM_SET_REGS, &regs) < 0)
-		return hvm_set_error(-errno, "KVM_SET_REGS: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_SET_REGS");
 	return 0;
 }
 
