@@ -12,7 +12,6 @@
 #include "core/arch.h"
 #include "core/log.h"
 #include "core/vm.h"
-#include "sched/brain.h"
 
 /*
  * Kicks use SIGUSR1 with an empty handler installed without SA_RESTART: the
@@ -306,11 +305,13 @@ static void *vcpu_thread(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	vcpu->self = pthread_self();
 	atomic_store(&vcpu->kickable, true);
-	sched_vcpu_start(vm, vcpu->id);
+	if (vm->hooks && vm->hooks->vcpu_thread_start)
+		vm->hooks->vcpu_thread_start(vm, vcpu->id);
 
 	vcpu_run_loop(vcpu);
 	atomic_store(&vcpu->kickable, false);
-	sched_vcpu_exit(vm, vcpu->id);
+	if (vm->hooks && vm->hooks->vcpu_thread_exit)
+		vm->hooks->vcpu_thread_exit(vm, vcpu->id);
 
 	/* When one vCPU ends, the VM ends: make sure the others follow. */
 	if (!atomic_load(&vm->stopping))

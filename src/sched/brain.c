@@ -180,7 +180,7 @@ static int hint_current_vcpu(void *ctx)
 static void boost_vcpu(struct sched_vm *s, unsigned int target, uint32_t us)
 {
 	struct vcpu_track *t = &s->vcpus[target];
-	pid_t tid = atomic_load(&s->vm->vcpus[target].tid);
+	pid_t tid = vm_vcpu_tid(s->vm, target);
 	uint64_t now = brain_now_ns(), limit;
 	int r;
 
@@ -226,7 +226,7 @@ static uint64_t restore_boosts(struct sched_vm *s, uint64_t now, bool all)
 		if (!t->boosted)
 			continue;
 		if (all || t->boost_until_ns <= now) {
-			pid_t tid = atomic_load(&s->vm->vcpus[i].tid);
+			pid_t tid = vm_vcpu_tid(s->vm, i);
 
 			/* An exited thread restored itself (sched_vcpu_exit). */
 			if (tid && !t->exited)
@@ -253,7 +253,7 @@ static void hint_deliver(void *ctx, const struct hint_event *ev)
 	 * holder and yield to whoever the host scheduler picks.
 	 */
 	if (d.boost_vcpu >= 0 && s->kernel.yield_to) {
-		int r = kernel_hints_yield_to(s->vm->vcpus[ev->from].fd,
+		int r = kernel_hints_yield_to(vm_vcpu_fd(s->vm, ev->from),
 					      &s->kernel,
 					      (unsigned int)d.boost_vcpu);
 
@@ -324,7 +324,7 @@ void sched_msi_injected(struct vm *vm, uint64_t addr)
 	if (now - last < IRQ_BOOST_CHECK_NS ||
 	    !atomic_compare_exchange_strong(&t->irq_checked_ns, &last, now))
 		return;
-	tid = atomic_load(&vm->vcpus[dest].tid);
+	tid = vm_vcpu_tid(vm, dest);
 	if (!tid || !thread_runnable(tid))
 		return;
 	atomic_fetch_add(&t->irq_boosts, 1);
@@ -400,7 +400,7 @@ static void read_schedstats(struct sched_vm *s)
 {
 	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
 		struct vcpu_track *t = &s->vcpus[i];
-		pid_t tid = atomic_load(&s->vm->vcpus[i].tid);
+		pid_t tid = vm_vcpu_tid(s->vm, i);
 		struct thread_sched now;
 
 		if (t->final || !tid || observe_read_thread(tid, &now) < 0)
@@ -418,7 +418,7 @@ static uint64_t sub_or_zero(uint64_t a, uint64_t b)
 static void apply_pinning(struct sched_vm *s, const struct policy_action *a)
 {
 	for (unsigned int i = 0; i < s->nr_vcpus && i < POLICY_MAX_VCPUS; i++) {
-		pid_t tid = atomic_load(&s->vm->vcpus[i].tid);
+		pid_t tid = vm_vcpu_tid(s->vm, i);
 		int r;
 
 		if (!tid || s->vcpus[i].final)
@@ -550,7 +550,7 @@ static void wait_for_tids(struct sched_vm *s)
 		bool all = true;
 
 		for (unsigned int i = 0; i < s->nr_vcpus && all; i++)
-			all = atomic_load(&s->vm->vcpus[i].tid) != 0;
+			all = vm_vcpu_tid(s->vm, i) != 0;
 		if (all || __atomic_load_n(&s->stop, __ATOMIC_RELAXED))
 			return;
 		usleep(1000);
@@ -626,8 +626,8 @@ int sched_vm_start(struct vm *vm)
 	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
 		struct vcpu_track *t = &s->vcpus[i];
 
-		if (open_stats(vm->vcpus[i].fd, &t->stats, &t->values, &t->prev,
-			       &t->delta) == 0) {
+		if (open_stats(vm_vcpu_fd(vm, i), &t->stats, &t->values,
+			       &t->prev, &t->delta) == 0) {
 			t->have_stats = true;
 			memcpy(t->prev, t->values,
 			       t->stats.nr_values * sizeof(uint64_t));

@@ -17,7 +17,6 @@
 #include "devices/virtio/virtio_pci.h"
 #include "devices/virtio/virtio_rng.h"
 #include "devices/virtio/virtio_vm.h"
-#include "sched/brain.h"
 
 #define EVENT_LOOP_ENTRIES 256
 
@@ -58,7 +57,7 @@ static int kvm_signal_msi(void *ctx, uint64_t addr, uint32_t data)
 	/* 0 means the guest blocked it (e.g. APIC disabled): not an error. */
 	if (ioctl(vm->fd, KVM_SIGNAL_MSI, &msi) < 0)
 		return -errno;
-	sched_msi_injected(vm, addr); /* maybe boost the woken vCPU */
+	vm_msi_injected(vm, addr); /* maybe boost the woken vCPU */
 	return 0;
 }
 
