@@ -9,10 +9,10 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include "core/arch.h"
 #include "core/config.h"
 #include "core/log.h"
 
-#define HVM_MAX_CPUS 254 /* xAPIC ids 0-253, 254 for the I/O APIC */
 #define HVM_MIN_MEM (4ULL << 20)
 
 struct option_def {
@@ -64,11 +64,11 @@ static int parse_cpus(struct hvm_config *cfg, const char *name,
 {
 	uint64_t n;
 
-	if (parse_uint(value, 1, HVM_MAX_CPUS, &n) < 0)
+	if (parse_uint(value, 1, arch_max_vcpus(), &n) < 0)
 		return hvm_set_error(
 			-EINVAL,
-			"--%s: '%s' is not a valid vCPU count; expected a number from 1 to %d",
-			name, value ? value : "", HVM_MAX_CPUS);
+			"--%s: '%s' is not a valid vCPU count; expected a number from 1 to %u",
+			name, value ? value : "", arch_max_vcpus());
 	cfg->cpus = (unsigned int)n;
 	return 0;
 }
@@ -279,13 +279,13 @@ static int parse_kvm_device(struct hvm_config *cfg, const char *name,
 static int parse_rr_partner(struct hvm_config *cfg, const char *name,
 			    const char *value)
 {
-	return parse_flag(&cfg->rr_partner, name, value);
+	return parse_flag(&cfg->arch.rr_partner, name, value);
 }
 
 static int parse_dtb_dump(struct hvm_config *cfg, const char *name,
 			  const char *value)
 {
-	return set_string(&cfg->dtb_dump, name, value);
+	return set_string(&cfg->arch.dtb_dump, name, value);
 }
 
 /* --cpu-features none | NAME[,NAME...] with NAME in pmu, sve, pauth. */
@@ -304,7 +304,7 @@ static int parse_cpu_features(struct hvm_config *cfg, const char *name,
 	if (!value || !*value)
 		return hvm_set_error(-EINVAL, "--%s needs a value", name);
 	if (!strcmp(value, "none")) {
-		cfg->cpu_features = 0;
+		cfg->arch.cpu_features = 0;
 		return 0;
 	}
 	for (;;) {
@@ -326,7 +326,7 @@ static int parse_cpu_features(struct hvm_config *cfg, const char *name,
 			break;
 		p++; /* the comma: an item must follow */
 	}
-	cfg->cpu_features = bits;
+	cfg->arch.cpu_features = bits;
 	return 0;
 }
 
@@ -351,8 +351,7 @@ static const struct option_def options[] = {
 	  parse_kernel },
 	{ { "initrd", 'i', "FILE", "initial ramdisk" }, parse_initrd },
 	{ { "cmdline", 'p', "STR", "kernel command line" }, parse_cmdline },
-	{ { "cpus", 'c', "N", "number of vCPUs (1-254, default 1)" },
-	  parse_cpus },
+	{ { "cpus", 'c', "N", "number of vCPUs (default 1)" }, parse_cpus },
 	{ { "mem", 'm', "SIZE", "guest RAM, e.g. 512M or 2G (default 256M)" },
 	  parse_mem },
 	{ { "hugepages", 0, NULL, "back guest RAM with hugetlbfs pages" },
@@ -468,7 +467,7 @@ void config_free_fields(struct hvm_config *cfg)
 	free(cfg->initrd);
 	free(cfg->cmdline);
 	free(cfg->kvm_path);
-	free(cfg->dtb_dump);
+	free(cfg->arch.dtb_dump);
 	free(cfg->control_path);
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		free(cfg->disks[i].path);
@@ -502,7 +501,7 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 		return NULL;
 	*copy = *cfg;
 	copy->kernel = copy->initrd = copy->cmdline = copy->kvm_path = NULL;
-	copy->control_path = copy->dtb_dump = NULL;
+	copy->control_path = copy->arch.dtb_dump = NULL;
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		copy->disks[i].path = NULL;
 	for (unsigned int i = 0; i < cfg->nr_nets; i++)
@@ -512,7 +511,7 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 	    dup_field(&copy->cmdline, cfg->cmdline) ||
 	    dup_field(&copy->kvm_path, cfg->kvm_path) ||
 	    dup_field(&copy->control_path, cfg->control_path) ||
-	    dup_field(&copy->dtb_dump, cfg->dtb_dump);
+	    dup_field(&copy->arch.dtb_dump, cfg->arch.dtb_dump);
 	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++)
 		r = dup_field(&copy->disks[i].path, cfg->disks[i].path);
 	for (unsigned int i = 0; !r && i < cfg->nr_nets; i++)

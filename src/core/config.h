@@ -36,6 +36,17 @@ struct hvm_net_config {
 	bool mac_set; /* else a fixed locally administered default */
 };
 
+/*
+ * Options only one architecture reads (src/arch/<arch>), kept apart so that
+ * the common config does not grow arch fields. Parsed on every
+ * architecture, so that an option file works anywhere.
+ */
+struct hvm_arch_config {
+	char *dtb_dump; /* arm64: write the generated device tree here */
+	uint32_t cpu_features; /* arm64: CPU_FEATURE_* (--cpu-features) */
+	bool rr_partner; /* x86: the rr benchmark's host-side partner */
+};
+
 struct hvm_config {
 	char *kernel; /* NULL: the built-in test kernel */
 	char *initrd;
@@ -49,15 +60,13 @@ struct hvm_config {
 	int console_out_fd;
 	int verbosity;
 	char *kvm_path;
-	bool rr_partner; /* the rr benchmark's host-side partner device */
-	char *dtb_dump; /* arm64: write the generated device tree here */
-	uint32_t cpu_features; /* arm64: CPU_FEATURE_* (--cpu-features) */
 	char *control_path; /* --control: Unix socket, NULL for none */
 	struct hvm_disk_config disks[HVM_MAX_DISKS];
 	unsigned int nr_disks;
 	struct hvm_net_config nets[HVM_MAX_NETS];
 	unsigned int nr_nets;
 	bool rng; /* virtio-rng fed from getrandom(2) */
+	struct hvm_arch_config arch; /* --cpu-features, --dtb-dump, ... */
 	struct sched_options sched; /* --pin, --halt-poll, --pv, --stats... */
 	/* Which options were set explicitly: a config file never overrides. */
 	uint64_t set_mask;

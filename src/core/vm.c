@@ -38,7 +38,6 @@ int vm_map_memory(struct vm *vm)
 
 int vm_add_ram(struct vm *vm, uint64_t gpa, uint64_t size, uint64_t host_offset)
 {
-	struct kvm_userspace_memory_region region;
 	uint8_t *hva = (uint8_t *)vm->mem.mapping + host_offset;
 	int r;
 
@@ -51,16 +50,23 @@ int vm_add_ram(struct vm *vm, uint64_t gpa, uint64_t size, uint64_t host_offset)
 	if (r < 0)
 		return hvm_set_error(r, "cannot add RAM region at 0x%llx: %s",
 				     (unsigned long long)gpa, strerror(-r));
-	region = (struct kvm_userspace_memory_region){
+	return vm_add_memslot(vm, gpa, size, hva, "guest RAM");
+}
+
+int vm_add_memslot(struct vm *vm, uint64_t gpa, uint64_t size, void *hva,
+		   const char *what)
+{
+	struct kvm_userspace_memory_region region = {
 		.slot = vm->nr_memslots,
 		.guest_phys_addr = gpa,
 		.memory_size = size,
 		.userspace_addr = (uintptr_t)hva,
 	};
+
 	if (ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &region) < 0)
 		return hvm_set_errno_error(
-			"KVM_SET_USER_MEMORY_REGION (slot %u, %llu MiB at 0x%llx) failed",
-			vm->nr_memslots, (unsigned long long)(size >> 20),
+			"KVM_SET_USER_MEMORY_REGION for %s (slot %u, %llu KiB at 0x%llx) failed",
+			what, vm->nr_memslots, (unsigned long long)(size >> 10),
 			(unsigned long long)gpa);
 	vm->nr_memslots++;
 	return 0;

@@ -140,6 +140,14 @@ int vm_map_memory(struct vm *vm);
 int vm_add_ram(struct vm *vm, uint64_t gpa, uint64_t size,
 	       uint64_t host_offset);
 
+/*
+ * Give KVM the next memory slot: [GPA, GPA + SIZE) backed by HVA. For
+ * memory the guest reaches but hintvm does not treat as RAM (arm64's PV
+ * time area); guest RAM goes through vm_add_ram. WHAT names it in errors.
+ */
+int vm_add_memslot(struct vm *vm, uint64_t gpa, uint64_t size, void *hva,
+		   const char *what);
+
 /* Register a device on the PIO or MMIO bus; errors name the device. */
 int vm_register_pio(struct vm *vm, uint64_t port, uint64_t len,
 		    const struct bus_ops *ops, void *dev, const char *name);

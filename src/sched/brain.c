@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <linux/kvm.h>
 
+#include "core/arch.h"
 #include "core/log.h"
 #include "core/clock.h"
 #include "core/vm.h"
@@ -86,8 +87,8 @@ int sched_vm_create(struct vm *vm)
 	read_allowed(s);
 	s->have_pressure = observe_read_pressure(&s->pressure) == 0;
 	s->have_cpu_stat = observe_read_cpu_stat(&s->cpu_stat) == 0;
-	act_query_disable_exits(vm->fd, &s->can_disable_hlt,
-				&s->can_disable_pause);
+	arch_idle_exits_query(vm->fd, &s->can_disable_hlt,
+			      &s->can_disable_pause);
 	s->halt_poll_supported = kvm_check_cap(vm->fd, KVM_CAP_HALT_POLL) > 0;
 
 	in.settings = s->opt.settings;
@@ -104,8 +105,8 @@ int sched_vm_create(struct vm *vm)
 	s->state = s->create.first.next;
 
 	if (s->create.disable_hlt_exits || s->create.disable_pause_exits) {
-		r = act_disable_exits(vm->fd, s->create.disable_hlt_exits,
-				      s->create.disable_pause_exits);
+		r = arch_idle_exits_disable(vm->fd, s->create.disable_hlt_exits,
+					    s->create.disable_pause_exits);
 		if (r < 0) {
 			pr_warn("cannot disable HLT/PAUSE exits: %s; keeping them",
 				strerror(-r));
@@ -303,8 +304,9 @@ void sched_msi_injected(struct vm *vm, uint64_t addr)
 	struct sched_vm *s = vm->sched;
 	struct policy_state st;
 	struct vcpu_track *t;
-	unsigned int dest;
 	uint64_t now, last;
+	unsigned int dest;
+	int target;
 	uint32_t us;
 	pid_t tid;
 
@@ -312,12 +314,11 @@ void sched_msi_injected(struct vm *vm, uint64_t addr)
 		return;
 	st = (struct policy_state){ .commit = atomic_load(&s->commit) };
 	us = policy_on_irq_inject(&st, &s->opt.settings);
-	/* x86 MSI: 0xFEExxxxx, destination APIC ID (= vCPU index) 19:12. */
-	if (!us || (addr >> 20) != 0xfee)
+	target = us ? arch_msi_target_vcpu(addr) : -1;
+	if (target < 0 || (unsigned int)target >= s->nr_vcpus ||
+	    target == current_vcpu_id)
 		return;
-	dest = (unsigned int)(addr >> 12) & 0xff;
-	if (dest >= s->nr_vcpus || (int)dest == current_vcpu_id)
-		return;
+	dest = (unsigned int)target;
 	t = &s->vcpus[dest];
 	now = brain_now_ns();
 	last = atomic_load(&t->irq_checked_ns);

@@ -83,6 +83,26 @@ unsigned int arch_max_vcpus(void)
 	return (unsigned int)ARM64_MAX_VCPUS; /* redistributors that fit */
 }
 
+/* No PCI and no ITS here: devices raise wired SPIs, never MSIs. */
+int arch_msi_target_vcpu(uint64_t addr)
+{
+	return -1;
+}
+
+/*
+ * Stock arm64 KVM has no per-VM switch for WFI/WFE traps (the patch series
+ * adds one, used through sched/kernel_hints.c).
+ */
+void arch_idle_exits_query(int vm_fd, bool *hlt, bool *pause)
+{
+	*hlt = *pause = false;
+}
+
+int arch_idle_exits_disable(int vm_fd, bool hlt, bool pause)
+{
+	return hlt || pause ? -EOPNOTSUPP : 0;
+}
+
 static int arm64_setup_memory(struct vm *vm)
 {
 	int r = vm_map_memory(vm);
@@ -100,7 +120,6 @@ static int arm64_setup_memory(struct vm *vm)
 static int arm64_setup_pvtime(struct vm *vm)
 {
 	struct arm64_vm *a = arm64(vm);
-	struct kvm_userspace_memory_region region;
 	void *mem;
 
 	mem = mmap(NULL, ARM64_PVTIME_SIZE, PROT_READ | PROT_WRITE,
@@ -108,22 +127,8 @@ static int arm64_setup_pvtime(struct vm *vm)
 	if (mem == MAP_FAILED)
 		return hvm_set_errno_error("cannot map the PV time area");
 	a->pvtime = mem;
-	region = (struct kvm_userspace_memory_region){
-		.slot = vm->nr_memslots,
-		.guest_phys_addr = ARM64_PVTIME_GPA,
-		.memory_size = ARM64_PVTIME_SIZE,
-		.userspace_addr = (uintptr_t)mem,
-	};
-	if (ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &region) < 0)
-		return hvm_set_errno_error(
-			"KVM_SET_USER_MEMORY_REGION for PV time");
-	vm->nr_memslots++;
-	return 0;
-}
-
-static size_t serial_deliver(void *ctx, const uint8_t *buf, size_t len)
-{
-	return uart8250_receive(ctx, buf, len);
+	return vm_add_memslot(vm, ARM64_PVTIME_GPA, ARM64_PVTIME_SIZE, mem,
+			      "PV time");
 }
 
 static int arm64_setup_devices(struct vm *vm)
@@ -140,8 +145,7 @@ static int arm64_setup_devices(struct vm *vm)
 	a->pvpanic = pvpanic_create(vm->power);
 	if (!a->uart || !a->pvpanic)
 		return hvm_set_error(-ENOMEM, "out of memory for devices");
-	vm->console_sink = (struct console_sink){ .deliver = serial_deliver,
-						  .ctx = a->uart };
+	vm->console_sink = uart8250_console_sink(a->uart);
 	r = vm_register_mmio(vm, ARM64_UART_GPA, UART8250_REGS,
 			     &uart8250_bus_ops, a->uart, "ttyS0");
 	if (!r)
@@ -269,7 +273,7 @@ static int arm64_optional_features(struct vm *vm, uint32_t *features)
 {
 	for (size_t i = 0;
 	     i < sizeof(arm64_features) / sizeof(arm64_features[0]); i++) {
-		if (!(vm->cfg->cpu_features & arm64_features[i].option))
+		if (!(vm->cfg->arch.cpu_features & arm64_features[i].option))
 			continue;
 		if (kvm_check_cap(vm->fd, arm64_features[i].cap) <= 0)
 			return hvm_set_error(
@@ -307,7 +311,7 @@ static int arm64_vcpu_init_target(struct vm *vm, struct vcpu *vcpu)
 			"KVM_ARM_VCPU_INIT on vCPU %u (target %u)", vcpu->id,
 			init.target);
 	/* SVE vector lengths are fixed here; registers need it first. */
-	if ((vm->cfg->cpu_features & CPU_FEATURE_SVE) &&
+	if ((vm->cfg->arch.cpu_features & CPU_FEATURE_SVE) &&
 	    ioctl(vcpu->fd, KVM_ARM_VCPU_FINALIZE, &(int){ KVM_ARM_VCPU_SVE }) <
 		    0)
 		return hvm_set_errno_error(
@@ -481,7 +485,7 @@ static int arm64_write_fdt(struct vm *vm)
 		.nr_virtio = a->nr_virtio,
 		.hint_gpa = vm->cfg->sched.settings.hints ? ARM64_HINT_GPA : 0,
 		.pvpanic_gpa = ARM64_PVPANIC_GPA,
-		.pmu = vm->cfg->cpu_features & CPU_FEATURE_PMU,
+		.pmu = vm->cfg->arch.cpu_features & CPU_FEATURE_PMU,
 	};
 	void *buf = calloc(1, FDT_BUF_SIZE);
 	int size, r;
@@ -492,8 +496,8 @@ static int arm64_write_fdt(struct vm *vm)
 	r = size < 0 ? size : 0;
 	if (!r)
 		r = guest_write(&vm->mem, a->dtb_gpa, buf, (size_t)size);
-	if (!r && vm->cfg->dtb_dump)
-		r = arm64_dump_dtb(vm->cfg->dtb_dump, buf, (size_t)size);
+	if (!r && vm->cfg->arch.dtb_dump)
+		r = arm64_dump_dtb(vm->cfg->arch.dtb_dump, buf, (size_t)size);
 	free(buf);
 	return r;
 }
@@ -503,7 +507,7 @@ static int arm64_pmu_init(struct vm *vm)
 {
 	uint32_t irq = ARM64_GIC_PPI_BASE + ARM64_PPI_PMU;
 
-	if (!(vm->cfg->cpu_features & CPU_FEATURE_PMU))
+	if (!(vm->cfg->arch.cpu_features & CPU_FEATURE_PMU))
 		return 0;
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
 		struct kvm_device_attr attr = {

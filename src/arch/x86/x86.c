@@ -85,7 +85,38 @@ int arch_check_kvm(struct kvm_host *kvm)
 
 unsigned int arch_max_vcpus(void)
 {
-	return 254; /* xAPIC ids, with one id left for the I/O APIC */
+	return X86_MAX_VCPUS;
+}
+
+int arch_msi_target_vcpu(uint64_t addr)
+{
+	/* 0xFEExxxxx, destination APIC ID (= vCPU index) in bits 19:12. */
+	if ((addr >> 20) != (X86_LAPIC_GPA >> 20))
+		return -1;
+	return (int)((addr >> 12) & 0xff);
+}
+
+void arch_idle_exits_query(int vm_fd, bool *hlt, bool *pause)
+{
+	int r = ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_X86_DISABLE_EXITS);
+
+	if (r < 0)
+		r = 0;
+	*hlt = r & KVM_X86_DISABLE_EXITS_HLT;
+	*pause = r & KVM_X86_DISABLE_EXITS_PAUSE;
+}
+
+int arch_idle_exits_disable(int vm_fd, bool hlt, bool pause)
+{
+	struct kvm_enable_cap cap = { .cap = KVM_CAP_X86_DISABLE_EXITS };
+
+	if (hlt)
+		cap.args[0] |= KVM_X86_DISABLE_EXITS_HLT;
+	if (pause)
+		cap.args[0] |= KVM_X86_DISABLE_EXITS_PAUSE;
+	if (!cap.args[0])
+		return 0;
+	return ioctl(vm_fd, KVM_ENABLE_CAP, &cap) < 0 ? -errno : 0;
 }
 
 static int x86_create_irqchip(struct vm *vm)
@@ -158,11 +189,6 @@ static int x86_setup_rr_partner(struct vm *vm)
 
 static const struct bus_ops post_port_ops = { 0 };
 
-static size_t serial_deliver(void *ctx, const uint8_t *buf, size_t len)
-{
-	return uart8250_receive(ctx, buf, len);
-}
-
 /* PCI bus 0 with the virtio devices, and the reset port at 0xcf9. */
 static int x86_setup_pci(struct vm *vm)
 {
@@ -202,8 +228,7 @@ static int x86_setup_devices(struct vm *vm)
 	a->pvpanic = pvpanic_create(vm->power);
 	if (!a->uart || !a->rtc || !a->kbc || !a->pm || !a->pvpanic)
 		return hvm_set_error(-ENOMEM, "out of memory for devices");
-	vm->console_sink = (struct console_sink){ .deliver = serial_deliver,
-						  .ctx = a->uart };
+	vm->console_sink = uart8250_console_sink(a->uart);
 
 	r = vm_register_pio(vm, X86_COM1_PORT, UART8250_REGS, &uart8250_bus_ops,
 			    a->uart, "ttyS0");
@@ -242,7 +267,7 @@ static int x86_setup_devices(struct vm *vm)
 		r = bus_set_coalesced(&vm->pio, X86_POST_PORT);
 	if (!r)
 		r = sched_register_hints(vm, X86_HINT_PORT, true);
-	if (!r && vm->cfg->rr_partner)
+	if (!r && vm->cfg->arch.rr_partner)
 		r = x86_setup_rr_partner(vm);
 	return r;
 }
@@ -364,7 +389,7 @@ int arch_vm_init(struct vm *vm)
 	if (!a)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	vm->arch = a;
-	if (vm->cfg->cpu_features)
+	if (vm->cfg->arch.cpu_features)
 		return hvm_set_error(
 			-EINVAL,
 			"--cpu-features is for arm64 guests; x86 vCPUs get the host's CPUID");
