@@ -11,6 +11,7 @@
 
 #include "core/arch.h"
 #include "core/log.h"
+#include "core/stats.h"
 #include "core/vm.h"
 
 /*
@@ -417,4 +418,72 @@ int vcpu_start(struct vcpu *vcpu)
 		return -r;
 	vcpu->thread_started = true;
 	return 0;
+}
+
+/* ---- core's per-vCPU counters, for every statistics report ---- */
+
+static uint64_t exit_count(const void *ctx, unsigned int id, uint32_t reason)
+{
+	const struct vm *vm = ctx;
+
+	return id < vm->nr_vcpus ? atomic_load(&vm->vcpus[id].exits[reason])
+				 : 0;
+}
+
+static uint64_t stat_exits(const void *ctx, unsigned int id)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t reason = 0; reason < VCPU_EXIT_REASONS; reason++)
+		sum += exit_count(ctx, id, reason);
+	return sum;
+}
+
+static uint64_t stat_exit_io(const void *ctx, unsigned int id)
+{
+	return exit_count(ctx, id, KVM_EXIT_IO);
+}
+
+static uint64_t stat_exit_mmio(const void *ctx, unsigned int id)
+{
+	return exit_count(ctx, id, KVM_EXIT_MMIO);
+}
+
+static uint64_t stat_exit_hlt(const void *ctx, unsigned int id)
+{
+	return exit_count(ctx, id, KVM_EXIT_HLT);
+}
+
+static uint64_t stat_exit_intr(const void *ctx, unsigned int id)
+{
+	return exit_count(ctx, id, KVM_EXIT_INTR);
+}
+
+/* Exits to userspace as the run loop counted them (context: the vm). */
+static const struct stat_desc vcpu_stats[] = {
+	{ .name = "exits",
+	  .json = "exits.total",
+	  .column = "exits",
+	  .width = 8,
+	  .get = stat_exits },
+	{ .name = "exit_io",
+	  .json = "exits.io",
+	  .column = "io",
+	  .width = 7,
+	  .get = stat_exit_io },
+	{ .name = "exit_mmio",
+	  .json = "exits.mmio",
+	  .column = "mmio",
+	  .width = 7,
+	  .get = stat_exit_mmio },
+	{ .name = "exit_hlt", .json = "exits.hlt", .get = stat_exit_hlt },
+	{ .name = "exit_intr", .json = "exits.intr", .get = stat_exit_intr },
+};
+
+struct stat_table vm_vcpu_stat_table(const struct vm *vm)
+{
+	return (struct stat_table){ .descs = vcpu_stats,
+				    .nr = sizeof(vcpu_stats) /
+					  sizeof(vcpu_stats[0]),
+				    .ctx = vm };
 }

@@ -19,6 +19,7 @@
 #include "core/guest_memory.h"
 #include "core/kvm_host.h"
 #include "core/power.h"
+#include "core/stats.h"
 #include "hintvm/hintvm.h"
 
 struct kvm_run;
@@ -150,6 +151,9 @@ void vm_msi_injected(struct vm *vm, uint64_t addr);
  */
 pid_t vm_vcpu_tid(const struct vm *vm, unsigned int id);
 int vm_vcpu_fd(const struct vm *vm, unsigned int id);
+
+/* Core's per-vCPU counters (exits by reason) as a statistics table. */
+struct stat_table vm_vcpu_stat_table(const struct vm *vm);
 
 /* Allocate guest RAM of cfg->mem bytes (call once, from the arch). */
 int vm_map_memory(struct vm *vm);
