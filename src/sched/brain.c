@@ -67,7 +67,7 @@ int sched_vm_create(struct vm *vm)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	vm->sched = s;
 	s->vm = vm;
-	s->opt = vm->cfg->sched;
+	s->opt = *vm->cfg->sched;
 	s->nr_vcpus = vm->cfg->cpus;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->boost_lock, NULL);

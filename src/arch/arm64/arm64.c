@@ -30,6 +30,7 @@
 #include "sched/brain.h"
 #include "sched/kvm_para_bits.h"
 #include "sched/pv.h"
+#include "sched/sched_config.h"
 
 #define FDT_BUF_SIZE (64u << 10)
 #define PAGE_4K 4096ULL
@@ -483,7 +484,7 @@ static int arm64_write_fdt(struct vm *vm)
 		.initrd_size = a->initrd_size,
 		.virtio = a->virtio,
 		.nr_virtio = a->nr_virtio,
-		.hint_gpa = vm->cfg->sched.settings.hints ? ARM64_HINT_GPA : 0,
+		.hint_gpa = vm->cfg->sched->settings.hints ? ARM64_HINT_GPA : 0,
 		.pvpanic_gpa = ARM64_PVPANIC_GPA,
 		.pmu = vm->cfg->arch.cpu_features & CPU_FEATURE_PMU,
 	};
