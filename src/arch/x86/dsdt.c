@@ -28,7 +28,7 @@
  * pvpanic driver binds to _HID QEMU0001 and takes the port from _CRS. PCI0
  * is the host bridge of src/devices/pci: its memory window is where hintvm
  * places BARs, so Linux keeps them. No _PRT: devices interrupt through
- * MSI-X only. tests/unit/arch/test_x86_acpi.c parses all of it back.
+ * MSI-X only. tests/unit/arch/x86/test_acpi.c parses all of it back.
  */
 #include <string.h>
 
