@@ -42,6 +42,19 @@ static const struct vm_hooks builder_hooks = {
 	.msi_injected = sched_msi_injected,
 };
 
+/*
+ * Each VM logs at its own level: set it on the calling thread for the
+ * length of an hvm_vm_* call (threads the VM starts inherit it), then give
+ * the caller its own back.
+ */
+static enum log_level enter_vm_log(const struct vm *vm)
+{
+	enum log_level caller = log_get_level();
+
+	log_set_level(log_level_for_verbosity(vm->cfg->verbosity));
+	return caller;
+}
+
 static void builder_teardown(struct vm *vm)
 {
 	vm_destroy_vcpus(vm);
@@ -51,49 +64,51 @@ static void builder_teardown(struct vm *vm)
 	vm_free(vm);
 }
 
+static int builder_assemble(struct vm *vm);
+
 struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 {
+	enum log_level caller;
 	struct vm *vm;
-	int r;
 
 	if (!cfg) {
 		hvm_set_error(-EINVAL, "hvm_vm_create: no config");
 		return NULL;
 	}
-	log_set_level(LOG_WARN + cfg->verbosity);
 	if (vm_check_config(cfg) < 0)
 		return NULL;
 	vm = vm_alloc(cfg, &builder_hooks);
 	if (!vm)
 		return NULL;
+	caller = enter_vm_log(vm);
+	if (builder_assemble(vm) < 0) {
+		builder_teardown(vm);
+		vm = NULL;
+	}
+	log_set_level(caller);
+	return (struct hvm_vm *)vm;
+}
+
+static int builder_assemble(struct vm *vm)
+{
+	int r;
 
 	r = vm_open_kvm(vm);
-	if (r < 0)
-		goto fail;
 	/* Exit policy must be fixed before vCPUs exist (src/sched). */
-	r = sched_vm_create(vm);
-	if (r < 0)
-		goto fail;
-	r = arch_vm_init(vm);
-	if (r < 0)
-		goto fail;
-	r = virtio_vm_plug_mmio(vm); /* devices the arch did not place */
-	if (r < 0)
-		goto fail;
-	r = vm_create_vcpus(vm);
-	if (r < 0)
-		goto fail;
-	r = arch_vm_finalize(vm);
-	if (r < 0)
-		goto fail;
-	r = vm_register_coalesced(vm);
-	if (r < 0)
-		goto fail;
-	return (struct hvm_vm *)vm;
-
-fail:
-	builder_teardown(vm);
-	return NULL;
+	if (r == 0)
+		r = sched_vm_create(vm);
+	if (r == 0)
+		r = arch_vm_init(vm);
+	if (r == 0)
+		r = virtio_vm_plug_mmio(
+			vm); /* devices the arch did not place */
+	if (r == 0)
+		r = vm_create_vcpus(vm);
+	if (r == 0)
+		r = arch_vm_finalize(vm);
+	if (r == 0)
+		r = vm_register_coalesced(vm);
+	return r;
 }
 
 static size_t console_deliver_nothing(void *ctx, const uint8_t *buf, size_t len)
@@ -109,14 +124,27 @@ static void console_quit(void *ctx)
 			"stopped from the console (Ctrl-A x)");
 }
 
+static int builder_start(struct vm *vm);
+
 int hvm_vm_start(struct hvm_vm *handle)
 {
 	struct vm *vm = (struct vm *)handle;
-	struct console_sink sink;
+	enum log_level caller;
 	int r;
 
 	if (!vm || vm->started)
 		return hvm_set_error(-EINVAL, "the VM is already started");
+	caller = enter_vm_log(vm);
+	r = builder_start(vm);
+	log_set_level(caller);
+	return r;
+}
+
+static int builder_start(struct vm *vm)
+{
+	struct console_sink sink;
+	int r;
+
 	r = vcpu_signal_setup();
 	if (r < 0)
 		return r;
@@ -153,14 +181,18 @@ int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
 {
 	struct vm *vm = (struct vm *)handle;
 
+	enum log_level caller;
+
 	if (!vm || !vm->started)
 		return hvm_set_error(-EINVAL, "the VM was never started");
+	caller = enter_vm_log(vm);
 	vm_wait_vcpus(vm, exit);
 	control_stop(vm->control);
 	vm->control = NULL;
 	console_stop(vm->console);
 	vm->console = NULL;
-	sched_vm_stopped(vm);
+	sched_vm_stopped(vm); /* --stats, --stats-json */
+	log_set_level(caller);
 	return 0;
 }
 
@@ -183,6 +215,7 @@ void hvm_vm_stop(struct hvm_vm *handle)
 void hvm_vm_destroy(struct hvm_vm *handle)
 {
 	struct vm *vm = (struct vm *)handle;
+	enum log_level caller;
 
 	if (!vm)
 		return;
@@ -190,5 +223,7 @@ void hvm_vm_destroy(struct hvm_vm *handle)
 		hvm_vm_stop(handle);
 		hvm_vm_wait(handle, NULL);
 	}
+	caller = enter_vm_log(vm);
 	builder_teardown(vm);
+	log_set_level(caller);
 }

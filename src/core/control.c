@@ -281,7 +281,7 @@ int control_start(struct vm *vm, const char *path, struct control **out)
 		free(ctl);
 		return r;
 	}
-	if (pthread_create(&ctl->thread, NULL, control_thread, ctl)) {
+	if (log_thread_create(&ctl->thread, control_thread, ctl)) {
 		ctl->thread = 0;
 		control_stop(ctl);
 		return hvm_set_error(-EAGAIN,

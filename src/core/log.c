@@ -2,12 +2,13 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/log.h"
 
 static _Thread_local char error_buf[512];
-static enum log_level log_level = LOG_WARN;
+static _Thread_local enum log_level log_level = LOG_WARN;
 
 /* Format into a copy first: the arguments may be hvm_error_message(). */
 static void set_message(const char *errno_text, const char *fmt, va_list ap)
@@ -61,6 +62,48 @@ const char *hvm_error_message(void)
 void log_set_level(enum log_level level)
 {
 	log_level = level;
+}
+
+enum log_level log_get_level(void)
+{
+	return log_level;
+}
+
+enum log_level log_level_for_verbosity(int verbosity)
+{
+	if (verbosity <= 0)
+		return LOG_WARN;
+	return verbosity >= LOG_DEBUG - LOG_WARN ? LOG_DEBUG
+						 : LOG_WARN + verbosity;
+}
+
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+	enum log_level level;
+};
+
+static void *thread_trampoline(void *opaque)
+{
+	struct thread_start start = *(struct thread_start *)opaque;
+
+	free(opaque);
+	log_level = start.level;
+	return start.fn(start.arg);
+}
+
+int log_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	struct thread_start *start = malloc(sizeof(*start));
+	int r;
+
+	if (!start)
+		return ENOMEM;
+	*start = (struct thread_start){ fn, arg, log_level };
+	r = pthread_create(thread, NULL, thread_trampoline, start);
+	if (r)
+		free(start);
+	return r;
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)

@@ -412,7 +412,7 @@ int vcpu_start(struct vcpu *vcpu)
 	/* Threads start with signals blocked; the vCPU unblocks its kick. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&vcpu->thread, NULL, vcpu_thread, vcpu);
+	r = log_thread_create(&vcpu->thread, vcpu_thread, vcpu);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r)
 		return -r;

@@ -124,7 +124,7 @@ struct rr_partner *rr_partner_create(void)
 		rr_partner_destroy(rr);
 		return NULL;
 	}
-	r = pthread_create(&rr->thread, NULL, rr_partner_thread, rr);
+	r = log_thread_create(&rr->thread, rr_partner_thread, rr);
 	if (r) {
 		hvm_set_error(-r, "rr-partner: cannot start its thread: %s",
 			      strerror(r));

@@ -453,7 +453,7 @@ int sched_vm_start(struct vm *vm)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&s->thread, NULL, brain_thread, s);
+	r = log_thread_create(&s->thread, brain_thread, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r)
 		return hvm_set_error(-r, "cannot start the sched thread: %s",

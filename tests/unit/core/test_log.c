@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -42,6 +43,38 @@ static void clear_error_empties_the_message(void **state)
 	assert_string_equal(hvm_error_message(), "");
 }
 
+static void *report_level(void *arg)
+{
+	*(enum log_level *)arg = log_get_level();
+	return NULL;
+}
+
+/* Two VMs in one process log at their own levels: per thread, inherited. */
+static void level_is_per_thread_and_inherited(void **state)
+{
+	enum log_level seen = LOG_ERROR;
+	pthread_t t;
+
+	log_set_level(LOG_DEBUG);
+	assert_int_equal(log_thread_create(&t, report_level, &seen), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(seen, LOG_DEBUG);
+
+	/* A thread not started through it keeps the default. */
+	assert_int_equal(pthread_create(&t, NULL, report_level, &seen), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(seen, LOG_WARN);
+	log_set_level(LOG_WARN);
+}
+
+static void verbosity_maps_onto_levels(void **state)
+{
+	assert_int_equal(log_level_for_verbosity(0), LOG_WARN);
+	assert_int_equal(log_level_for_verbosity(1), LOG_INFO);
+	assert_int_equal(log_level_for_verbosity(2), LOG_DEBUG);
+	assert_int_equal(log_level_for_verbosity(3), LOG_DEBUG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -50,6 +83,8 @@ int main(void)
 			errno_error_appends_strerror_and_returns_minus_errno),
 		cmocka_unit_test(a_message_may_wrap_the_previous_one),
 		cmocka_unit_test(clear_error_empties_the_message),
+		cmocka_unit_test(level_is_per_thread_and_inherited),
+		cmocka_unit_test(verbosity_maps_onto_levels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
