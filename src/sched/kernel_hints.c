@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <linux/kvm.h>
@@ -7,28 +8,44 @@
 #include "sched/kernel_hints.h"
 #include "sched/kvm_hint_uapi.h"
 
+/* KVM_HAS_DEVICE_ATTR on the VM: 0 when the VM has the attribute. */
+static bool vm_has_attr(int vm_fd, uint32_t group, uint64_t attr)
+{
+	struct kvm_device_attr a = { .group = group, .attr = attr };
+
+	return ioctl(vm_fd, KVM_HAS_DEVICE_ATTR, &a) == 0;
+}
+
 void kernel_hints_probe(int vm_fd, struct kernel_hints *kh)
 {
-	int r = ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_VCPU_COMMIT_HINT);
+	int r = ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SPIN_POLICY);
 
 	*kh = (struct kernel_hints){ 0 };
-	/* Only the three hints we know; bits of later ones ignored. */
-	kh->commit_hints = r > 0 ? (unsigned int)r & 7u : 0;
+	/* The numbers are placeholders: take only the answers the series gives. */
+	kh->spin_policy = r > 0 && (r & KVM_SPIN_POLICY_NO_BOOST);
 	kh->yield_to =
-		ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_YIELD_TO_VCPU) > 0;
+		ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_YIELD_TO_VCPU) == 1;
 	kh->halt_poll_vcpu =
-		ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_HALT_POLL_VCPU) > 0;
+		ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_HALT_POLL_VCPU) == 1;
+	/* Each group exists on one architecture only; the other says ENXIO. */
+	kh->ple_control =
+		vm_has_attr(vm_fd, HVM_KVM_X86_GRP_PLE, HVM_KVM_X86_PLE_WINDOW);
+	kh->wfx_control = vm_has_attr(vm_fd, HVM_KVM_ARM_VM_WFX_CTRL,
+				      HVM_KVM_ARM_VM_WFX_WFE);
 }
 
 const char *kernel_hints_describe(const struct kernel_hints *kh, char *buf,
 				  size_t len)
 {
-	if (!kh->commit_hints && !kh->yield_to && !kh->halt_poll_vcpu) {
+	if (!kh->spin_policy && !kh->ple_control && !kh->wfx_control &&
+	    !kh->yield_to && !kh->halt_poll_vcpu) {
 		snprintf(buf, len, "stock KVM");
 		return buf;
 	}
-	snprintf(buf, len, "kernel patch:%s%s%s",
-		 kh->commit_hints ? " commit-hint" : "",
+	snprintf(buf, len, "kernel patch:%s%s%s%s%s",
+		 kh->spin_policy ? " spin-policy" : "",
+		 kh->ple_control ? " ple-control" : "",
+		 kh->wfx_control ? " wfx-control" : "",
 		 kh->yield_to ? " yield-to" : "",
 		 kh->halt_poll_vcpu ? " vcpu-halt-poll" : "");
 	return buf;
@@ -37,14 +54,13 @@ const char *kernel_hints_describe(const struct kernel_hints *kh, char *buf,
 int kernel_hints_set_commit(int vm_fd, const struct kernel_hints *kh,
 			    enum commit_state state)
 {
-	unsigned int hint =
-		state == COMMIT_UNDER  ? KVM_COMMIT_HINT_UNDERCOMMITTED
-		: state == COMMIT_OVER ? KVM_COMMIT_HINT_OVERCOMMITTED
-				       : KVM_COMMIT_HINT_BALANCED;
-	struct kvm_enable_cap cap = { .cap = KVM_CAP_VCPU_COMMIT_HINT,
-				      .args = { hint } };
+	struct kvm_enable_cap cap = {
+		.cap = KVM_CAP_SPIN_POLICY,
+		.args = { state == COMMIT_UNDER ? KVM_SPIN_POLICY_NO_BOOST
+						: 0 },
+	};
 
-	if (!(kh->commit_hints & (1u << hint)))
+	if (!kh->spin_policy)
 		return -EOPNOTSUPP;
 	return ioctl(vm_fd, KVM_ENABLE_CAP, &cap) < 0 ? -errno : 0;
 }
