@@ -13,10 +13,36 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sched/policy.h"
 
+/*
+ * --kvm-control: the series' per-VM controls set by hand, once, when the VM
+ * is created (kernel/bench compares them on and off). Until the brain
+ * drives them, this is the only way hintvm sets the PLE window or the WFx
+ * policy; a spin policy set here is no longer changed by the brain.
+ */
+struct kernel_controls {
+	bool set_ple_window;
+	uint32_t ple_window; /* x86: 0 = no PAUSE exits */
+	bool set_spin_policy;
+	bool no_boost; /* KVM_SPIN_POLICY_NO_BOOST */
+	bool set_wfi, set_wfe;
+	uint8_t wfi, wfe; /* arm64: HVM_KVM_ARM_WFX_* */
+	bool no_yield; /* do not use KVM_YIELD_TO_VCPU */
+};
+
+/*
+ * Parse "ple-window=N|default,spin-policy=no-boost|default,
+ * wfi=POLICY,wfe=POLICY,yield=on|off" (POLICY: default, trap, notrap,
+ * single-task) into OUT. 0 or -EINVAL (hvm_set_error, naming NAME).
+ */
+int kernel_controls_parse(const char *name, const char *value,
+			  struct kernel_controls *out);
+
 struct kernel_hints {
+	bool spin_policy_user; /* --kvm-control set it: keep it */
 	bool spin_policy; /* KVM_CAP_SPIN_POLICY with NO_BOOST */
 	bool ple_control; /* x86: the VM's PLE window attributes */
 	bool wfx_control; /* arm64: the VM's WFI/WFE trap attributes */
@@ -25,6 +51,13 @@ struct kernel_hints {
 };
 
 void kernel_hints_probe(int vm_fd, struct kernel_hints *kh);
+
+/*
+ * Set what CTL asks for on the VM; a control this kernel lacks is an error
+ * (hvm_set_error). 0 or negative errno.
+ */
+int kernel_hints_apply(int vm_fd, struct kernel_hints *kh,
+		       const struct kernel_controls *ctl);
 
 /* "stock KVM" or the list of patch features in use. */
 const char *kernel_hints_describe(const struct kernel_hints *kh, char *buf,
