@@ -11,5 +11,7 @@ struct cli_command {
 
 int cmd_run(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif

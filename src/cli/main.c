@@ -9,6 +9,8 @@ static const struct cli_command commands[] = {
 	{ "run", "boot a virtual machine", cmd_run },
 	{ "ctl", "query or steer a running VM through its control socket",
 	  cmd_ctl },
+	{ "ls", "list the running VMs", cmd_ls },
+	{ "top", "watch every running VM's vCPUs live", cmd_top },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -99,13 +99,4 @@ struct json_object *ctl_event_new(const char *kind, uint64_t seq,
  */
 char *ctl_format_line(struct json_object *obj, size_t *len);
 
-/*
- * For clients (hintvm ctl): turn the words of a command line into a v1
- * JSON request line (malloc'ed, with '\n'). A single argument that starts
- * with '{' is sent as it is. NULL, with a sentence in MSG, when the words
- * are not a request.
- */
-char *ctl_words_to_request(int argc, char *const argv[], char *msg,
-			   size_t msg_len);
-
 #endif

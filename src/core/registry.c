@@ -12,6 +12,7 @@
 
 #include "core/log.h"
 #include "core/registry.h"
+#include "hintvm/hintvm.h"
 
 #define ENTRY_SUFFIX ".sock"
 
@@ -287,4 +288,69 @@ int registry_resolve(const char *name_or_path, char *buf, size_t len)
 			"no VM named '%s' in %s (see hintvm ls; a socket path needs a '/', e.g. ./%s)",
 			name_or_path, dir, name_or_path);
 	return 0;
+}
+
+/* ---- the public face (hintvm.h) ---- */
+
+int hvm_runtime_dir(char *buf, size_t len)
+{
+	return registry_dir(buf, len);
+}
+
+int hvm_list_vms(struct hvm_vm_entry **entries, size_t *count)
+{
+	struct registry_entry *list;
+	struct hvm_vm_entry *out;
+	char dir[REGISTRY_PATH_MAX];
+	size_t n;
+	int r;
+
+	*entries = NULL;
+	*count = 0;
+	r = registry_dir(dir, sizeof(dir));
+	if (r < 0)
+		return r;
+	r = registry_list(dir, true, &list, &n);
+	if (r < 0)
+		return r;
+	out = calloc(n ? n : 1, sizeof(*out));
+	if (!out) {
+		free(list);
+		return hvm_set_error(-ENOMEM, "out of memory");
+	}
+	_Static_assert(sizeof(out->name) == sizeof(list->name), "name size");
+	_Static_assert(sizeof(out->socket) == sizeof(list->path), "path size");
+	for (size_t i = 0; i < n; i++) {
+		memcpy(out[i].name, list[i].name, sizeof(out[i].name));
+		memcpy(out[i].socket, list[i].path, sizeof(out[i].socket));
+	}
+	free(list);
+	*entries = out;
+	*count = n;
+	return 0;
+}
+
+int hvm_control_connect(const char *name_or_path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd, r;
+
+	if (!name_or_path)
+		return hvm_set_error(-EINVAL, "no VM name or socket path");
+	r = registry_resolve(name_or_path, addr.sun_path,
+			     sizeof(addr.sun_path));
+	if (r < 0)
+		return r;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return hvm_set_error(-errno, "cannot create a socket: %s",
+				     strerror(errno));
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		r = -errno;
+		close(fd);
+		return hvm_set_error(
+			r, "cannot connect to %s: %s (is the VM running?)",
+			addr.sun_path, strerror(-r));
+	}
+	return fd;
 }

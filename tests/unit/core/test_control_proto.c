@@ -186,27 +186,6 @@ static void test_replies(void **state)
 			    "unknown-request");
 }
 
-static void test_words_to_request(void **state)
-{
-	char *argv_set[] = { "set", "halt-poll", "20000" };
-	char *argv_json[] = { "{\"cmd\":\"status\"}" };
-	char *argv_bad[] = { "stat" };
-	char *argv_blank[] = { "stat", "a b" };
-	char msg[256], *line;
-
-	line = ctl_words_to_request(3, argv_set, msg, sizeof(msg));
-	assert_string_equal(
-		line,
-		"{\"v\":1,\"cmd\":\"set\",\"key\":\"halt-poll\",\"value\":\"20000\"}\n");
-	free(line);
-	line = ctl_words_to_request(1, argv_json, msg, sizeof(msg));
-	assert_string_equal(line, "{\"cmd\":\"status\"}\n");
-	free(line);
-	assert_null(ctl_words_to_request(1, argv_bad, msg, sizeof(msg)));
-	assert_non_null(strstr(msg, "stat NAME"));
-	assert_null(ctl_words_to_request(2, argv_blank, msg, sizeof(msg)));
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,7 +194,6 @@ int main(void)
 		cmocka_unit_test(test_json_errors),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_replies),
-		cmocka_unit_test(test_words_to_request),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
