@@ -20,18 +20,7 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: hintvm ctl [--count N] NAME|SOCKET REQUEST [ARGS]\n\n"
-		"Send REQUEST to the control socket of a running VM (its name, as\n"
-		"`hintvm ls` shows it, or a socket path containing a '/') and print\n"
-		"the VM's one-line JSON reply. Requests (docs/control-socket.md):\n"
-		"  status | info | stats | stat NAME | pause | resume | stop\n"
-		"  set KEY VALUE   (halt-poll, pin, sched-hints, stats-interval)\n"
-		"  events          print events as they happen, until the VM ends\n"
-		"  '{\"cmd\":...}'   a protocol v1 JSON request, sent as it is\n\n"
-		"  --count N       with events: stop after N events\n\n"
-		"Exit status: 0 the VM answered ok, 1 it refused the request,\n"
-		"2 nobody answered.\n");
+	cli_usage(out, "ctl");
 }
 
 /* REQUEST [ARGS] as one line: JSON as given, or the words. */
@@ -139,8 +128,8 @@ int cmd_ctl(int argc, char **argv)
 	free(line);
 	reply = ctl_conn_read_line(&c, REPLY_TIMEOUT_MS);
 	if (!reply) {
-		fprintf(stderr, "hintvm ctl: %s did not answer%s\n", argv[first],
-			errno == ETIMEDOUT ? " within 5 s" : "");
+		fprintf(stderr, "hintvm ctl: %s did not answer%s\n",
+			argv[first], errno == ETIMEDOUT ? " within 5 s" : "");
 		ctl_conn_close(&c);
 		return 2;
 	}

@@ -18,15 +18,7 @@
 
 static void usage(FILE *out)
 {
-	char dir[108] = "";
-
-	hvm_runtime_dir(dir, sizeof(dir));
-	fprintf(out,
-		"usage: hintvm ls [--json]\n\n"
-		"List the running VMs registered in %s:\n"
-		"name, pid, vCPUs, memory, state, commit state and uptime.\n\n"
-		"  --json   one JSON array of the VMs' status replies\n",
-		dir);
+	cli_usage(out, "ls");
 }
 
 static const char *str(struct json_object *obj, const char *key)
@@ -91,7 +83,8 @@ int cmd_ls(int argc, char **argv)
 			/* Registered but silent: say so rather than hide it. */
 			st = json_object_new_object();
 			json_object_object_add(
-				st, "state", json_object_new_string("no-answer"));
+				st, "state",
+				json_object_new_string("no-answer"));
 		}
 		json_object_object_add(st, "name",
 				       json_object_new_string(vms[i].name));
@@ -110,9 +103,10 @@ int cmd_ls(int argc, char **argv)
 		json_object_put(st);
 	}
 	if (json)
-		printf("%s\n", json_object_to_json_string_ext(
-				       all, JSON_C_TO_STRING_PLAIN |
-						    JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n",
+		       json_object_to_json_string_ext(
+			       all, JSON_C_TO_STRING_PLAIN |
+					    JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(all);
 	free(vms);
 	return 0;

@@ -126,8 +126,8 @@ static bool take_sample(const struct hvm_vm_entry *vm, struct sample *s)
 	if (vcpus && json_object_is_type(vcpus, json_type_array)) {
 		size_t n = json_object_array_length(vcpus);
 
-		s->nr_vcpus = n > MAX_VCPUS_SHOWN ? MAX_VCPUS_SHOWN
-						  : (unsigned int)n;
+		s->nr_vcpus =
+			n > MAX_VCPUS_SHOWN ? MAX_VCPUS_SHOWN : (unsigned int)n;
 	}
 	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
 		struct json_object *v = json_object_array_get_idx(vcpus, i);
@@ -166,11 +166,11 @@ static void rates(const struct counters *now, const struct counters *then,
 	r->mmio = per(now->mmio, then->mmio, seconds);
 	r->hlt = per(now->hlt, then->hlt, seconds);
 	r->boosts = per(now->boosts, then->boosts, seconds);
-	r->poll_ok_pct = now->polls >= then->polls && polls
-				 ? 100.0 * (double)(now->polls_ok -
-						    then->polls_ok) /
-					   (double)polls
-				 : NAN;
+	r->poll_ok_pct =
+		now->polls >= then->polls && polls
+			? 100.0 * (double)(now->polls_ok - then->polls_ok) /
+				  (double)polls
+			: NAN;
 }
 
 static const struct sample *find(const struct sample *list, size_t n,
@@ -195,8 +195,7 @@ static void compute(struct row *row, const struct sample *now,
 	row->have_rates = true;
 	rates(&now->vm, &then->vm, seconds, now->nr_vcpus, &row->vm);
 	for (unsigned int i = 0; i < now->nr_vcpus && i < then->nr_vcpus; i++)
-		rates(&now->vcpu[i], &then->vcpu[i], seconds, 1,
-		      &row->vcpu[i]);
+		rates(&now->vcpu[i], &then->vcpu[i], seconds, 1, &row->vcpu[i]);
 }
 
 static enum sort_key sort_by;
@@ -262,8 +261,8 @@ static void print_frame(struct row *rows, size_t n, bool ansi)
 	       ansi ? "  (n name, c cpu, s steal, e exits, q quit)" : "");
 	printf("%s%-16s %7s %-8s %-9s %-9s %8s %4s %6s %6s %8s %7s %7s %7s %7s %7s%s\n",
 	       ansi ? "\033[7m" : "", "NAME", "PID", "STATE", "COMMIT", "PIN",
-	       "POLL-NS", "VCPU", "RUN%", "STEAL%", "EXITS/s", "IO/s",
-	       "MMIO/s", "HLT/s", "POLL-OK", "BOOST/s", ansi ? "\033[0m" : "");
+	       "POLL-NS", "VCPU", "RUN%", "STEAL%", "EXITS/s", "IO/s", "MMIO/s",
+	       "HLT/s", "POLL-OK", "BOOST/s", ansi ? "\033[0m" : "");
 	for (size_t i = 0; i < n; i++) {
 		const struct sample *s = rows[i].now;
 
@@ -288,20 +287,22 @@ static struct json_object *rates_json(const struct rates *r)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "run_pct", json_object_new_double(r->run_pct));
+	json_object_object_add(o, "run_pct",
+			       json_object_new_double(r->run_pct));
 	json_object_object_add(o, "steal_pct",
 			       json_object_new_double(r->steal_pct));
 	json_object_object_add(o, "exits_per_s",
 			       json_object_new_double(r->exits));
 	json_object_object_add(o, "io_per_s", json_object_new_double(r->io));
-	json_object_object_add(o, "mmio_per_s", json_object_new_double(r->mmio));
+	json_object_object_add(o, "mmio_per_s",
+			       json_object_new_double(r->mmio));
 	json_object_object_add(o, "hlt_per_s", json_object_new_double(r->hlt));
 	json_object_object_add(o, "boosts_per_s",
 			       json_object_new_double(r->boosts));
-	json_object_object_add(o, "halt_poll_success_pct",
-			       isnan(r->poll_ok_pct)
-				       ? NULL
-				       : json_object_new_double(r->poll_ok_pct));
+	json_object_object_add(
+		o, "halt_poll_success_pct",
+		isnan(r->poll_ok_pct) ? NULL
+				      : json_object_new_double(r->poll_ok_pct));
 	return o;
 }
 
@@ -319,19 +320,21 @@ static void print_json(struct row *rows, size_t n)
 
 		json_object_object_add(vm, "name",
 				       json_object_new_string(s->name));
-		json_object_object_add(vm, "pid", json_object_new_int64(s->pid));
+		json_object_object_add(vm, "pid",
+				       json_object_new_int64(s->pid));
 		json_object_object_add(vm, "state",
 				       json_object_new_string(s->state));
 		json_object_object_add(vm, "commit",
 				       json_object_new_string(s->commit));
-		json_object_object_add(vm, "pin", json_object_new_string(s->pin));
+		json_object_object_add(vm, "pin",
+				       json_object_new_string(s->pin));
 		json_object_object_add(vm, "halt_poll_mode",
 				       json_object_new_string(s->poll_mode));
-		json_object_object_add(vm, "halt_poll_ns",
-				       s->halt_poll_ns < 0
-					       ? NULL
-					       : json_object_new_int64(
-							 s->halt_poll_ns));
+		json_object_object_add(
+			vm, "halt_poll_ns",
+			s->halt_poll_ns < 0
+				? NULL
+				: json_object_new_int64(s->halt_poll_ns));
 		for (unsigned int v = 0; v < s->nr_vcpus; v++) {
 			struct json_object *o =
 				rows[i].have_rates
@@ -387,15 +390,7 @@ static int wait_key(int ms, bool keys)
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: hintvm top [--once] [--json] [--interval SECONDS] [--sort KEY]\n\n"
-		"Show every running VM: per VM and per vCPU the run/wait (steal)\n"
-		"split, exits per second by kind, the halt-poll window and its\n"
-		"success rate, commit state, pinning and boosts.\n\n"
-		"  --once             print one frame after one interval and exit\n"
-		"  --json             JSON instead of a table (one line per frame)\n"
-		"  --interval SECONDS refresh interval (default 1)\n"
-		"  --sort KEY         name, cpu, steal or exits (keys n, c, s, e)\n");
+	cli_usage(out, "top");
 }
 
 int cmd_top(int argc, char **argv)

@@ -52,7 +52,9 @@ struct hvm_config {
 	bool rr_partner; /* the rr benchmark's host-side partner device */
 	char *dtb_dump; /* arm64: write the generated device tree here */
 	uint32_t cpu_features; /* arm64: CPU_FEATURE_* (--cpu-features) */
-	char *control_path; /* --control: Unix socket, NULL for none */
+	char *name; /* --name; NULL: generated when the VM starts */
+	char *control_path; /* --control PATH; NULL: in the runtime directory */
+	bool control_none; /* --control none: no control socket at all */
 	struct hvm_disk_config disks[HVM_MAX_DISKS];
 	unsigned int nr_disks;
 	struct hvm_net_config nets[HVM_MAX_NETS];
