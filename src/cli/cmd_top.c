@@ -259,7 +259,7 @@ static void print_frame(struct row *rows, size_t n, bool ansi)
 	printf("hintvm top - %s - %zu VM%s - sort: %s%s\n", clock, n,
 	       n == 1 ? "" : "s", sort_names[sort_by],
 	       ansi ? "  (n name, c cpu, s steal, e exits, q quit)" : "");
-	printf("%s%-16s %7s %-8s %-9s %-9s %8s %4s %6s %6s %8s %7s %7s %7s %7s %7s%s\n",
+	printf("%s%-16s %7s %-8s %-13s %-9s %8s %4s %6s %6s %8s %7s %7s %7s %7s %7s%s\n",
 	       ansi ? "\033[7m" : "", "NAME", "PID", "STATE", "COMMIT", "PIN",
 	       "POLL-NS", "VCPU", "RUN%", "STEAL%", "EXITS/s", "IO/s", "MMIO/s",
 	       "HLT/s", "POLL-OK", "BOOST/s", ansi ? "\033[0m" : "");
@@ -267,12 +267,12 @@ static void print_frame(struct row *rows, size_t n, bool ansi)
 		const struct sample *s = rows[i].now;
 
 		poll_text(s, poll, sizeof(poll));
-		printf("%-16.16s %7lld %-8.8s %-9.9s %-9.9s %8s %4s", s->name,
+		printf("%-16.16s %7lld %-8.8s %-13.13s %-9.9s %8s %4s", s->name,
 		       s->pid, s->state, s->commit, s->pin, poll, "all");
 		print_rates(&rows[i].vm, rows[i].have_rates);
 		printf("\n");
 		for (unsigned int v = 0; v < s->nr_vcpus; v++) {
-			printf("%-16s %7s %-8s %-9s %-9s %8s %4u", "", "", "",
+			printf("%-16s %7s %-8s %-13s %-9s %8s %4u", "", "", "",
 			       "", "", "", v);
 			print_rates(&rows[i].vcpu[v], rows[i].have_rates);
 			printf("\n");
@@ -444,6 +444,8 @@ int cmd_top(int argc, char **argv)
 		}
 	}
 	ansi = !once && !json && isatty(STDOUT_FILENO);
+	/* Rates to a tenth are all a reader can use. */
+	json_c_set_serialization_double_format("%.1f", JSON_C_OPTION_GLOBAL);
 	keys = ansi && isatty(STDIN_FILENO) &&
 	       tcgetattr(STDIN_FILENO, &saved) == 0;
 	sigemptyset(&sa.sa_mask);
