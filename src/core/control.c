@@ -32,6 +32,8 @@
 #define OUT_HIGH_WATER (4u << 20)
 /* A subscriber gets new events only while less than this is unsent. */
 #define EVENT_BACKLOG (64u << 10)
+/* When the VM ends, readers get this long to take their last events. */
+#define STOP_GRACE_MS 1000
 
 /* Keys `set` takes at run time (docs/control-socket.md). */
 #define RUNTIME_KEYS "halt-poll, pin, sched-hints, stats, stats-interval"
@@ -43,6 +45,7 @@ struct client {
 	bool closing; /* peer done sending: close once the output is out */
 	bool discarding; /* inside an over-long line: drop up to its '\n' */
 	uint64_t cursor; /* next event sequence number to deliver */
+	uint64_t lost; /* events lost, not yet reported to the client */
 	uint64_t deadline_ms; /* 0: none */
 	size_t in_used;
 	char in[CTL_MAX_REQUEST + 1];
@@ -474,28 +477,42 @@ static void client_read(struct control *ctl, struct client *c)
 	}
 }
 
-/* Move events from the ring into C's buffer while it has room. */
+static void queue_lost(struct client *c)
+{
+	struct json_object *o =
+		ctl_event_new("lost", c->cursor - c->lost, hvm_monotonic_ns());
+	size_t len;
+	char *line;
+
+	add_u64(o, "count", c->lost);
+	line = ctl_format_line(o, &len);
+	if (line && queue(c, line, len) == 0)
+		c->lost = 0;
+	free(line);
+}
+
+/*
+ * Move events from the ring into C's buffer while it has room. Events the
+ * ring overwrote before C took them are counted at once (status shows
+ * them) and reported to C when it has room again.
+ */
 static void deliver_events(struct control *ctl, struct client *c)
 {
 	struct vm_event ev[16];
 	uint64_t lost;
 	size_t n;
 
+	event_read(&ctl->vm->events, &c->cursor, ev, 0, &lost);
+	c->lost += lost;
+	atomic_fetch_add(&ctl->events_lost, lost);
 	while (unsent(c) < EVENT_BACKLOG) {
+		if (c->lost)
+			queue_lost(c);
 		n = event_read(&ctl->vm->events, &c->cursor, ev, 16, &lost);
-		if (lost) {
-			struct json_object *o = ctl_event_new(
-				"lost", c->cursor - lost, hvm_monotonic_ns());
-			size_t len;
-			char *line;
-
-			add_u64(o, "count", lost);
-			line = ctl_format_line(o, &len);
-			if (line)
-				queue(c, line, len);
-			free(line);
-			atomic_fetch_add(&ctl->events_lost, lost);
-		}
+		c->lost += lost;
+		atomic_fetch_add(&ctl->events_lost, lost);
+		if (c->lost)
+			queue_lost(c); /* before the events that follow it */
 		for (size_t i = 0; i < n; i++) {
 			size_t len;
 			char *line =
@@ -568,6 +585,33 @@ static void service_clients(struct control *ctl)
 			deliver_events(ctl, c);
 		if (!flush(c) || (c->closing && !unsent(c)))
 			client_close(ctl, c);
+	}
+}
+
+/*
+ * The VM ended: its last words (the exit event) go to whoever is reading,
+ * for at most STOP_GRACE_MS; a client that does not read is not waited for.
+ */
+static void drain_clients(struct control *ctl)
+{
+	uint64_t deadline = now_ms() + STOP_GRACE_MS;
+
+	for (;;) {
+		struct pollfd fds[NR_SLOTS];
+		unsigned int nfds = 0;
+		uint64_t now;
+
+		service_clients(ctl);
+		for (unsigned int i = 0; i < NR_SLOTS; i++)
+			if (ctl->clients[i].fd >= 0 && unsent(&ctl->clients[i]))
+				fds[nfds++] = (struct pollfd){
+					.fd = ctl->clients[i].fd,
+					.events = POLLOUT
+				};
+		now = now_ms();
+		if (!nfds || now >= deadline ||
+		    poll(fds, nfds, (int)(deadline - now)) <= 0)
+			return;
 	}
 }
 
@@ -646,8 +690,7 @@ static void *control_thread(void *arg)
 			break;
 		service_clients(ctl);
 	}
-	/* Last words (the exit event) for whoever can take them now. */
-	service_clients(ctl);
+	drain_clients(ctl);
 	for (unsigned int i = 0; i < NR_SLOTS; i++)
 		if (ctl->clients[i].fd >= 0)
 			client_close(ctl, &ctl->clients[i]);
