@@ -578,12 +578,29 @@ static void service_clients(struct control *ctl)
 {
 	for (unsigned int i = 0; i < NR_SLOTS; i++) {
 		struct client *c = &ctl->clients[i];
+		unsigned int rounds = 0;
 
 		if (c->fd < 0)
 			continue;
-		if (c->subscriber)
-			deliver_events(ctl, c);
-		if (!flush(c) || (c->closing && !unsent(c)))
+		/*
+		 * Until the ring is empty or the socket full (then polled for
+		 * POLLOUT): nothing else would wake us for what is left. The
+		 * ring holds a bounded number of events: so are the rounds.
+		 */
+		do {
+			if (c->subscriber)
+				deliver_events(ctl, c);
+			if (!flush(c))
+				break;
+		} while (c->subscriber && unsent(c) < EVENT_BACKLOG &&
+			 ++rounds < EVENT_RING_SIZE &&
+			 (c->lost ||
+			  c->cursor < event_ring_tail(&ctl->vm->events)));
+		if (c->fd >= 0 && !flush(c)) {
+			client_close(ctl, c);
+			continue;
+		}
+		if (c->closing && !unsent(c))
 			client_close(ctl, c);
 	}
 }
@@ -898,7 +915,6 @@ int control_event_fd(struct control *ctl)
 		atomic_fetch_sub(&ctl->nr_subscribers, 1);
 		return hvm_set_errno_error("cannot create a socket pair");
 	}
-	shutdown(sv[0], SHUT_WR); /* the application only reads */
 	atomic_fetch_add(&ctl->vm->events.subscribers, 1);
 	pthread_mutex_lock(&ctl->lock);
 	ctl->pending_cursor[ctl->nr_pending] =
