@@ -379,9 +379,11 @@ static int queue(struct client *c, const char *data, size_t len)
 		char *grown;
 
 		/* Reclaim what went out before growing. */
-		memmove(c->out, c->out + c->out_sent, unsent(c));
-		c->out_len -= c->out_sent;
-		c->out_sent = 0;
+		if (c->out_sent) {
+			memmove(c->out, c->out + c->out_sent, unsent(c));
+			c->out_len -= c->out_sent;
+			c->out_sent = 0;
+		}
 		while (c->out_len + len > cap)
 			cap *= 2;
 		grown = cap == c->out_cap ? c->out : realloc(c->out, cap);
