@@ -39,8 +39,12 @@ int ctl_conn_send(struct ctl_conn *c, const char *line)
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			return -errno;
+		if (n < 0) {
+			int err = errno;
+
+			errno = err; /* for the caller's message */
+			return -err;
+		}
 		done += (size_t)n;
 	}
 	return 0;

@@ -26,8 +26,13 @@
 
 #define MAX_CLIENTS 16
 #define MAX_SUBSCRIBERS 8
-/* A client has this long for each request line. */
-#define CLIENT_TIMEOUT_MS 10000
+/*
+ * A request line comes at once or not at all: a client has this long from
+ * its line's first byte (or from connecting) to its newline...
+ */
+#define LINE_TIMEOUT_MS 1000
+/* ... and, between requests on one connection, this long for the next. */
+#define IDLE_TIMEOUT_MS 10000
 /* Unsent replies beyond this: stop reading the client's requests. */
 #define OUT_HIGH_WATER (4u << 20)
 /* A subscriber gets new events only while less than this is unsent. */
@@ -47,6 +52,8 @@ struct client {
 	uint64_t cursor; /* next event sequence number to deliver */
 	uint64_t lost; /* events lost, not yet reported to the client */
 	uint64_t deadline_ms; /* 0: none */
+	uint64_t line_start_ms; /* first byte of the pending line came */
+	uint64_t idle_since_ms; /* last complete line (or the connection) */
 	size_t in_used;
 	char in[CTL_MAX_REQUEST + 1];
 	char *out;
@@ -436,8 +443,34 @@ static void client_line(struct control *ctl, struct client *c, const char *line,
 		atomic_fetch_add(&ctl->nr_subscribers, 1);
 		subscribe(ctl, c, event_ring_tail(&ctl->vm->events));
 	}
-	if (!c->subscriber)
-		c->deadline_ms = now_ms() + CLIENT_TIMEOUT_MS;
+	c->idle_since_ms = now_ms();
+}
+
+/* Requests are text: a control byte (a NUL...) gets its answer at once. */
+static bool printable(const char *p, size_t len, bool more_may_come)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)p[i];
+
+		if (ch == '\n' || ch == '\t')
+			continue;
+		if (ch == '\r' && ((i + 1 == len && more_may_come) ||
+				   (i + 1 < len && p[i + 1] == '\n')))
+			continue;
+		if (ch < 0x20 || ch == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+static void set_deadline(struct client *c)
+{
+	if (c->subscriber || c->internal)
+		c->deadline_ms = 0;
+	else if (c->in_used || c->discarding)
+		c->deadline_ms = c->line_start_ms + LINE_TIMEOUT_MS;
+	else
+		c->deadline_ms = c->idle_since_ms + IDLE_TIMEOUT_MS;
 }
 
 /* Take what C sent and answer each complete line. */
@@ -454,6 +487,24 @@ static void client_read(struct control *ctl, struct client *c)
 		c->closing = true;
 		return;
 	}
+	if (!printable(c->in + c->in_used, (size_t)n, true)) {
+		static const struct ctl_request none;
+		size_t len;
+		char *reply = ctl_format_line(
+			ctl_reply_error(
+				&none, CTL_E_BAD_REQUEST,
+				"request is not a line of printable text"),
+			&len);
+
+		if (reply)
+			queue(c, reply, len);
+		free(reply);
+		c->closing = true; /* binary: not a client to keep talking to */
+		c->in_used = 0;
+		return;
+	}
+	if (!c->in_used && !c->discarding)
+		c->line_start_ms = now_ms();
 	c->in_used += (size_t)n;
 	for (size_t i = 0; i < c->in_used; i++) {
 		size_t len;
@@ -467,6 +518,7 @@ static void client_read(struct control *ctl, struct client *c)
 			client_line(ctl, c, c->in + start, len);
 		c->discarding = false;
 		start = i + 1;
+		c->line_start_ms = now_ms(); /* for what follows it */
 	}
 	memmove(c->in, c->in + start, c->in_used - start);
 	c->in_used -= start;
@@ -477,6 +529,7 @@ static void client_read(struct control *ctl, struct client *c)
 		c->discarding = true;
 		c->in_used = 0;
 	}
+	set_deadline(c);
 }
 
 static void queue_lost(struct client *c)
@@ -558,21 +611,78 @@ static void adopt_pending(struct control *ctl)
 	pthread_mutex_unlock(&ctl->lock);
 }
 
+/* Only the VM's own user and root may steer it (SO_PEERCRED). */
+static bool peer_allowed(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return false;
+	return cred.uid == 0 || cred.uid == geteuid();
+}
+
+/*
+ * A slot for a new connection: a free one, or else the one of the client
+ * that has waited longest without a request (subscribers stay), so that
+ * connections that say nothing cannot hold the socket.
+ */
+static struct client *slot_for_new_client(struct control *ctl)
+{
+	struct client *oldest = NULL;
+	unsigned int used = 0;
+
+	for (unsigned int i = 0; i < NR_SLOTS; i++) {
+		struct client *c = &ctl->clients[i];
+
+		if (c->fd < 0 || c->internal)
+			continue;
+		used++;
+		if (!c->subscriber &&
+		    (!oldest || c->idle_since_ms < oldest->idle_since_ms))
+			oldest = c;
+	}
+	if (used < MAX_CLIENTS)
+		return free_slot(ctl);
+	if (oldest)
+		client_close(ctl, oldest);
+	return oldest;
+}
+
 static void accept_client(struct control *ctl)
 {
+	static const struct ctl_request none;
 	int fd = accept4(ctl->listen_fd, NULL, NULL,
 			 SOCK_CLOEXEC | SOCK_NONBLOCK);
 	struct client *c;
 
 	if (fd < 0)
 		return;
-	c = free_slot(ctl);
-	if (!c) {
-		close(fd); /* cannot happen: polled only with a free slot */
+	if (!peer_allowed(fd)) {
+		size_t len;
+		char *reply = ctl_format_line(
+			ctl_reply_error(
+				&none, CTL_E_PERMISSION,
+				"permission denied: not the VM's user or root"),
+			&len);
+
+		if (reply &&
+		    send(fd, reply, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			pr_debug("control: refused client went away");
+		free(reply);
+		close(fd);
 		return;
 	}
-	*c = (struct client){ .fd = fd,
-			      .deadline_ms = now_ms() + CLIENT_TIMEOUT_MS };
+	c = slot_for_new_client(ctl);
+	if (!c) {
+		close(fd);
+		return;
+	}
+	*c = (struct client){ .fd = fd, .idle_since_ms = now_ms() };
+	c->line_start_ms = c->idle_since_ms;
+	c->deadline_ms = c->idle_since_ms + LINE_TIMEOUT_MS;
+	/* Its line usually came with the connection: answer it now. */
+	client_read(ctl, c);
 }
 
 /* Every subscriber gets its events; everyone gets what is queued. */
@@ -635,10 +745,11 @@ static void drain_clients(struct control *ctl)
 }
 
 /*
- * Serves up to MAX_CLIENTS clients at once, so that one that connects and
- * says nothing delays nobody; each gets CLIENT_TIMEOUT_MS per request
- * line, subscribers for as long as they stay. While every slot is taken,
- * new connections wait in the listen backlog.
+ * Serves up to MAX_CLIENTS clients at once. A request line must be
+ * complete LINE_TIMEOUT_MS after its first byte, the next one must start
+ * within IDLE_TIMEOUT_MS; subscribers stay as long as they like. A new
+ * connection always gets a slot (slot_for_new_client), so connections
+ * that say nothing delay nobody.
  */
 static void *control_thread(void *arg)
 {
@@ -648,7 +759,7 @@ static void *control_thread(void *arg)
 	for (;;) {
 		struct pollfd fds[3 + NR_SLOTS];
 		struct client *polled[NR_SLOTS];
-		unsigned int nfds = 3, socket_clients = 0;
+		unsigned int nfds = 3;
 		uint64_t now = now_ms(), next = UINT64_MAX, drained;
 		int timeout;
 
@@ -661,8 +772,6 @@ static void *control_thread(void *arg)
 				client_close(ctl, c); /* too slow: no answer */
 			if (c->fd < 0)
 				continue;
-			if (!c->internal)
-				socket_clients++;
 			if (c->deadline_ms && c->deadline_ms < next)
 				next = c->deadline_ms;
 			if (!c->closing && unsent(c) < OUT_HIGH_WATER)
@@ -677,9 +786,7 @@ static void *control_thread(void *arg)
 			(struct pollfd){ .fd = ctl->wake_fd, .events = POLLIN };
 		fds[1] = (struct pollfd){ .fd = ctl->vm->events.wake_fd,
 					  .events = POLLIN };
-		fds[2] = (struct pollfd){ .fd = socket_clients < MAX_CLIENTS
-							? ctl->listen_fd
-							: -1,
+		fds[2] = (struct pollfd){ .fd = ctl->listen_fd,
 					  .events = POLLIN };
 		timeout = next == UINT64_MAX ? -1 : (int)(next - now);
 		if (poll(fds, nfds, timeout) < 0) {
@@ -754,13 +861,17 @@ static int bind_socket(struct control *ctl, const char *path)
 		return r;
 	strcpy(addr.sun_path, path);
 	ctl->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (ctl->listen_fd < 0 ||
+	if (ctl->listen_fd < 0 || fchmod(ctl->listen_fd, 0600) < 0 ||
 	    bind(ctl->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
 		return hvm_set_errno_error("--control: cannot listen on %s",
 					   path);
 	strcpy(ctl->path, path);
-	/* Only our user may steer the VM (the directory says so too). */
-	if (chmod(path, 0600) < 0 || listen(ctl->listen_fd, 8) < 0)
+	/*
+	 * 0600 whatever the umask: bind() gives the file the socket inode's
+	 * mode less the umask, so that is set first (Linux), and the file's
+	 * again in case this kernel does not. SO_PEERCRED is checked anyway.
+	 */
+	if (chmod(path, 0600) < 0 || listen(ctl->listen_fd, 64) < 0)
 		return hvm_set_errno_error("--control: cannot listen on %s",
 					   path);
 	return 0;

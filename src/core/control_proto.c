@@ -36,6 +36,7 @@ static const char *const error_names[CTL_E_COUNT] = {
 	[CTL_E_STATE] = "wrong-state",
 	[CTL_E_BUSY] = "busy",
 	[CTL_E_INTERNAL] = "internal",
+	[CTL_E_PERMISSION] = "permission-denied",
 };
 
 const char *ctl_cmd_name(enum ctl_cmd cmd)

@@ -56,6 +56,7 @@ enum ctl_error {
 	CTL_E_STATE, /* "wrong-state": e.g. pause while paused */
 	CTL_E_BUSY, /* "busy": no room for another subscriber */
 	CTL_E_INTERNAL, /* "internal": hintvm failed (out of memory...) */
+	CTL_E_PERMISSION, /* "permission-denied": not the VM's user or root */
 	CTL_E_COUNT
 };
 
