@@ -20,6 +20,13 @@
 
 enum console_kind { CONSOLE_SERIAL, CONSOLE_NONE, CONSOLE_VIRTIO };
 
+/*
+ * x86 interrupt controllers (--irqchip): split (LAPICs in KVM, the I/O APIC
+ * in hintvm, no PIC, no PIT) or kernel (KVM's LAPICs, I/O APIC, PICs and
+ * PIT). AUTO is split where KVM offers it, else kernel.
+ */
+enum irqchip_mode { IRQCHIP_AUTO, IRQCHIP_SPLIT, IRQCHIP_KERNEL };
+
 /* virtio devices (src/devices/virtio), one entry per --disk / --net. */
 #define HVM_MAX_DISKS 8
 #define HVM_MAX_NETS 4
@@ -50,6 +57,7 @@ struct hvm_config {
 	int verbosity;
 	char *kvm_path;
 	bool rr_partner; /* the rr benchmark's host-side partner device */
+	enum irqchip_mode irqchip;
 	char *dtb_dump; /* arm64: write the generated device tree here */
 	uint32_t cpu_features; /* arm64: CPU_FEATURE_* (--cpu-features) */
 	char *control_path; /* --control: Unix socket, NULL for none */

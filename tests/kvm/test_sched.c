@@ -42,7 +42,7 @@ struct sched_run {
 static void boot(struct sched_run *r, unsigned int cpus, const char *cmdline,
 		 const char *const *options)
 {
-	struct hvm_config *cfg = hvm_config_new();
+	struct hvm_config *cfg = kvm_test_config_new();
 	const char *kernel = getenv("HINTVM_TEST_KERNEL");
 	int out = memfd_create("guest-console", MFD_CLOEXEC);
 	char ncpus[16];

@@ -213,6 +213,10 @@ int arch_vm_init(struct vm *vm)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	vm->arch = a;
 	a->gic.fd = -1;
+	if (vm->cfg->irqchip == IRQCHIP_SPLIT)
+		return hvm_set_error(
+			-EINVAL,
+			"--irqchip split is for x86 guests; arm64 always uses KVM's vGICv3");
 	a->mpidr = calloc(vm->cfg->cpus, sizeof(*a->mpidr));
 	if (!a->mpidr)
 		return hvm_set_error(-ENOMEM, "out of memory");
