@@ -266,11 +266,16 @@ static void vcpu_park(struct vcpu *vcpu)
 static void vcpu_run_loop(struct vcpu *vcpu)
 {
 	struct vm *vm = vcpu->vm;
+	bool first_run = true;
 
 	while (!atomic_load(&vm->stopping)) {
 		if (atomic_load(&vm->paused)) {
 			vcpu_park(vcpu);
 			continue;
+		}
+		if (first_run) {
+			boot_trace_mark(&vm->boot, BOOT_FIRST_RUN);
+			first_run = false;
 		}
 		int r = ioctl(vcpu->fd, KVM_RUN, 0);
 		int err = errno;

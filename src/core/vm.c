@@ -109,6 +109,21 @@ int vm_irq_line_set(void *opaque, uint32_t gsi, bool level)
 	return 0;
 }
 
+void vm_console_output(void *opaque)
+{
+	struct vm *vm = opaque;
+
+	if (atomic_load_explicit(&vm->boot.at_ns[BOOT_FIRST_CONSOLE],
+				 memory_order_relaxed) ||
+	    !boot_trace_mark(&vm->boot, BOOT_FIRST_CONSOLE))
+		return;
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		for (unsigned int r = 0;
+		     r < BOOT_EXIT_REASONS && r < VCPU_EXIT_REASONS; r++)
+			vm->boot.exits_before_console[r] +=
+				atomic_load(&vm->vcpus[i].exits[r]);
+}
+
 void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason, uint32_t code,
 		     int vcpu, const char *fmt, ...)
 {
@@ -116,6 +131,7 @@ void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason, uint32_t code,
 
 	pthread_mutex_lock(&vm->lock);
 	if (!vm->exit_recorded) {
+		boot_trace_mark(&vm->boot, BOOT_GUEST_STOP);
 		vm->exit_recorded = true;
 		vm->exit.reason = reason;
 		vm->exit.debug_code = code;
@@ -302,6 +318,7 @@ struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 	if (vm_register_coalesced(vm, &vm->pio, true) < 0 ||
 	    vm_register_coalesced(vm, &vm->mmio, false) < 0)
 		goto fail;
+	boot_trace_mark(&vm->boot, BOOT_VM_CREATED);
 	return (struct hvm_vm *)vm;
 
 fail:
@@ -405,6 +422,7 @@ int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
 	vm->control = NULL;
 	console_stop(vm->console);
 	vm->console = NULL;
+	boot_trace_mark(&vm->boot, BOOT_REPORT);
 	sched_vm_stopped(vm);
 	return 0;
 }
@@ -481,6 +499,8 @@ void hvm_vm_stop(struct hvm_vm *handle)
 void hvm_vm_destroy(struct hvm_vm *handle)
 {
 	struct vm *vm = (struct vm *)handle;
+	bool report;
+	double joined_ms;
 
 	if (!vm)
 		return;
@@ -488,5 +508,18 @@ void hvm_vm_destroy(struct hvm_vm *handle)
 		hvm_vm_stop(handle);
 		hvm_vm_wait(handle, NULL);
 	}
+	/* The last phase: closing the VM fd is where KVM tears down. */
+	report = vm->started && vm->cfg->sched.stats;
+	joined_ms = boot_trace_ms(&vm->boot, BOOT_REPORT);
 	vm_free(vm);
+	if (report) {
+		struct boot_trace done = { 0 };
+		double ms;
+
+		boot_trace_mark(&done, BOOT_TORN_DOWN);
+		ms = boot_trace_ms(&done, BOOT_TORN_DOWN);
+		fprintf(stderr,
+			"  boot: torn down %.2f ms after process start (teardown %.2f ms)\n",
+			ms, joined_ms >= 0 ? ms - joined_ms : 0);
+	}
 }

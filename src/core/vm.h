@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/boot_trace.h"
 #include "core/bus.h"
 #include "core/console.h"
 #include "core/config.h"
@@ -65,6 +66,7 @@ struct vm {
 	void *arch; /* owned by src/arch/<arch> */
 	struct virtio_vm *virtio; /* src/devices/virtio/virtio_vm.c */
 	struct sched_vm *sched; /* owned by src/sched/brain.c */
+	struct boot_trace boot; /* when each start/exit phase was reached */
 
 	/* Lifecycle: the first stop request wins and is what wait reports. */
 	pthread_mutex_t lock;
@@ -110,6 +112,12 @@ int vm_pause(struct vm *vm);
 /* Wait on vm->cond (vm->lock held) for at most a short while. */
 void vm_wait_locked(struct vm *vm);
 int vm_resume(struct vm *vm);
+
+/*
+ * The guest wrote its first console byte (any console device): records
+ * the phase and the exits taken so far. Cheap after the first call.
+ */
+void vm_console_output(void *vm);
 
 /* The vCPU whose exit this thread is handling, or -1. */
 extern _Thread_local int current_vcpu_id;

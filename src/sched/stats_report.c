@@ -67,6 +67,75 @@ static const char *halt_poll_mode(const struct sched_options *o)
 	return "?";
 }
 
+/* Exit reasons worth naming in the boot summary (KVM numbers). */
+static const struct {
+	unsigned int reason;
+	const char *name;
+} boot_exit_names[] = {
+	{ KVM_EXIT_IO, "io" },
+	{ KVM_EXIT_MMIO, "mmio" },
+	{ KVM_EXIT_HLT, "hlt" },
+	{ KVM_EXIT_INTR, "intr" },
+	{ KVM_EXIT_IOAPIC_EOI, "ioapic_eoi" },
+	{ KVM_EXIT_SYSTEM_EVENT, "system_event" },
+};
+
+/*
+ * The boot phases (core/boot_trace.h): ms from process start, and the
+ * exits before the first console byte, by kind.
+ */
+static void format_boot_table(struct vm *vm, struct text *t)
+{
+	const struct boot_trace *b = &vm->boot;
+	uint64_t total = 0;
+
+	put(t, "  boot (ms from process start):");
+	for (enum boot_phase p = BOOT_VM_CREATED; p < BOOT_TORN_DOWN; p++) {
+		double ms = boot_trace_ms(b, p);
+
+		if (ms >= 0)
+			put(t, " %s %.2f", boot_phase_name(p), ms);
+		else
+			put(t, " %s -", boot_phase_name(p));
+	}
+	put(t, "\n");
+	for (unsigned int r = 0; r < BOOT_EXIT_REASONS; r++)
+		total += b->exits_before_console[r];
+	put(t, "  boot exits before the first console byte: %llu",
+	    (unsigned long long)total);
+	for (size_t i = 0;
+	     i < sizeof(boot_exit_names) / sizeof(boot_exit_names[0]); i++)
+		put(t, ", %s %llu", boot_exit_names[i].name,
+		    (unsigned long long)
+			    b->exits_before_console[boot_exit_names[i].reason]);
+	put(t, "\n");
+}
+
+static void format_boot_json(struct vm *vm, struct text *t)
+{
+	const struct boot_trace *b = &vm->boot;
+
+	put(t, "\"boot\":{");
+	for (enum boot_phase p = BOOT_VM_CREATED; p < BOOT_TORN_DOWN; p++) {
+		uint64_t at = atomic_load(&b->at_ns[p]);
+
+		put(t, "\"%s_ns\":", boot_phase_name(p));
+		if (at)
+			put(t, "%llu,",
+			    (unsigned long long)(at -
+						 boot_trace_process_start_ns()));
+		else
+			put(t, "null,");
+	}
+	put(t, "\"exits_before_console\":{");
+	for (size_t i = 0;
+	     i < sizeof(boot_exit_names) / sizeof(boot_exit_names[0]); i++)
+		put(t, "%s\"%s\":%llu", i ? "," : "", boot_exit_names[i].name,
+		    (unsigned long long)
+			    b->exits_before_console[boot_exit_names[i].reason]);
+	put(t, "}},");
+}
+
 static void format_table(struct sched_vm *s, struct text *t)
 {
 	struct vm *vm = s->vm;
@@ -104,6 +173,7 @@ static void format_table(struct sched_vm *s, struct text *t)
 	    !s->opt.settings.hints	      ? "off"
 	    : s->state.commit == COMMIT_UNDER ? "received, not acted on"
 					      : "acted on");
+	format_boot_table(vm, t);
 	if (s->state.halt_poll_set)
 		put(t, "  halt-poll value: %u ns\n", s->state.halt_poll_ns);
 	else
@@ -259,6 +329,7 @@ static void format_json(struct sched_vm *s, struct text *t)
 	put(t, "\"masked_unsupported\":\"%s\",\"hypercalls_work\":%s},",
 	    pv_format(s->pv.masked_unsupported, buf, sizeof(buf)),
 	    s->hypercalls_work ? "true" : "false");
+	format_boot_json(vm, t);
 	put(t, "\"vm_kvm\":");
 	if (s->have_vm_stats)
 		json_kvm_stats(t, &s->vm_stats, s->vm_values);
@@ -370,6 +441,23 @@ static bool vcpu_value(struct sched_vm *s, unsigned int i, const char *name,
 	return true;
 }
 
+/* vm.boot.PHASE_ns: ns from process start, 0 when not reached. */
+static bool boot_value(struct vm *vm, const char *name, uint64_t *out)
+{
+	char key[48];
+
+	for (enum boot_phase p = BOOT_VM_CREATED; p < BOOT_PHASES; p++) {
+		uint64_t at = atomic_load(&vm->boot.at_ns[p]);
+
+		snprintf(key, sizeof(key), "%s_ns", boot_phase_name(p));
+		if (strcmp(name, key))
+			continue;
+		*out = at ? at - boot_trace_process_start_ns() : 0;
+		return true;
+	}
+	return false;
+}
+
 static bool vm_value(struct sched_vm *s, const char *name, uint64_t *out)
 {
 	const struct kvm_stat_desc *d;
@@ -399,6 +487,8 @@ static bool vm_value(struct sched_vm *s, const char *name, uint64_t *out)
 		*out = s->hints_registered ? s->hints.foreign_writes : 0;
 	else if (s->have_vm_stats && (d = kvm_stats_find(&s->vm_stats, name)))
 		*out = s->vm_values[d->index];
+	else if (!strncmp(name, "boot.", 5))
+		return boot_value(s->vm, name + 5, out);
 	else
 		return false;
 	return true;

@@ -147,7 +147,19 @@ static void test_stats_count_exits_and_halts(void **state)
 	assert_int_equal(hvm_vm_stats(r.vm, 1, table, (size_t)n + 1), n);
 	assert_true(table[0] == '{');
 	assert_non_null(strstr(table, "\"halt_successful_poll\":"));
+	assert_non_null(strstr(table, "\"first_console_byte_ns\":"));
 	free(table);
+
+	/* The boot phases, in the order a boot reaches them. */
+	assert_true(stat(&r, "vm.boot.vm_created_ns") > 0);
+	assert_true(stat(&r, "vm.boot.first_kvm_run_ns") >=
+		    stat(&r, "vm.boot.vm_created_ns"));
+	assert_true(stat(&r, "vm.boot.first_console_byte_ns") >=
+		    stat(&r, "vm.boot.first_kvm_run_ns"));
+	assert_true(stat(&r, "vm.boot.guest_stop_ns") >=
+		    stat(&r, "vm.boot.first_console_byte_ns"));
+	assert_true(stat(&r, "vm.boot.vcpus_joined_ns") >=
+		    stat(&r, "vm.boot.guest_stop_ns"));
 
 	uint64_t v;
 	assert_int_equal(hvm_vm_stat(r.vm, "no_such_stat", &v), -2);

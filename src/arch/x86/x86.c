@@ -189,6 +189,7 @@ static int x86_setup_devices(struct vm *vm)
 		return hvm_set_error(-ENOMEM, "out of memory for devices");
 	vm->console_sink = (struct console_sink){ .deliver = serial_deliver,
 						  .ctx = a->uart };
+	uart8250_set_output_notify(a->uart, vm_console_output, vm);
 
 	r = vm_register_pio(vm, X86_COM1_PORT, UART8250_REGS, &uart8250_bus_ops,
 			    a->uart, "ttyS0");
