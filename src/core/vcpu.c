@@ -256,9 +256,10 @@ static void vcpu_park(struct vcpu *vcpu)
 
 	pthread_mutex_lock(&vm->lock);
 	vm->parked_vcpus++;
-	pthread_cond_broadcast(&vm->cond);
-	while (atomic_load(&vm->paused) && !atomic_load(&vm->stopping))
-		vm_wait_locked(vm);
+	pthread_cond_broadcast(&vm->cond); /* a pause waiter counts us */
+	pthread_mutex_unlock(&vm->lock);
+	vm_park_wait(vm);
+	pthread_mutex_lock(&vm->lock);
 	vm->parked_vcpus--;
 	pthread_mutex_unlock(&vm->lock);
 }

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -141,8 +143,9 @@ void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason, uint32_t code,
 		va_end(ap);
 	}
 	atomic_store(&vm->stopping, true);
-	pthread_cond_broadcast(&vm->cond); /* parked vCPUs, pause waiters */
+	pthread_cond_broadcast(&vm->cond); /* pause waiters */
 	pthread_mutex_unlock(&vm->lock);
+	vm_park_wake(vm);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		vcpu_kick(&vm->vcpus[i]);
 }
@@ -427,21 +430,35 @@ int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
 	return 0;
 }
 
+/*
+ * Every waiter on vm->cond is woken by an event: a vCPU thread that parks
+ * or ends, a resume, a stop request. A stop from a signal handler
+ * (hvm_vm_stop) kicks the vCPUs and wakes parked ones through the futex;
+ * their ending then wakes the rest. No timed polling.
+ */
 void vm_wait_locked(struct vm *vm)
 {
-	struct timespec deadline;
+	pthread_cond_wait(&vm->cond, &vm->lock);
+}
 
-	/*
-	 * hvm_vm_stop() may run in a signal handler, which cannot signal a
-	 * condition variable: never sleep long without re-checking.
-	 */
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_nsec += 50 * 1000 * 1000;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
+void vm_park_wait(struct vm *vm)
+{
+	for (;;) {
+		uint32_t seq = atomic_load(&vm->park_seq);
+
+		if (!atomic_load(&vm->paused) || atomic_load(&vm->stopping))
+			return;
+		/* EAGAIN: bumped since the load; EINTR: a kick. Look again. */
+		syscall(SYS_futex, &vm->park_seq, FUTEX_WAIT_PRIVATE, seq, NULL,
+			NULL, 0);
 	}
-	pthread_cond_timedwait(&vm->cond, &vm->lock, &deadline);
+}
+
+void vm_park_wake(struct vm *vm)
+{
+	atomic_fetch_add(&vm->park_seq, 1);
+	syscall(SYS_futex, &vm->park_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL,
+		NULL, 0);
 }
 
 int vm_pause(struct vm *vm)
@@ -468,6 +485,7 @@ int vm_resume(struct vm *vm)
 	atomic_store(&vm->paused, false);
 	pthread_cond_broadcast(&vm->cond);
 	pthread_mutex_unlock(&vm->lock);
+	vm_park_wake(vm);
 	return 0;
 }
 
@@ -492,6 +510,7 @@ void hvm_vm_stop(struct hvm_vm *handle)
 	if (!vm)
 		return;
 	atomic_store(&vm->stopping, true);
+	vm_park_wake(vm);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		vcpu_kick(&vm->vcpus[i]);
 }

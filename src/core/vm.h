@@ -74,6 +74,7 @@ struct vm {
 	atomic_bool stopping;
 	atomic_bool paused;
 	unsigned int parked_vcpus; /* vCPUs waiting in vcpu_park() */
+	_Atomic uint32_t park_seq; /* futex: bumped to wake parked vCPUs */
 	bool started;
 	unsigned int running_vcpus;
 	struct hvm_exit exit;
@@ -109,8 +110,16 @@ void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason, uint32_t code,
  * them run again. Not for signal handlers. Returns -EINVAL unless running.
  */
 int vm_pause(struct vm *vm);
-/* Wait on vm->cond (vm->lock held) for at most a short while. */
+/* Wait on vm->cond (vm->lock held) until someone broadcasts it. */
 void vm_wait_locked(struct vm *vm);
+
+/*
+ * Park the calling vCPU thread until the VM is resumed or stopping, and
+ * wake every parked one (async-signal-safe: hvm_vm_stop may run in a
+ * signal handler, which cannot use vm->cond).
+ */
+void vm_park_wait(struct vm *vm);
+void vm_park_wake(struct vm *vm);
 int vm_resume(struct vm *vm);
 
 /*
