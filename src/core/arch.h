@@ -52,6 +52,9 @@ struct arch_virtio_mmio_slot {
 };
 int arch_virtio_mmio_slot(struct vm *vm, struct arch_virtio_mmio_slot *slot);
 
+/* The guest PC at the current exit when it costs no ioctl, else 0. */
+uint64_t arch_vcpu_exit_pc(const struct vcpu *vcpu);
+
 /* A short description of where VCPU is (e.g. "rip=0x... cr0=0x..."). */
 void arch_vcpu_describe(struct vcpu *vcpu, char *buf, size_t len);
 

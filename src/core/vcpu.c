@@ -190,6 +190,77 @@ static const char *internal_error_name(uint32_t suberror)
 	}
 }
 
+static const char *exit_reason_name(uint32_t reason)
+{
+	switch (reason) {
+	case KVM_EXIT_IO:
+		return "port";
+	case KVM_EXIT_MMIO:
+		return "mmio";
+	case KVM_EXIT_HLT:
+		return "hlt";
+	case KVM_EXIT_INTR:
+		return "signal";
+	case KVM_EXIT_IRQ_WINDOW_OPEN:
+		return "irq-window";
+	case KVM_EXIT_SHUTDOWN:
+		return "shutdown";
+	case KVM_EXIT_IOAPIC_EOI:
+		return "ioapic-eoi";
+	case KVM_EXIT_SYSTEM_EVENT:
+		return "system-event";
+	default:
+		return "other";
+	}
+}
+
+static void record_exit(struct vcpu *vcpu)
+{
+	const struct kvm_run *run = vcpu->run;
+	struct vcpu_exit_record *e =
+		&vcpu->recent_exits[vcpu->nr_exits++ % VCPU_RECENT_EXITS];
+
+	*e = (struct vcpu_exit_record){ .reason = run->exit_reason,
+					.pc = arch_vcpu_exit_pc(vcpu) };
+	if (run->exit_reason == KVM_EXIT_IO) {
+		e->addr = run->io.port;
+		e->len = run->io.size;
+		e->write = run->io.direction == KVM_EXIT_IO_OUT;
+	} else if (run->exit_reason == KVM_EXIT_MMIO) {
+		e->addr = run->mmio.phys_addr;
+		e->len = (uint8_t)run->mmio.len;
+		e->write = run->mmio.is_write;
+	}
+}
+
+/*
+ * The exits before this one, oldest first, for a crash report: after a
+ * triple fault they are all that says where the guest was.
+ */
+static void log_recent_exits(const struct vcpu *vcpu)
+{
+	uint64_t n = vcpu->nr_exits, first;
+
+	if (n < 2)
+		return;
+	first = n - 1 > VCPU_RECENT_EXITS - 1 ? n - VCPU_RECENT_EXITS : 0;
+	pr_err("vCPU %u: the %llu exits before this one (of %llu):", vcpu->id,
+	       (unsigned long long)(n - 1 - first), (unsigned long long)n);
+	for (uint64_t i = first; i < n - 1; i++) {
+		const struct vcpu_exit_record *e =
+			&vcpu->recent_exits[i % VCPU_RECENT_EXITS];
+		char what[48] = "";
+
+		if (e->reason == KVM_EXIT_IO || e->reason == KVM_EXIT_MMIO)
+			snprintf(what, sizeof(what), " %s 0x%llx/%u",
+				 e->write ? "write" : "read",
+				 (unsigned long long)e->addr, e->len);
+		pr_err("  exit %llu: %s (%u)%s pc 0x%llx",
+		       (unsigned long long)i + 1, exit_reason_name(e->reason),
+		       e->reason, what, (unsigned long long)e->pc);
+	}
+}
+
 /* Handle one exit; returns false when this vCPU must stop running. */
 static bool vcpu_handle_exit(struct vcpu *vcpu)
 {
@@ -201,6 +272,7 @@ static bool vcpu_handle_exit(struct vcpu *vcpu)
 	if (run->exit_reason < VCPU_EXIT_REASONS)
 		atomic_fetch_add_explicit(&vcpu->exits[run->exit_reason], 1,
 					  memory_order_relaxed);
+	record_exit(vcpu);
 	switch (run->exit_reason) {
 	case KVM_EXIT_IO:
 		handle_io(vcpu);
@@ -213,11 +285,18 @@ static bool vcpu_handle_exit(struct vcpu *vcpu)
 	case KVM_EXIT_DEBUG:
 		return true;
 	case KVM_EXIT_SHUTDOWN:
+		/* What KVM holds now may be the reset state (AMD): name the
+		 * last exit before it, which is where the guest really was. */
+		log_recent_exits(vcpu);
 		arch_vcpu_describe(vcpu, where, sizeof(where));
 		vm_request_stop(vm, HVM_EXIT_CRASH, 0, (int)vcpu->id,
-				"vCPU %u: triple fault (%s)", vcpu->id, where);
+				"vCPU %u: triple fault (now %s; exit %llu, the "
+				"exits before it are listed above)",
+				vcpu->id, where,
+				(unsigned long long)vcpu->nr_exits);
 		return false;
 	case KVM_EXIT_INTERNAL_ERROR:
+		log_recent_exits(vcpu);
 		arch_vcpu_describe(vcpu, where, sizeof(where));
 		vm_request_stop(vm, HVM_EXIT_CRASH, 0, (int)vcpu->id,
 				"vCPU %u: KVM internal error %u: %s (%s)",

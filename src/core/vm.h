@@ -31,6 +31,21 @@ struct sched_vm;
 /* Exit reasons are counted per vCPU; KVM's numbers are below this. */
 #define VCPU_EXIT_REASONS 64
 
+/*
+ * One exit, as the vCPU thread saw it. A triple fault leaves no state to
+ * report (on AMD, KVM resets the vCPU before it returns), so the last few
+ * exits before it are what a crash report can say about where it happened.
+ */
+struct vcpu_exit_record {
+	uint64_t addr; /* port or guest-physical address (IO, MMIO) */
+	uint64_t pc; /* guest instruction pointer, 0 when not known cheaply */
+	uint32_t reason; /* KVM_EXIT_* */
+	uint8_t len;
+	bool write;
+};
+
+#define VCPU_RECENT_EXITS 8
+
 struct vcpu {
 	struct vm *vm;
 	unsigned int id;
@@ -44,6 +59,9 @@ struct vcpu {
 	_Atomic uint64_t exits[VCPU_EXIT_REASONS];
 	_Atomic uint64_t pio_exits_unclaimed;
 	_Atomic uint64_t mmio_exits_unclaimed;
+	/* Ring of the latest exits; only the vCPU's own thread touches it. */
+	struct vcpu_exit_record recent_exits[VCPU_RECENT_EXITS];
+	uint64_t nr_exits;
 };
 
 struct vm {

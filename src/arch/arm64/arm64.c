@@ -571,6 +571,11 @@ int arch_vcpu_exit(struct vcpu *vcpu)
 	return 1;
 }
 
+uint64_t arch_vcpu_exit_pc(const struct vcpu *vcpu)
+{
+	return 0; /* the PC costs a KVM_GET_ONE_REG: not on every exit */
+}
+
 void arch_vcpu_describe(struct vcpu *vcpu, char *buf, size_t len)
 {
 	uint64_t pc = 0, pstate = 0;

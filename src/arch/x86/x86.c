@@ -600,6 +600,14 @@ int arch_virtio_mmio_slot(struct vm *vm, struct arch_virtio_mmio_slot *slot)
 	return -EOPNOTSUPP; /* virtio devices sit on PCI on x86 */
 }
 
+uint64_t arch_vcpu_exit_pc(const struct vcpu *vcpu)
+{
+	const struct kvm_run *run = vcpu->run;
+
+	return (run->kvm_valid_regs & KVM_SYNC_X86_REGS) ? run->s.regs.regs.rip
+							 : 0;
+}
+
 void arch_vcpu_describe(struct vcpu *vcpu, char *buf, size_t len)
 {
 	const struct kvm_run *run = vcpu->run;
