@@ -141,6 +141,8 @@ static void handle_io(struct vcpu *vcpu)
 				is_write))
 			vcpu->pio_exits_unclaimed++;
 	}
+	if (is_write)
+		vm_coalesce_on_write(vcpu->vm, true, run->io.port);
 }
 
 static void handle_mmio(struct vcpu *vcpu)
@@ -153,6 +155,8 @@ static void handle_mmio(struct vcpu *vcpu)
 	if (!bus_access(&vcpu->vm->mmio, run->mmio.phys_addr, run->mmio.data,
 			len, run->mmio.is_write))
 		vcpu->mmio_exits_unclaimed++;
+	if (run->mmio.is_write)
+		vm_coalesce_on_write(vcpu->vm, false, run->mmio.phys_addr);
 }
 
 static void handle_system_event(struct vcpu *vcpu)

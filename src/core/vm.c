@@ -191,28 +191,53 @@ static int vm_check_config(const struct hvm_config *cfg)
 	return 0;
 }
 
-static int vm_register_coalesced(struct vm *vm, struct bus *bus, bool pio)
+/*
+ * Coalesced zones are registered with KVM on the first write that exits
+ * to them, not at creation: each registration is an io-bus update whose
+ * SRCU grace period KVM must see completed when the VM is destroyed,
+ * which kept a VM that lives a few ms alive ~15 ms longer on these hosts
+ * (docs/benchmarks.md, startup). A guest that never writes the region
+ * (Linux with kvm's NOP_IO_DELAY never writes port 0x80) never pays.
+ */
+static bool coalescing_possible(const struct vm *vm, bool pio)
 {
-	for (size_t i = 0; i < bus->nr; i++) {
-		const struct bus_region *r = &bus->regions[i];
-		struct kvm_coalesced_mmio_zone zone = {
-			.addr = r->base,
-			.size = (uint32_t)r->len,
-			.pio = pio,
-		};
+	return vm->kvm.coalesced_mmio_page && (!pio || vm->kvm.coalesced_pio);
+}
 
-		if (!r->coalesced)
-			continue;
-		if (!vm->kvm.coalesced_mmio_page ||
-		    (pio && !vm->kvm.coalesced_pio))
-			continue; /* every write exits: slower, still right */
+static void vm_count_coalesced(struct vm *vm, const struct bus *bus, bool pio)
+{
+	for (size_t i = 0; i < bus->nr; i++)
+		if (bus->regions[i].coalesced && coalescing_possible(vm, pio))
+			atomic_fetch_add(&vm->coalesced_pending, 1);
+}
+
+void vm_coalesce_on_write(struct vm *vm, bool pio, uint64_t addr)
+{
+	const struct bus *bus = pio ? &vm->pio : &vm->mmio;
+	const struct bus_region *r;
+	struct kvm_coalesced_mmio_zone zone;
+	bool done = false;
+
+	if (!atomic_load_explicit(&vm->coalesced_pending, memory_order_relaxed))
+		return;
+	r = bus_lookup(bus, addr, 1);
+	if (!r || !r->coalesced || !coalescing_possible(vm, pio))
+		return;
+	zone = (struct kvm_coalesced_mmio_zone){ .addr = r->base,
+						 .size = (uint32_t)r->len,
+						 .pio = pio };
+	pthread_mutex_lock(&vm->coalesced_lock);
+	for (unsigned int i = 0; i < vm->nr_coalesced_live; i++)
+		done |= vm->coalesced_live[i] == r;
+	if (!done && vm->nr_coalesced_live < VM_MAX_COALESCED) {
+		/* Failing costs speed (every write exits), not correctness. */
 		if (ioctl(vm->fd, KVM_REGISTER_COALESCED_MMIO, &zone) < 0)
-			return hvm_set_error(
-				-errno,
-				"KVM_REGISTER_COALESCED_MMIO for %s failed: %s",
+			pr_warn("KVM_REGISTER_COALESCED_MMIO for %s failed: %s",
 				r->name, strerror(errno));
+		vm->coalesced_live[vm->nr_coalesced_live++] = r;
+		atomic_fetch_sub(&vm->coalesced_pending, 1);
 	}
-	return 0;
+	pthread_mutex_unlock(&vm->coalesced_lock);
 }
 
 static void vm_free(struct vm *vm)
@@ -318,9 +343,8 @@ struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 	r = arch_vm_finalize(vm);
 	if (r < 0)
 		goto fail;
-	if (vm_register_coalesced(vm, &vm->pio, true) < 0 ||
-	    vm_register_coalesced(vm, &vm->mmio, false) < 0)
-		goto fail;
+	vm_count_coalesced(vm, &vm->pio, true);
+	vm_count_coalesced(vm, &vm->mmio, false);
 	boot_trace_mark(&vm->boot, BOOT_VM_CREATED);
 	return (struct hvm_vm *)vm;
 

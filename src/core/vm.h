@@ -76,6 +76,11 @@ struct vm {
 	unsigned int nr_vcpus;
 	struct kvm_coalesced_mmio_ring *coalesced_ring; /* in vCPU 0's page */
 	pthread_mutex_t coalesced_lock;
+	/* Coalesced regions KVM knows about (registered on first write). */
+#define VM_MAX_COALESCED 8
+	const struct bus_region *coalesced_live[VM_MAX_COALESCED];
+	unsigned int nr_coalesced_live;
+	atomic_uint coalesced_pending; /* regions not registered yet */
 	struct power_sink power;
 	struct console *console;
 	struct control *control;
@@ -111,6 +116,12 @@ int vm_register_pio(struct vm *vm, uint64_t port, uint64_t len,
 		    const struct bus_ops *ops, void *dev, const char *name);
 int vm_register_mmio(struct vm *vm, uint64_t gpa, uint64_t len,
 		     const struct bus_ops *ops, void *dev, const char *name);
+
+/*
+ * A write to ADDR exited to userspace: if it lies in a coalesced region
+ * KVM does not batch yet, register the region now (vm.c says why).
+ */
+void vm_coalesce_on_write(struct vm *vm, bool pio, uint64_t addr);
 
 /* Drive an interrupt line of the in-kernel irqchip (struct irq_line). */
 int vm_irq_line_set(void *vm, uint32_t gsi, bool level);
