@@ -272,8 +272,7 @@ int control_start(struct vm *vm, const char *path, struct control **out)
 	if (ctl->wake_fd < 0 || ctl->listen_fd < 0 || !ctl->path ||
 	    bind(ctl->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
 	    listen(ctl->listen_fd, 8) < 0) {
-		r = hvm_set_error(-errno, "--control: cannot listen on %s: %s",
-				  path, strerror(errno));
+		r = hvm_set_errno_error("--control: cannot listen on %s", path);
 		if (ctl->listen_fd >= 0)
 			close(ctl->listen_fd);
 		if (ctl->wake_fd >= 0)
@@ -282,7 +281,7 @@ int control_start(struct vm *vm, const char *path, struct control **out)
 		free(ctl);
 		return r;
 	}
-	if (pthread_create(&ctl->thread, NULL, control_thread, ctl)) {
+	if (log_thread_create(&ctl->thread, control_thread, ctl)) {
 		ctl->thread = 0;
 		control_stop(ctl);
 		return hvm_set_error(-EAGAIN,

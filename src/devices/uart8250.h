@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/bus.h"
+#include "core/console.h"
 #include "core/irq.h"
 
 #define UART8250_REGS 8
@@ -31,6 +32,9 @@ size_t uart8250_receive(struct uart8250 *uart, const uint8_t *buf, size_t len);
 /* Call NOTIFY(CTX) whenever the guest transmits a byte (boot tracing). */
 void uart8250_set_output_notify(struct uart8250 *uart, void (*notify)(void *),
 				void *ctx);
+
+/* The console sink that feeds host input to UART (uart8250_receive). */
+struct console_sink uart8250_console_sink(struct uart8250 *uart);
 
 extern const struct bus_ops uart8250_bus_ops;
 

@@ -51,7 +51,7 @@ boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS [ARGS]
 	[ "$STATUS" = "$expect" ] ||
 		problems="$problems exit status $STATUS, expected $expect;"
 	if check_guest_init "$guest" "$cpus" "$cmdline"; then
-		# What a guest needs to boot without stalls (DESIGN.md).
+		# What a guest needs to boot without stalls (docs/linux-guests.md).
 		platform=$(grep -m 1 "E2E-GUEST platform" "$log" | tr -d '\r')
 		for want in hypervisor tsc_deadline rtc i8042; do
 			[ "$(field $want "$platform")" = 1 ] ||

@@ -15,7 +15,6 @@
 #include "arch/x86/platform.h"
 #include "core/log.h"
 #include "core/vm.h"
-#include "sched/brain.h"
 
 static int ioapic_send_msi(void *ctx, uint64_t address, uint32_t data)
 {
@@ -29,7 +28,7 @@ static int ioapic_send_msi(void *ctx, uint64_t address, uint32_t data)
 	/* 0 means the guest blocked it (e.g. APIC disabled): not an error. */
 	if (ioctl(chip->vm->fd, KVM_SIGNAL_MSI, &msi) < 0)
 		return -errno;
-	sched_msi_injected(chip->vm, address); /* maybe boost the woken vCPU */
+	vm_msi_injected(chip->vm, address); /* maybe boost the woken vCPU */
 	return 0;
 }
 
@@ -111,7 +110,7 @@ static int create_kernel(struct vm *vm)
 
 int x86_irqchip_create(struct vm *vm, struct x86_irqchip *chip)
 {
-	enum irqchip_mode mode = vm->cfg->irqchip;
+	enum irqchip_mode mode = vm->cfg->arch.irqchip;
 	int r;
 
 	*chip = (struct x86_irqchip){ .vm = vm };

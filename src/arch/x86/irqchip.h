@@ -33,7 +33,7 @@ struct x86_irqchip {
 };
 
 /*
- * Create the controllers VM->cfg->irqchip asks for, before any vCPU.
+ * Create the controllers VM->cfg->arch.irqchip asks for, before any vCPU.
  * Returns 0 or -errno with a message.
  */
 int x86_irqchip_create(struct vm *vm, struct x86_irqchip *chip);
