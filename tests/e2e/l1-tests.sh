@@ -47,6 +47,10 @@ boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS [ARGS]
 		-p "$cmdline" -c "$cpus" -m "$MEM"
 	guest=$(grep -m 1 "$MARKER" "$log" | tr -d '\r')
 	echo "E2E-TIME name=$name vmm=hintvm kernel=$label cpus=$cpus boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS guest_uptime_s=$(field uptime "$guest")"
+	# Where the boot went (--stats, src/core/boot_trace.c): phases in ms
+	# from hintvm's start, and the exits before the guest's first console
+	# byte, which under "quiet" is init's first line.
+	echo "E2E-INFO name=$name $(grep -a -m 1 'boot (ms from' "$log" | tr -d '\r' | sed 's/^ *//');$(grep -a -m 1 'boot exits before' "$log" | tr -d '\r' | sed 's/^ *boot//')"
 	problems="" clocksource=""
 	[ "$STATUS" = "$expect" ] ||
 		problems="$problems exit status $STATUS, expected $expect;"
