@@ -25,6 +25,7 @@
  * vCPU threads must reach it; vm.c and vcpu.c do not change.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,7 @@
 #include "core/vm.h"
 #include "devices/virtio/virtio_vm.h"
 #include "sched/brain.h"
+#include "sched/sched_config.h"
 
 static const struct vm_hooks builder_hooks = {
 	.vcpu_thread_start = sched_vcpu_start,
@@ -110,6 +112,8 @@ static int builder_assemble(struct vm *vm)
 		r = arch_vm_finalize(vm);
 	if (r == 0)
 		r = vm_register_coalesced(vm);
+	if (r == 0)
+		boot_trace_mark(&vm->boot, BOOT_VM_CREATED);
 	return r;
 }
 
@@ -198,6 +202,7 @@ int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
 	vm->control = NULL;
 	console_stop(vm->console);
 	vm->console = NULL;
+	boot_trace_mark(&vm->boot, BOOT_REPORT);
 	sched_vm_stopped(vm); /* --stats, --stats-json */
 	log_set_level(caller);
 	return 0;
@@ -223,6 +228,8 @@ void hvm_vm_destroy(struct hvm_vm *handle)
 {
 	struct vm *vm = (struct vm *)handle;
 	enum log_level caller;
+	double joined_ms;
+	bool report;
 
 	if (!vm)
 		return;
@@ -230,7 +237,20 @@ void hvm_vm_destroy(struct hvm_vm *handle)
 		hvm_vm_stop(handle);
 		hvm_vm_wait(handle, NULL);
 	}
+	/* The last boot phase: closing the VM fd is where KVM tears down. */
+	report = vm->started && vm->cfg->sched && vm->cfg->sched->stats;
+	joined_ms = boot_trace_ms(&vm->boot, BOOT_REPORT);
 	caller = enter_vm_log(vm);
 	builder_teardown(vm);
 	log_set_level(caller);
+	if (report) {
+		struct boot_trace done = { 0 };
+		double ms;
+
+		boot_trace_mark(&done, BOOT_TORN_DOWN);
+		ms = boot_trace_ms(&done, BOOT_TORN_DOWN);
+		fprintf(stderr,
+			"  boot: torn down %.2f ms after process start (teardown %.2f ms)\n",
+			ms, joined_ms >= 0 ? ms - joined_ms : 0);
+	}
 }

@@ -128,6 +128,21 @@ static int parse_console(struct hvm_config *cfg, const char *name,
 	return 0;
 }
 
+static int parse_irqchip(struct hvm_config *cfg, const char *name,
+			 const char *value)
+{
+	if (value && !strcmp(value, "split"))
+		cfg->arch.irqchip = IRQCHIP_SPLIT;
+	else if (value && !strcmp(value, "kernel"))
+		cfg->arch.irqchip = IRQCHIP_KERNEL;
+	else
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is not an irqchip mode; expected split or kernel",
+			name, value ? value : "");
+	return 0;
+}
+
 /* --disk PATH[,ro][,direct]; repeat for more disks. */
 static int parse_disk(struct hvm_config *cfg, const char *name,
 		      const char *value)
@@ -386,6 +401,9 @@ static const struct option_def options[] = {
 	{ { "rr-partner", 0, NULL,
 	    "add the request/response benchmark partner (bench/, x86)" },
 	  parse_rr_partner },
+	{ { "irqchip", 0, "MODE",
+	    "x86 interrupt controllers: split (I/O APIC in hintvm, no PIC/PIT; default where KVM has it) or kernel (all in KVM, with the PIT)" },
+	  parse_irqchip },
 	{ { "cpu-features", 0, "LIST",
 	    "arm64: optional vCPU features pmu, sve, pauth (default none)" },
 	  parse_cpu_features },

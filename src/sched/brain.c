@@ -360,18 +360,25 @@ static void print_table(struct sched_vm *s)
 	free(buf);
 }
 
-/* The sched thread starts before the vCPU threads: wait for them. */
+/*
+ * The sched thread starts before the vCPU threads: wait for them. Each
+ * vCPU thread wakes us once it has published its tid (sched_vcpu_start),
+ * and sched_vm_stopped() does on the way out: no polling, so a VM that
+ * ends at once does not wait for a sleep here.
+ */
 static void wait_for_tids(struct sched_vm *s)
 {
-	for (int tries = 0; tries < 2000; tries++) {
+	pthread_mutex_lock(&s->boost_lock);
+	for (;;) {
 		bool all = true;
 
 		for (unsigned int i = 0; i < s->nr_vcpus && all; i++)
 			all = vm_vcpu_tid(s->vm, i) != 0;
-		if (all || __atomic_load_n(&s->stop, __ATOMIC_RELAXED))
-			return;
-		usleep(1000);
+		if (all || s->stop)
+			break;
+		pthread_cond_wait(&s->cond, &s->boost_lock);
 	}
+	pthread_mutex_unlock(&s->boost_lock);
 }
 
 static void *brain_thread(void *arg)
@@ -473,7 +480,13 @@ void sched_vcpu_start(struct vm *vm, unsigned int id)
 	const struct policy_action *a;
 	int r = 0;
 
-	if (!s || !s->create.first.apply_pin || id >= POLICY_MAX_VCPUS)
+	if (!s)
+		return;
+	/* Our tid is published: the sched thread may be waiting for it. */
+	pthread_mutex_lock(&s->boost_lock);
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->boost_lock);
+	if (!s->create.first.apply_pin || id >= POLICY_MAX_VCPUS)
 		return;
 	/* Pinned before the first KVM_RUN: no migration right after start. */
 	a = &s->create.first;

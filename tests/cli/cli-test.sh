@@ -63,6 +63,7 @@ expect "-c 0" 2 "--cpus: '0' is not a valid vCPU count; expected a number from 1
 expect "-c 9999" 2 "--cpus: '9999'" -- run -c 9999
 expect "bad switch value" 2 "--hugepages: 'maybe'" -- run --hugepages=maybe
 expect "bad console" 2 "--console: 'vga'" -- run --console vga
+expect "bad irqchip" 2 "--irqchip: 'pic'" -- run --irqchip pic
 printf 'cpus = 2\nmemory = 1G\n' >"$tmp/bad.conf"
 expect "malformed config line" 2 "bad.conf:2: unknown option 'memory'" -- run --config "$tmp/bad.conf"
 expect "missing config file" 2 "cannot read config file $tmp/none.conf" -- run --config "$tmp/none.conf"
