@@ -246,7 +246,8 @@ static const struct sched_vm *vms(const void *ctx)
 /* The boot phases (core/boot_trace.h): ns from process start. */
 static uint64_t boot_phase_ns(const void *ctx, enum boot_phase phase)
 {
-	uint64_t at = atomic_load(&vms(ctx)->vm->boot.at_ns[phase]);
+	uint64_t at = atomic_load(
+		&((const struct sched_vm *)ctx)->vm->boot.at_ns[phase]);
 
 	return at ? at - boot_trace_process_start_ns() : UINT64_MAX;
 }
@@ -265,7 +266,8 @@ BOOT_PHASE_GETTER(m_boot_vcpus_joined, BOOT_REPORT)
 /* Exits of all vCPUs before the guest's first console byte, by kind. */
 static uint64_t boot_exits(const void *ctx, unsigned int reason)
 {
-	return vms(ctx)->vm->boot.exits_before_console[reason];
+	return ((const struct sched_vm *)ctx)
+		->vm->boot.exits_before_console[reason];
 }
 
 #define BOOT_EXITS_GETTER(fn, reason)                        \
