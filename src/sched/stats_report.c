@@ -237,12 +237,6 @@ static uint64_t m_none(const void *ctx, unsigned int id)
 }
 
 /* The VM scope: "vm.NAME" by name, the top of the JSON document. */
-/* The brain of a VM-scope getter's context (startup's boot-phase rows). */
-static const struct sched_vm *vms(const void *ctx)
-{
-	return ctx;
-}
-
 /* The boot phases (core/boot_trace.h): ns from process start. */
 static uint64_t boot_phase_ns(const void *ctx, enum boot_phase phase)
 {
