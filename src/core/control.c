@@ -944,7 +944,6 @@ static void unregister(struct control *ctl)
 int control_start(struct vm *vm, struct control **out)
 {
 	struct control *ctl = calloc(1, sizeof(*ctl));
-	sigset_t all, old;
 	int r;
 
 	if (!ctl)
@@ -967,16 +966,6 @@ int control_start(struct vm *vm, struct control **out)
 	r = open_socket(ctl);
 	if (r < 0)
 		goto fail;
-	/* Signals are for the vCPU threads and the application. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&ctl->thread, NULL, control_thread, ctl);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r) {
-		r = hvm_set_error(-r, "cannot start the control thread");
-		goto fail;
-	}
-	ctl->thread_started = true;
 	if (ctl->path[0])
 		pr_info("control socket of '%s': %s", vm->name, ctl->path);
 	*out = ctl;
@@ -984,6 +973,24 @@ int control_start(struct vm *vm, struct control **out)
 fail:
 	control_stop(ctl);
 	return r;
+}
+
+int control_serve(struct control *ctl)
+{
+	sigset_t all, old;
+	int r;
+
+	if (!ctl || ctl->thread_started)
+		return 0;
+	/* Signals are for the vCPU threads and the application. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&ctl->thread, NULL, control_thread, ctl);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r)
+		return hvm_set_error(-r, "cannot start the control thread");
+	ctl->thread_started = true;
+	return 0;
 }
 
 void control_stop(struct control *ctl)

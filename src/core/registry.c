@@ -43,15 +43,18 @@ int registry_open_dir(char *buf, size_t len)
 
 	if (r < 0)
 		return r;
+	r = mkdir(buf, 0700) < 0 ? -errno : 0;
 	/* A bare system (an initramfs) may have no /run or /tmp yet. */
-	if (mkdir(buf, 0700) < 0 && errno == ENOENT &&
-	    (!strcmp(buf, "/run/hintvm") || !strncmp(buf, "/tmp/", 5)))
+	if (r == -ENOENT &&
+	    (!strcmp(buf, "/run/hintvm") || !strncmp(buf, "/tmp/", 5))) {
 		mkdir(buf[1] == 'r' ? "/run" : "/tmp",
 		      buf[1] == 'r' ? 0755 : 01777);
-	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		r = mkdir(buf, 0700) < 0 ? -errno : 0;
+	}
+	if (r < 0 && r != -EEXIST)
 		return hvm_set_error(
-			-errno, "cannot create the runtime directory %s: %s",
-			buf, strerror(errno));
+			r, "cannot create the runtime directory %s: %s", buf,
+			strerror(-r));
 	if (lstat(buf, &st) < 0)
 		return hvm_set_error(-errno, "cannot use %s: %s", buf,
 				     strerror(errno));
