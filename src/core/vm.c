@@ -135,8 +135,8 @@ void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason, uint32_t code,
 
 	pthread_mutex_lock(&vm->lock);
 	if (!vm->exit_recorded) {
-		first = true;
 		boot_trace_mark(&vm->boot, BOOT_GUEST_STOP);
+		first = true;
 		vm->exit_recorded = true;
 		vm->exit.reason = reason;
 		vm->exit.debug_code = code;
