@@ -449,25 +449,15 @@ static uint64_t stat_exits(const void *ctx, unsigned int id)
 	return sum;
 }
 
-static uint64_t stat_exit_io(const void *ctx, unsigned int id)
-{
-	return exit_count(ctx, id, KVM_EXIT_IO);
-}
-
-static uint64_t stat_exit_mmio(const void *ctx, unsigned int id)
-{
-	return exit_count(ctx, id, KVM_EXIT_MMIO);
-}
-
-static uint64_t stat_exit_hlt(const void *ctx, unsigned int id)
-{
-	return exit_count(ctx, id, KVM_EXIT_HLT);
-}
-
-static uint64_t stat_exit_intr(const void *ctx, unsigned int id)
-{
-	return exit_count(ctx, id, KVM_EXIT_INTR);
-}
+#define EXIT_STAT(fn, reason)                                \
+	static uint64_t fn(const void *ctx, unsigned int id) \
+	{                                                    \
+		return exit_count(ctx, id, reason);          \
+	}
+EXIT_STAT(stat_exit_io, KVM_EXIT_IO)
+EXIT_STAT(stat_exit_mmio, KVM_EXIT_MMIO)
+EXIT_STAT(stat_exit_hlt, KVM_EXIT_HLT)
+EXIT_STAT(stat_exit_intr, KVM_EXIT_INTR)
 
 /* Exits to userspace as the run loop counted them (context: the vm). */
 static const struct stat_desc vcpu_stats[] = {

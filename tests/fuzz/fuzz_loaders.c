@@ -31,10 +31,17 @@
 #include "arch/x86/bzimage.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/pvh.h"
+#include "core/arch.h"
 #include "core/config.h"
 #include "core/guest_memory.h"
 #include "core/kernel_format.h"
 #include "core/log.h"
+
+/* config.c checks --cpus against the arch's limit; x86.c is not linked. */
+unsigned int arch_max_vcpus(void)
+{
+	return X86_MAX_VCPUS;
+}
 
 #define PAGE 4096ull
 #define CANARY 0xa5
