@@ -42,6 +42,8 @@ static const struct vm_hooks builder_hooks = {
 	.vcpu_thread_start = sched_vcpu_start,
 	.vcpu_thread_exit = sched_vcpu_exit,
 	.msi_injected = sched_msi_injected,
+	.set_option = sched_set_option,
+	.describe = sched_describe,
 };
 
 /*
@@ -164,13 +166,12 @@ static int builder_start(struct vm *vm)
 					     "cannot start the console thread");
 	}
 
-	if (vm->cfg->control_path) {
-		r = control_start(vm, vm->cfg->control_path, &vm->control);
-		if (r < 0) {
-			console_stop(vm->console);
-			vm->console = NULL;
-			return r;
-		}
+	/* Named and registered before the guest runs (docs/control-socket.md). */
+	r = control_start(vm, &vm->control);
+	if (r < 0) {
+		console_stop(vm->console);
+		vm->console = NULL;
+		return r;
 	}
 
 	/* Before the vCPUs run: vCPU ioctls (stats fds) wait for KVM_RUN. */
@@ -184,13 +185,19 @@ static int builder_start(struct vm *vm)
 int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
 {
 	struct vm *vm = (struct vm *)handle;
-
+	struct hvm_exit ended;
 	enum log_level caller;
 
 	if (!vm || !vm->started)
 		return hvm_set_error(-EINVAL, "the VM was never started");
 	caller = enter_vm_log(vm);
-	vm_wait_vcpus(vm, exit);
+	vm_wait_vcpus(vm, &ended);
+	if (exit)
+		*exit = ended;
+	/* Subscribers hear how it ended before the socket goes away. */
+	event_post(&vm->events, VM_EVENT_EXIT, -1,
+		   (uint64_t)hvm_exit_status(&ended),
+		   hvm_exit_reason_name(ended.reason), ended.detail);
 	control_stop(vm->control);
 	vm->control = NULL;
 	console_stop(vm->console);

@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/parse.h"
+#include "core/registry.h"
 #include "sched/sched_config.h"
 
 #define HVM_MIN_MEM (4ULL << 20)
@@ -340,7 +341,22 @@ static int parse_cpu_features(struct hvm_config *cfg, const char *name,
 static int parse_control(struct hvm_config *cfg, const char *name,
 			 const char *value)
 {
+	if (value && !strcmp(value, "none")) {
+		free(cfg->control_path);
+		cfg->control_path = NULL;
+		cfg->control_none = true;
+		return 0;
+	}
+	cfg->control_none = false;
 	return set_string(&cfg->control_path, name, value);
+}
+
+static int parse_name(struct hvm_config *cfg, const char *name,
+		      const char *value)
+{
+	int r = registry_check_name(value);
+
+	return r < 0 ? r : set_string(&cfg->name, name, value);
 }
 
 static int parse_config_file(struct hvm_config *cfg, const char *name,
@@ -394,8 +410,11 @@ static const struct option_def options[] = {
 	{ { "dtb-dump", 0, "FILE",
 	    "arm64: also write the generated device tree blob to FILE" },
 	  parse_dtb_dump },
-	{ { "control", 0, "PATH",
-	    "serve a control socket at PATH (see hintvm ctl)" },
+	{ { "name", 0, "NAME",
+	    "name the VM for hintvm ctl, ls and top (default vm-PID)" },
+	  parse_name },
+	{ { "control", 0, "PATH|none",
+	    "control socket at PATH instead of the runtime directory, or none" },
 	  parse_control },
 	{ { "config", 0, "FILE", "read options from FILE (key = value lines)" },
 	  parse_config_file },
@@ -486,6 +505,7 @@ void config_free_fields(struct hvm_config *cfg)
 	free(cfg->kvm_path);
 	free(cfg->arch.dtb_dump);
 	free(cfg->control_path);
+	free(cfg->name);
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		free(cfg->disks[i].path);
 	for (unsigned int i = 0; i < cfg->nr_nets; i++)
@@ -520,7 +540,7 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 		return NULL;
 	*copy = *cfg;
 	copy->kernel = copy->initrd = copy->cmdline = copy->kvm_path = NULL;
-	copy->control_path = copy->arch.dtb_dump = NULL;
+	copy->control_path = copy->arch.dtb_dump = copy->name = NULL;
 	copy->sched = NULL;
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		copy->disks[i].path = NULL;
@@ -531,6 +551,7 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 	    dup_field(&copy->cmdline, cfg->cmdline) ||
 	    dup_field(&copy->kvm_path, cfg->kvm_path) ||
 	    dup_field(&copy->control_path, cfg->control_path) ||
+	    dup_field(&copy->name, cfg->name) ||
 	    dup_field(&copy->arch.dtb_dump, cfg->arch.dtb_dump);
 	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++)
 		r = dup_field(&copy->disks[i].path, cfg->disks[i].path);

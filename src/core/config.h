@@ -69,7 +69,9 @@ struct hvm_config {
 	int console_out_fd;
 	int verbosity;
 	char *kvm_path;
-	char *control_path; /* --control: Unix socket, NULL for none */
+	char *name; /* --name; NULL: generated when the VM starts */
+	char *control_path; /* --control PATH; NULL: in the runtime directory */
+	bool control_none; /* --control none: no control socket at all */
 	struct hvm_disk_config disks[HVM_MAX_DISKS];
 	unsigned int nr_disks;
 	struct hvm_net_config nets[HVM_MAX_NETS];

@@ -130,11 +130,13 @@ void vm_console_output(void *opaque)
 void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason, uint32_t code,
 		     int vcpu, const char *fmt, ...)
 {
+	bool first = false;
 	va_list ap;
 
 	pthread_mutex_lock(&vm->lock);
 	if (!vm->exit_recorded) {
 		boot_trace_mark(&vm->boot, BOOT_GUEST_STOP);
+		first = true;
 		vm->exit_recorded = true;
 		vm->exit.reason = reason;
 		vm->exit.debug_code = code;
@@ -149,6 +151,9 @@ void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason, uint32_t code,
 	vm_park_wake(vm);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		vcpu_kick(&vm->vcpus[i]);
+	if (first)
+		event_post(&vm->events, VM_EVENT_STATE, -1, 0, "stopping",
+			   NULL);
 }
 
 /* The vCPU that is handling the current exit on this thread, or -1. */
@@ -258,13 +263,14 @@ struct vm *vm_alloc(const struct hvm_config *cfg, const struct vm_hooks *hooks)
 	}
 	vm->fd = -1;
 	vm->kvm.fd = -1;
+	vm->events.wake_fd = -1;
 	vm->hooks = hooks;
 	pthread_mutex_init(&vm->lock, NULL);
 	pthread_mutex_init(&vm->coalesced_lock, NULL);
 	pthread_cond_init(&vm->cond, NULL);
 	vm->power = (struct power_sink){ .event = vm_power_event, .ctx = vm };
 	vm->cfg = config_dup(cfg);
-	if (!vm->cfg) {
+	if (!vm->cfg || event_ring_init(&vm->events) < 0) {
 		hvm_set_error(-ENOMEM, "out of memory");
 		vm_free(vm);
 		return NULL;
@@ -337,6 +343,7 @@ void vm_free(struct vm *vm)
 	pthread_mutex_destroy(&vm->coalesced_lock);
 	pthread_mutex_destroy(&vm->lock);
 	pthread_cond_destroy(&vm->cond);
+	event_ring_destroy(&vm->events);
 	hvm_config_free(vm->cfg);
 	free(vm);
 }
@@ -458,17 +465,22 @@ int vm_pause(struct vm *vm)
 	       !atomic_load(&vm->stopping))
 		vm_wait_locked(vm);
 	pthread_mutex_unlock(&vm->lock);
+	event_post(&vm->events, VM_EVENT_STATE, -1, 0, "paused", NULL);
 	return 0;
 }
 
 int vm_resume(struct vm *vm)
 {
+	bool was_paused;
+
 	if (!vm->started)
 		return hvm_set_error(-EINVAL, "the VM is not running");
 	pthread_mutex_lock(&vm->lock);
-	atomic_store(&vm->paused, false);
+	was_paused = atomic_exchange(&vm->paused, false);
 	pthread_cond_broadcast(&vm->cond);
 	pthread_mutex_unlock(&vm->lock);
 	vm_park_wake(vm);
+	if (was_paused)
+		event_post(&vm->events, VM_EVENT_STATE, -1, 0, "running", NULL);
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include "core/boot_trace.h"
 #include "core/bus.h"
 #include "core/console.h"
+#include "core/events.h"
 #include "core/config.h"
 #include "core/guest_memory.h"
 #include "core/kvm_host.h"
@@ -42,6 +43,13 @@ struct vm_hooks {
 	void (*vcpu_thread_exit)(struct vm *vm, unsigned int id);
 	/* A device model injected an MSI with address ADDR from userspace. */
 	void (*msi_injected)(struct vm *vm, uint64_t addr);
+	/*
+	 * Control requests for the scheduling brain: change run-time setting
+	 * KEY (-ENOENT: not one it knows), and the settings as they are now
+	 * as a JSON object, snprintf-like.
+	 */
+	int (*set_option)(struct vm *vm, const char *key, const char *value);
+	int (*describe)(struct vm *vm, char *buf, size_t len);
 };
 
 /* Exit reasons are counted per vCPU; KVM's numbers are below this. */
@@ -100,6 +108,8 @@ struct vm {
 	struct power_sink power;
 	struct console *console;
 	struct control *control;
+	char name[66]; /* --name or generated; set when the VM starts */
+	struct event_ring events; /* for subscribers (core/events.h) */
 	struct console_sink
 		console_sink; /* set by whoever owns the console device */
 	const struct vm_hooks *hooks; /* filled by the builder */

@@ -236,39 +236,54 @@ static uint64_t m_none(const void *ctx, unsigned int id)
 	return 0;
 }
 
+/* The VM scope: "vm.NAME" by name, the top of the JSON document. */
 /* The boot phases (core/boot_trace.h): ns from process start. */
-static uint64_t boot_phase_ns(const struct sched_vm *s, enum boot_phase phase)
+static uint64_t boot_phase_ns(const void *ctx, enum boot_phase phase)
 {
-	uint64_t at = atomic_load(&s->vm->boot.at_ns[phase]);
+	uint64_t at = atomic_load(
+		&((const struct sched_vm *)ctx)->vm->boot.at_ns[phase]);
 
 	return at ? at - boot_trace_process_start_ns() : UINT64_MAX;
 }
 
-VM_STAT(m_boot_vm_created, boot_phase_ns(s, BOOT_VM_CREATED))
-VM_STAT(m_boot_first_run, boot_phase_ns(s, BOOT_FIRST_RUN))
-VM_STAT(m_boot_first_console, boot_phase_ns(s, BOOT_FIRST_CONSOLE))
-VM_STAT(m_boot_guest_stop, boot_phase_ns(s, BOOT_GUEST_STOP))
-VM_STAT(m_boot_vcpus_joined, boot_phase_ns(s, BOOT_REPORT))
-/* Exits of all vCPUs before the guest's first console byte, by kind. */
-VM_STAT(m_boot_exits_io, s->vm->boot.exits_before_console[KVM_EXIT_IO])
-VM_STAT(m_boot_exits_mmio, s->vm->boot.exits_before_console[KVM_EXIT_MMIO])
-VM_STAT(m_boot_exits_hlt, s->vm->boot.exits_before_console[KVM_EXIT_HLT])
-VM_STAT(m_boot_exits_intr, s->vm->boot.exits_before_console[KVM_EXIT_INTR])
-VM_STAT(m_boot_exits_ioapic_eoi,
-	s->vm->boot.exits_before_console[KVM_EXIT_IOAPIC_EOI])
+#define BOOT_PHASE_GETTER(fn, phase)                         \
+	static uint64_t fn(const void *ctx, unsigned int id) \
+	{                                                    \
+		return boot_phase_ns(ctx, phase);            \
+	}
+BOOT_PHASE_GETTER(m_boot_vm_created, BOOT_VM_CREATED)
+BOOT_PHASE_GETTER(m_boot_first_run, BOOT_FIRST_RUN)
+BOOT_PHASE_GETTER(m_boot_first_console, BOOT_FIRST_CONSOLE)
+BOOT_PHASE_GETTER(m_boot_guest_stop, BOOT_GUEST_STOP)
+BOOT_PHASE_GETTER(m_boot_vcpus_joined, BOOT_REPORT)
 
-static uint64_t boot_exits_total(const struct sched_vm *s)
+/* Exits of all vCPUs before the guest's first console byte, by kind. */
+static uint64_t boot_exits(const void *ctx, unsigned int reason)
+{
+	return ((const struct sched_vm *)ctx)
+		->vm->boot.exits_before_console[reason];
+}
+
+#define BOOT_EXITS_GETTER(fn, reason)                        \
+	static uint64_t fn(const void *ctx, unsigned int id) \
+	{                                                    \
+		return boot_exits(ctx, reason);              \
+	}
+BOOT_EXITS_GETTER(m_boot_exits_io, KVM_EXIT_IO)
+BOOT_EXITS_GETTER(m_boot_exits_mmio, KVM_EXIT_MMIO)
+BOOT_EXITS_GETTER(m_boot_exits_hlt, KVM_EXIT_HLT)
+BOOT_EXITS_GETTER(m_boot_exits_intr, KVM_EXIT_INTR)
+BOOT_EXITS_GETTER(m_boot_exits_ioapic_eoi, KVM_EXIT_IOAPIC_EOI)
+
+static uint64_t m_boot_exits_total(const void *ctx, unsigned int id)
 {
 	uint64_t sum = 0;
 
 	for (unsigned int r = 0; r < BOOT_EXIT_REASONS; r++)
-		sum += s->vm->boot.exits_before_console[r];
+		sum += boot_exits(ctx, r);
 	return sum;
 }
 
-VM_STAT(m_boot_exits_total, boot_exits_total(s))
-
-/* The VM scope: "vm.NAME" by name, the top of the JSON document. */
 static const struct stat_desc vm_stats[] = {
 	{ .name = "elapsed_ns", .json = "elapsed_ns", .get = m_elapsed_ns },
 	{ .name = "running",
@@ -440,7 +455,7 @@ static void format_boot(const struct sched_vm *s, struct stat_text *t)
 			stat_put(t, " %s -", boot_phase_name(p));
 	}
 	stat_put(t, "\n  boot exits before the first console byte: %llu",
-		 (unsigned long long)boot_exits_total(s));
+		 (unsigned long long)m_boot_exits_total(s, 0));
 	for (size_t i = 0; i < ARRAY_LEN(kinds); i++)
 		stat_put(t, ", %s %llu", kinds[i].name,
 			 (unsigned long long)
