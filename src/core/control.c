@@ -985,7 +985,7 @@ int control_serve(struct control *ctl)
 	/* Signals are for the vCPU threads and the application. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&ctl->thread, NULL, control_thread, ctl);
+	r = log_thread_create(&ctl->thread, control_thread, ctl);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r)
 		return hvm_set_error(-r, "cannot start the control thread");
