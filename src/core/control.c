@@ -914,8 +914,22 @@ static int open_socket(struct control *ctl)
 		}
 		entry[0] = '\0';
 	}
-	if (!cfg->control_path)
-		return bind_socket(ctl, entry);
+	if (!cfg->control_path) {
+		r = bind_socket(ctl, entry);
+		/* As above: a host that cannot give an unnamed VM its default
+		 * socket (a kernel without AF_UNIX) still runs the VM. */
+		if (r < 0 && !cfg->name) {
+			pr_warn("no control socket: %s", hvm_error_message());
+			if (ctl->listen_fd >= 0)
+				close(ctl->listen_fd);
+			ctl->listen_fd = -1;
+			if (ctl->path[0])
+				unlink(ctl->path);
+			ctl->path[0] = '\0';
+			return 0;
+		}
+		return r;
+	}
 	r = bind_socket(ctl, cfg->control_path);
 	if (r < 0 || !entry[0])
 		return r;
