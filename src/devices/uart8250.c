@@ -82,6 +82,8 @@ struct uart8250 {
 	pthread_mutex_t lock;
 	struct irq_line irq;
 	int out_fd;
+	void (*output_notify)(void *ctx);
+	void *output_notify_ctx;
 	bool irq_level;
 
 	uint8_t ier;
@@ -218,6 +220,8 @@ static void uart_transmit(struct uart8250 *uart, uint8_t byte)
 			uart->lsr_errors |= LSR_OE;
 	} else {
 		uart_emit(uart->out_fd, &byte, 1);
+		if (uart->output_notify)
+			uart->output_notify(uart->output_notify_ctx);
 	}
 
 	uart->thri_pending = true;
@@ -379,6 +383,13 @@ struct uart8250 *uart8250_create(struct irq_line irq, int out_fd)
 	uart->dlm = UART_DEFAULT_DIVISOR >> 8;
 	uart->msr = uart_modem_inputs(uart);
 	return uart;
+}
+
+void uart8250_set_output_notify(struct uart8250 *uart, void (*notify)(void *),
+				void *ctx)
+{
+	uart->output_notify = notify;
+	uart->output_notify_ctx = ctx;
 }
 
 void uart8250_destroy(struct uart8250 *uart)

@@ -237,6 +237,53 @@ static uint64_t m_none(const void *ctx, unsigned int id)
 }
 
 /* The VM scope: "vm.NAME" by name, the top of the JSON document. */
+/* The boot phases (core/boot_trace.h): ns from process start. */
+static uint64_t boot_phase_ns(const void *ctx, enum boot_phase phase)
+{
+	uint64_t at = atomic_load(
+		&((const struct sched_vm *)ctx)->vm->boot.at_ns[phase]);
+
+	return at ? at - boot_trace_process_start_ns() : UINT64_MAX;
+}
+
+#define BOOT_PHASE_GETTER(fn, phase)                         \
+	static uint64_t fn(const void *ctx, unsigned int id) \
+	{                                                    \
+		return boot_phase_ns(ctx, phase);            \
+	}
+BOOT_PHASE_GETTER(m_boot_vm_created, BOOT_VM_CREATED)
+BOOT_PHASE_GETTER(m_boot_first_run, BOOT_FIRST_RUN)
+BOOT_PHASE_GETTER(m_boot_first_console, BOOT_FIRST_CONSOLE)
+BOOT_PHASE_GETTER(m_boot_guest_stop, BOOT_GUEST_STOP)
+BOOT_PHASE_GETTER(m_boot_vcpus_joined, BOOT_REPORT)
+
+/* Exits of all vCPUs before the guest's first console byte, by kind. */
+static uint64_t boot_exits(const void *ctx, unsigned int reason)
+{
+	return ((const struct sched_vm *)ctx)
+		->vm->boot.exits_before_console[reason];
+}
+
+#define BOOT_EXITS_GETTER(fn, reason)                        \
+	static uint64_t fn(const void *ctx, unsigned int id) \
+	{                                                    \
+		return boot_exits(ctx, reason);              \
+	}
+BOOT_EXITS_GETTER(m_boot_exits_io, KVM_EXIT_IO)
+BOOT_EXITS_GETTER(m_boot_exits_mmio, KVM_EXIT_MMIO)
+BOOT_EXITS_GETTER(m_boot_exits_hlt, KVM_EXIT_HLT)
+BOOT_EXITS_GETTER(m_boot_exits_intr, KVM_EXIT_INTR)
+BOOT_EXITS_GETTER(m_boot_exits_ioapic_eoi, KVM_EXIT_IOAPIC_EOI)
+
+static uint64_t m_boot_exits_total(const void *ctx, unsigned int id)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int r = 0; r < BOOT_EXIT_REASONS; r++)
+		sum += boot_exits(ctx, r);
+	return sum;
+}
+
 static const struct stat_desc vm_stats[] = {
 	{ .name = "elapsed_ns", .json = "elapsed_ns", .get = m_elapsed_ns },
 	{ .name = "running",
@@ -340,7 +387,81 @@ static const struct stat_desc vm_stats[] = {
 	  .kind = STAT_FLAG,
 	  .get = m_hypercalls_work },
 	{ .name = "hint_foreign", .get = m_hint_foreign },
+	{ .name = "boot.vm_created_ns",
+	  .json = "boot.vm_created_ns",
+	  .kind = STAT_OPTIONAL,
+	  .get = m_boot_vm_created },
+	{ .name = "boot.first_kvm_run_ns",
+	  .json = "boot.first_kvm_run_ns",
+	  .kind = STAT_OPTIONAL,
+	  .get = m_boot_first_run },
+	{ .name = "boot.first_console_byte_ns",
+	  .json = "boot.first_console_byte_ns",
+	  .kind = STAT_OPTIONAL,
+	  .get = m_boot_first_console },
+	{ .name = "boot.guest_stop_ns",
+	  .json = "boot.guest_stop_ns",
+	  .kind = STAT_OPTIONAL,
+	  .get = m_boot_guest_stop },
+	{ .name = "boot.vcpus_joined_ns",
+	  .json = "boot.vcpus_joined_ns",
+	  .kind = STAT_OPTIONAL,
+	  .get = m_boot_vcpus_joined },
+	{ .name = "boot.exits_before_console",
+	  .json = "boot.exits_before_console",
+	  .get = m_boot_exits_total },
+	{ .name = "boot.exits_before_console_io",
+	  .json = "boot.exits_before_console_io",
+	  .get = m_boot_exits_io },
+	{ .name = "boot.exits_before_console_mmio",
+	  .json = "boot.exits_before_console_mmio",
+	  .get = m_boot_exits_mmio },
+	{ .name = "boot.exits_before_console_hlt",
+	  .json = "boot.exits_before_console_hlt",
+	  .get = m_boot_exits_hlt },
+	{ .name = "boot.exits_before_console_intr",
+	  .json = "boot.exits_before_console_intr",
+	  .get = m_boot_exits_intr },
+	{ .name = "boot.exits_before_console_ioapic_eoi",
+	  .json = "boot.exits_before_console_ioapic_eoi",
+	  .get = m_boot_exits_ioapic_eoi },
 };
+
+/*
+ * The boot phases as two text lines: ms from process start, and the
+ * exits before the first console byte (core/boot_trace.h).
+ */
+static void format_boot(const struct sched_vm *s, struct stat_text *t)
+{
+	const struct boot_trace *b = &s->vm->boot;
+	static const struct {
+		unsigned int reason;
+		const char *name;
+	} kinds[] = {
+		{ KVM_EXIT_IO, "io" },
+		{ KVM_EXIT_MMIO, "mmio" },
+		{ KVM_EXIT_HLT, "hlt" },
+		{ KVM_EXIT_INTR, "intr" },
+		{ KVM_EXIT_IOAPIC_EOI, "ioapic_eoi" },
+	};
+
+	stat_put(t, "  boot (ms from process start):");
+	for (enum boot_phase p = BOOT_VM_CREATED; p < BOOT_TORN_DOWN; p++) {
+		double ms = boot_trace_ms(b, p);
+
+		if (ms >= 0)
+			stat_put(t, " %s %.2f", boot_phase_name(p), ms);
+		else
+			stat_put(t, " %s -", boot_phase_name(p));
+	}
+	stat_put(t, "\n  boot exits before the first console byte: %llu",
+		 (unsigned long long)m_boot_exits_total(s, 0));
+	for (size_t i = 0; i < ARRAY_LEN(kinds); i++)
+		stat_put(t, ", %s %llu", kinds[i].name,
+			 (unsigned long long)
+				 b->exits_before_console[kinds[i].reason]);
+	stat_put(t, "\n");
+}
 
 /* ---- the three readers ---- */
 
@@ -385,6 +506,7 @@ static void format_table(struct sched_vm *s, struct stat_text *t)
 		!s->opt.settings.hints		  ? "off"
 		: s->state.commit == COMMIT_UNDER ? "received, not acted on"
 						  : "acted on");
+	format_boot(s, t);
 	if (s->state.halt_poll_set)
 		stat_put(t, "  halt-poll value: %u ns\n",
 			 s->state.halt_poll_ns);

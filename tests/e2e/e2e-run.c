@@ -12,7 +12,8 @@
  * threads go to LOG before it is killed (and again if SIGKILL does not end
  * it within 30 s: "unkillable").
  *
- * usage: e2e-run -t SECONDS -m MARKER -o LOG -- COMMAND [ARG...]
+ * usage: e2e-run -t SECONDS -m MARKER -o LOG [-i INPUT] -- COMMAND [ARG...]
+ * The command's stdin is INPUT (a file or fifo), else /dev/null.
  * Static and dependency-free: the L1 initramfs has only busybox besides.
  */
 #include <dirent.h>
@@ -105,13 +106,13 @@ static int wait_bounded(pid_t pid, int *status, int seconds)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: e2e-run -t SECONDS -m MARKER -o LOG -- COMMAND...\n");
+		"usage: e2e-run -t SECONDS -m MARKER -o LOG [-i INPUT] -- COMMAND...\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	const char *marker = NULL, *log_path = NULL;
+	const char *marker = NULL, *log_path = NULL, *input = "/dev/null";
 	long long start, deadline, marker_ms = -1;
 	/* Keep the tail of the previous read so a split marker is found. */
 	char window[8192];
@@ -120,7 +121,7 @@ int main(int argc, char **argv)
 	int timed_out = 0, eof = 0;
 	pid_t pid;
 
-	while ((opt = getopt(argc, argv, "t:m:o:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:m:o:i:")) != -1) {
 		switch (opt) {
 		case 't':
 			timeout_s = atoi(optarg);
@@ -130,6 +131,9 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			log_path = optarg;
+			break;
+		case 'i':
+			input = optarg;
 			break;
 		default:
 			usage();
@@ -154,9 +158,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (pid == 0) {
-		int null_fd = open("/dev/null", O_RDONLY);
+		int in_fd = open(input, O_RDONLY);
 
-		dup2(null_fd, 0);
+		if (in_fd < 0) {
+			fprintf(stderr, "e2e-run: %s: %s\n", input,
+				strerror(errno));
+			_exit(127);
+		}
+		dup2(in_fd, 0);
 		dup2(pipefd[1], 1);
 		dup2(pipefd[1], 2);
 		execvp(argv[optind], argv + optind);

@@ -20,6 +20,8 @@ struct virtio_console {
 	struct virtio_console_config config;
 	struct virtq_chain *chain;
 	int out_fd;
+	void (*output_notify)(void *ctx);
+	void *output_notify_ctx;
 };
 
 static struct virtio_console *to_console(struct virtio_device *vdev)
@@ -53,7 +55,18 @@ static int handle_tx(struct virtio_device *vdev, uint16_t q,
 
 	if (con->out_fd >= 0)
 		write_all(con->out_fd, chain->iov, chain->nr_out);
+	if (con->output_notify)
+		con->output_notify(con->output_notify_ctx);
 	return 0;
+}
+
+void virtio_console_set_output_notify(struct virtio_device *vdev,
+				      void (*notify)(void *), void *ctx)
+{
+	struct virtio_console *con = to_console(vdev);
+
+	con->output_notify = notify;
+	con->output_notify_ctx = ctx;
 }
 
 static const struct virtio_queue_handler tx_queue = {
