@@ -359,16 +359,16 @@ static int arm64_setup_pv(struct vm *vm, struct vcpu *vcpu)
 
 		if (ioctl(vcpu->fd, KVM_SET_ONE_REG, &reg) < 0)
 			return hvm_set_errno_error(
-				"--pv: cannot set the vendor hypervisor bitmap to 0x%llx (KVM reported 0x%llx)",
+				"--pv: cannot set the vendor hypervisor bitmap of functions 64-127 to 0x%llx (KVM reported 0x%llx)",
 				(unsigned long long)bmap,
 				(unsigned long long)reported);
 	}
 	if (have_bmap)
-		pr_info("--pv: guest offered %s (vendor hypervisor bitmap 0x%llx, KVM's 0x%llx)",
+		pr_info("--pv: guest offered %s (vendor hypervisor bitmap 2 0x%llx, KVM's 0x%llx)",
 			pv_format(enabled, names, sizeof(names)),
 			(unsigned long long)bmap, (unsigned long long)reported);
 	else
-		pr_info("--pv: guest offered %s (KVM has no vendor hypervisor bitmap)",
+		pr_info("--pv: guest offered %s (KVM has no bitmap of vendor functions 64-127)",
 			pv_format(enabled, names, sizeof(names)));
 	arm64(vm)->pv_vcpu_state =
 		have_bmap &&
