@@ -11,6 +11,7 @@
 
 #include "core/arch.h"
 #include "core/console.h"
+#include "core/console_out.h"
 #include "core/control.h"
 #include "core/log.h"
 #include "core/vm.h"
@@ -211,6 +212,7 @@ static void vm_free(struct vm *vm)
 	if (vm->fd >= 0)
 		close(vm->fd);
 	guest_memory_unmap(&vm->mem);
+	console_out_destroy(vm->console_out); /* after every device */
 	kvm_host_close(&vm->kvm);
 	pthread_mutex_destroy(&vm->coalesced_lock);
 	pthread_mutex_destroy(&vm->lock);
@@ -249,6 +251,11 @@ struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 		hvm_set_error(-ENOMEM, "out of memory");
 		goto fail;
 	}
+
+	vm->console_out = console_out_create(
+		cfg->console == CONSOLE_NONE ? -1 : cfg->console_out_fd);
+	if (!vm->console_out)
+		goto fail;
 
 	r = kvm_host_open(&vm->kvm, cfg->kvm_path ? cfg->kvm_path : "/dev/kvm");
 	if (r < 0)
@@ -401,6 +408,8 @@ int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
 			vm->vcpus[i].thread_started = false;
 		}
 	}
+	/* What the guest printed last reaches the reader, if it reads. */
+	console_out_flush(vm->console_out, 250);
 	control_stop(vm->control);
 	vm->control = NULL;
 	console_stop(vm->console);

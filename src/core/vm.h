@@ -24,6 +24,7 @@
 struct kvm_run;
 struct kvm_coalesced_mmio_ring;
 struct console;
+struct console_out;
 struct virtio_vm;
 struct sched_vm;
 
@@ -59,6 +60,7 @@ struct vm {
 	pthread_mutex_t coalesced_lock;
 	struct power_sink power;
 	struct console *console;
+	struct console_out *console_out; /* guest output, for every device */
 	struct control *control;
 	struct console_sink
 		console_sink; /* set by whoever owns the console device */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <linux/kvm.h>
 
+#include "core/console_out.h"
 #include "core/log.h"
 #include "core/vm.h"
 #include "sched/brain_internal.h"
@@ -86,6 +87,9 @@ static void format_table(struct sched_vm *s, struct text *t)
 	    s->pressure.avg10_centi % 100,
 	    (unsigned long long)(s->throttled_ns_total / 1000000),
 	    s->kernel_path);
+	put(t, "  console: %llu bytes out, %llu dropped (reader too slow)\n",
+	    (unsigned long long)console_out_written(vm->console_out),
+	    (unsigned long long)console_out_dropped(vm->console_out));
 	if (s->kernel.yield_to)
 		put(t, "  kernel directed yields: %llu issued, %llu yielded\n",
 		    (unsigned long long)atomic_load(&s->kernel_yield_calls),
@@ -230,6 +234,9 @@ static void format_json(struct sched_vm *s, struct text *t)
 	put(t, ",\"kernel_yield_calls\":%llu,\"kernel_yields\":%llu",
 	    (unsigned long long)atomic_load(&s->kernel_yield_calls),
 	    (unsigned long long)atomic_load(&s->kernel_yields));
+	put(t, "},\"console\":{\"written\":%llu,\"dropped\":%llu",
+	    (unsigned long long)console_out_written(vm->console_out),
+	    (unsigned long long)console_out_dropped(vm->console_out));
 	put(t,
 	    "},\"policy\":{\"sched_hints\":%s,\"commit\":\"%s\",\"commit_changes\":%u,\"pin\":\"%s\",\"hlt_exits_disabled\":%s,\"pause_exits_disabled\":%s,\"halt_poll_mode\":\"%s\",\"halt_poll_ns\":",
 	    s->opt.settings.hints ? "true" : "false",
@@ -395,6 +402,10 @@ static bool vm_value(struct sched_vm *s, const char *name, uint64_t *out)
 		*out = s->ticks;
 	else if (!strcmp(name, "boost_failures"))
 		*out = atomic_load(&s->boost_failures);
+	else if (!strcmp(name, "console_written"))
+		*out = console_out_written(s->vm->console_out);
+	else if (!strcmp(name, "console_dropped"))
+		*out = console_out_dropped(s->vm->console_out);
 	else if (!strcmp(name, "hint_foreign"))
 		*out = s->hints_registered ? s->hints.foreign_writes : 0;
 	else if (s->have_vm_stats && (d = kvm_stats_find(&s->vm_stats, name)))

@@ -119,7 +119,8 @@ static int handle_tx(struct virtio_device *vdev, uint16_t q,
 	if (chain->out_len >= VNET_HDR_LEN &&
 	    writev(net->tap_fd, chain->iov, chain->nr_out) < 0 &&
 	    errno != EAGAIN)
-		pr_debug("%s: tap write: %s", net->name, strerror(errno));
+		pr_debug_ratelimited("%s: tap write: %s", net->name,
+				     strerror(errno));
 	return 0;
 }
 

@@ -126,7 +126,7 @@ int virtio_vm_create(struct vm *vm)
 	}
 	if (!r && cfg->console == CONSOLE_VIRTIO) {
 		struct virtio_device *con =
-			virtio_console_create(&v->host, cfg->console_out_fd);
+			virtio_console_create(&v->host, vm->console_out);
 
 		r = add(v, con);
 		if (!r)
