@@ -128,6 +128,59 @@ else
 fi
 
 if [ $have_kvm = 1 ]; then
+	# Signals from the moment the VM is being created (its /dev/kvm is
+	# open) until hintvm is gone, every 2 ms: each run ends with status 10,
+	# and (in the ASan build) without a sanitizer report.
+	python3 - "$hintvm" "$tmp/err" >"$tmp/out" 2>&1 <<'PY'
+import os, signal, subprocess, sys, time
+hintvm, err = sys.argv[1:3]
+def kvm_open(pid):
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "/dev/kvm":
+                return True
+        except OSError:
+            pass
+    return False
+statuses = {}
+for run in range(20):
+    vm = subprocess.Popen([hintvm, "run", "-c", "2", "-p", "test=hello"],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=open(err + str(run), "w"))
+    while vm.poll() is None and not kvm_open(vm.pid):
+        pass
+    sig = [signal.SIGTERM, signal.SIGINT, signal.SIGHUP]
+    n = 0
+    while vm.poll() is None:
+        try:
+            vm.send_signal(sig[n % 3])
+        except ProcessLookupError:
+            break
+        n += 1
+        time.sleep(0.002)
+    st = vm.wait()
+    statuses[st] = statuses.get(st, 0) + 1
+    text = open(err + str(run)).read()
+    if "Sanitizer" in text or "runtime error" in text:
+        print("run", run, "sanitizer report:")
+        print(text[:3000])
+print("statuses", statuses)
+PY
+	sed 's/^/# /' "$tmp/out"
+	if grep -qx "statuses {10: 20}" "$tmp/out"; then
+		ok "signals during start and teardown: every run stops cleanly (status 10)"
+	else
+		not_ok "signals during start and teardown: every run stops cleanly (status 10)"
+	fi
+else
+	skip "signals during start and teardown" "/dev/kvm is not usable"
+fi
+
+if [ $have_kvm = 1 ]; then
 	# A guest floods ttyS0 while nobody reads hintvm's stdout (a pipe
 	# shrunk to one page): the VM still answers its control socket, pause
 	# included, SIGTERM still ends it, and --stats counts the dropped bytes.

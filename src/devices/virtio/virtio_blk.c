@@ -104,7 +104,9 @@ static void io_done(struct event_op *op, int32_t res)
 				goto out;
 			res = -EIO;
 		}
-		if (res <= 0) {
+		if (res == -ECANCELED) {
+			status = VIRTIO_BLK_S_IOERR; /* the VM is going away */
+		} else if (res <= 0) {
 			virtio_device_log_guest_error(
 				&blk->vdev, "%s at byte %llu failed: %s",
 				r->req.type == VIRTIO_BLK_T_IN ? "read"
