@@ -27,6 +27,8 @@ static void usage(FILE *out)
 int cmd_ctl(int argc, char **argv)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct iovec line[2];
+	struct msghdr msg;
 	char reply[4096];
 	size_t used = 0;
 	int fd;
@@ -52,7 +54,16 @@ int cmd_ctl(int argc, char **argv)
 			argv[1], strerror(errno), argv[1]);
 		return 2;
 	}
-	dprintf(fd, "%s\n", argv[2]);
+	/*
+	 * No SIGPIPE: a VM that refuses us (another user) answers and closes
+	 * before the request is sent; its reply is still there to read.
+	 */
+	line[0] = (struct iovec){ argv[2], strlen(argv[2]) };
+	line[1] = (struct iovec){ "\n", 1 };
+	msg = (struct msghdr){ .msg_iov = line, .msg_iovlen = 2 };
+	if (sendmsg(fd, &msg, MSG_NOSIGNAL) < 0 && errno != EPIPE)
+		fprintf(stderr, "hintvm ctl: cannot send to %s: %s\n", argv[1],
+			strerror(errno));
 	while (used < sizeof(reply) - 1) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t n;

@@ -20,7 +20,8 @@
 
 #define MAX_REQUEST 256
 #define MAX_CLIENTS 8
-#define CLIENT_TIMEOUT_MS 10000
+/* A request line comes at once or not at all: a human types `hintvm ctl`. */
+#define CLIENT_TIMEOUT_MS 1000
 
 struct control {
 	struct vm *vm;
@@ -103,19 +104,19 @@ static void client_close(struct client *c)
 	c->fd = -1;
 }
 
-static void client_reply(struct control *ctl, struct client *c, bool too_long)
+/* Answer C (with ERROR when its request was refused unread) and close it. */
+static void client_reply(struct control *ctl, struct client *c,
+			 const char *error)
 {
 	char reply[512];
 
-	if (too_long)
-		snprintf(
-			reply, sizeof(reply),
-			"{\"ok\":false,\"error\":\"request longer than %d bytes\"}",
-			MAX_REQUEST - 2);
+	if (error)
+		snprintf(reply, sizeof(reply),
+			 "{\"ok\":false,\"error\":\"%s\"}", error);
 	else
 		control_handle(ctl->vm, c->buf, reply, sizeof(reply));
 	strcat(reply, "\n");
-	if (send(c->fd, reply, strlen(reply), MSG_NOSIGNAL) < 0)
+	if (send(c->fd, reply, strlen(reply), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		pr_debug("control: client went away before the reply");
 	client_close(c);
 }
@@ -125,6 +126,7 @@ static void client_read(struct control *ctl, struct client *c)
 {
 	ssize_t n = recv(c->fd, c->buf + c->used, sizeof(c->buf) - 1 - c->used,
 			 MSG_DONTWAIT);
+	size_t line;
 	char *nl;
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -135,21 +137,87 @@ static void client_read(struct control *ctl, struct client *c)
 	}
 	c->used += (size_t)n;
 	c->buf[c->used] = '\0';
-	nl = strchr(c->buf, '\n');
+	nl = memchr(c->buf, '\n', c->used);
+	line = nl ? (size_t)(nl - c->buf) : c->used;
 	if (nl) {
 		*nl = '\0';
-		if (nl > c->buf && nl[-1] == '\r')
-			nl[-1] = '\0';
-		client_reply(ctl, c, false);
-	} else if (c->used == sizeof(c->buf) - 1) {
-		client_reply(ctl, c, true);
+		if (line && c->buf[line - 1] == '\r')
+			c->buf[--line] = '\0';
 	}
+	/* Requests are printable ASCII: NUL or binary gets an error now. */
+	for (size_t i = 0; i < line; i++) {
+		unsigned char ch = (unsigned char)c->buf[i];
+
+		if (ch == '\r' && !nl && i + 1 == line)
+			break; /* its newline may still come */
+		if (ch < 0x20 || ch > 0x7e) {
+			client_reply(ctl, c,
+				     "request is not a line of printable text");
+			return;
+		}
+	}
+	if (nl)
+		client_reply(ctl, c, NULL);
+	else if (c->used == sizeof(c->buf) - 1)
+		client_reply(ctl, c, "request longer than 254 bytes");
+}
+
+/* Only the VM's own user and root may steer it (SO_PEERCRED). */
+static bool client_allowed(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return false;
+	return cred.uid == 0 || cred.uid == geteuid();
 }
 
 /*
- * Serves up to MAX_CLIENTS clients at once, so that one that connects and
- * says nothing delays nobody; each gets CLIENT_TIMEOUT_MS for its line.
- * While every slot is taken, new connections wait in the listen backlog.
+ * Take a new connection into a free slot, or into the slot of the client
+ * that has waited longest without a complete request: idle connections
+ * cannot hold the socket, however many there are. Its line usually came
+ * with the connection, so try to answer it right away.
+ */
+static void client_accept(struct control *ctl, struct client *clients)
+{
+	int fd = accept4(ctl->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	struct client *slot = NULL;
+
+	if (fd < 0)
+		return;
+	if (!client_allowed(fd)) {
+		static const char denied[] =
+			"{\"ok\":false,\"error\":\"permission denied: not the VM's user or root\"}\n";
+
+		if (send(fd, denied, sizeof(denied) - 1,
+			 MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			pr_debug("control: refused client went away");
+		close(fd);
+		return;
+	}
+	for (unsigned int i = 0; i < MAX_CLIENTS; i++) {
+		struct client *c = &clients[i];
+
+		if (c->fd < 0) {
+			slot = c;
+			break;
+		}
+		if (!slot || c->deadline_ms < slot->deadline_ms)
+			slot = c;
+	}
+	if (slot->fd >= 0)
+		client_close(slot); /* the oldest idle one makes room */
+	slot->fd = fd;
+	slot->used = 0;
+	slot->deadline_ms = now_ms() + CLIENT_TIMEOUT_MS;
+	client_read(ctl, slot);
+}
+
+/*
+ * Serves up to MAX_CLIENTS clients at once; each gets CLIENT_TIMEOUT_MS for
+ * its line. A new connection always gets a slot (the oldest idle client is
+ * dropped for it), so connections that say nothing delay nobody.
  */
 static void *control_thread(void *arg)
 {
@@ -161,7 +229,7 @@ static void *control_thread(void *arg)
 	for (;;) {
 		struct pollfd fds[2 + MAX_CLIENTS];
 		struct client *polled[MAX_CLIENTS];
-		unsigned int nfds = 2, free_slots = 0;
+		unsigned int nfds = 2;
 		uint64_t now = now_ms(), next = UINT64_MAX;
 		int timeout;
 
@@ -172,19 +240,16 @@ static void *control_thread(void *arg)
 
 			if (c->fd >= 0 && c->deadline_ms <= now)
 				client_close(c); /* too slow: no answer */
-			if (c->fd < 0) {
-				free_slots++;
+			if (c->fd < 0)
 				continue;
-			}
 			if (c->deadline_ms < next)
 				next = c->deadline_ms;
 			polled[nfds - 2] = c;
 			fds[nfds++] = (struct pollfd){ .fd = c->fd,
 						       .events = POLLIN };
 		}
-		fds[1] =
-			(struct pollfd){ .fd = free_slots ? ctl->listen_fd : -1,
-					 .events = POLLIN };
+		fds[1] = (struct pollfd){ .fd = ctl->listen_fd,
+					  .events = POLLIN };
 		timeout = next == UINT64_MAX ? -1 : (int)(next - now);
 		if (poll(fds, nfds, timeout) < 0) {
 			if (errno == EINTR)
@@ -196,23 +261,8 @@ static void *control_thread(void *arg)
 		for (unsigned int i = 2; i < nfds; i++)
 			if (fds[i].revents)
 				client_read(ctl, polled[i - 2]);
-		if (fds[1].revents) {
-			int fd = accept4(ctl->listen_fd, NULL, NULL,
-					 SOCK_CLOEXEC);
-
-			for (unsigned int i = 0; fd >= 0 && i < MAX_CLIENTS;
-			     i++) {
-				if (clients[i].fd >= 0)
-					continue;
-				clients[i].fd = fd;
-				clients[i].used = 0;
-				clients[i].deadline_ms =
-					now_ms() + CLIENT_TIMEOUT_MS;
-				fd = -1;
-			}
-			if (fd >= 0)
-				close(fd); /* cannot happen: polled with a slot */
-		}
+		if (fds[1].revents)
+			client_accept(ctl, clients);
 	}
 	for (unsigned int i = 0; i < MAX_CLIENTS; i++)
 		if (clients[i].fd >= 0)
@@ -269,9 +319,16 @@ int control_start(struct vm *vm, const char *path, struct control **out)
 	ctl->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	ctl->path = strdup(path);
 	strcpy(addr.sun_path, path);
+	/*
+	 * 0600 whatever the umask: bind() gives the file the socket inode's
+	 * mode less the umask, so set that first (Linux), and again on the
+	 * file in case this kernel does not. SO_PEERCRED is checked anyway.
+	 */
 	if (ctl->wake_fd < 0 || ctl->listen_fd < 0 || !ctl->path ||
+	    fchmod(ctl->listen_fd, S_IRUSR | S_IWUSR) < 0 ||
 	    bind(ctl->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
-	    listen(ctl->listen_fd, 8) < 0) {
+	    chmod(path, S_IRUSR | S_IWUSR) < 0 ||
+	    listen(ctl->listen_fd, 64) < 0) {
 		r = hvm_set_error(-errno, "--control: cannot listen on %s: %s",
 				  path, strerror(errno));
 		if (ctl->listen_fd >= 0)
