@@ -193,11 +193,16 @@ vm = subprocess.Popen([hintvm, "run", "-p", "test=flood", "--stats",
                        "--control", sock], stdin=subprocess.DEVNULL,
                       stdout=w, stderr=open(err, "w"))
 os.close(w)
-for _ in range(100):
-    if os.path.exists(sock):
+import array, termios
+start = time.monotonic()
+queued = array.array("i", [0])
+while time.monotonic() - start < 120:
+    fcntl.ioctl(r, termios.FIONREAD, queued)
+    if queued[0] >= 16384:
         break
-    time.sleep(0.1)
-time.sleep(5)  # ~18 KB/s of guest output on the dev host: buffer full
+    time.sleep(0.05)
+# The pipe took T to fill; the 64 KiB console buffer behind it takes ~4 T.
+time.sleep(min(6 * (time.monotonic() - start), 120))
 for req in ("pause", "resume"):
     try:
         c = subprocess.run([hintvm, "ctl", sock, req], timeout=20,
