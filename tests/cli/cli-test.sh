@@ -148,7 +148,8 @@ def kvm_open(pid):
     return False
 statuses = {}
 for run in range(20):
-    vm = subprocess.Popen([hintvm, "run", "-c", "2", "-p", "test=hello"],
+    vm = subprocess.Popen([hintvm, "run", "-c", "2", "-p",
+                           "test=smp-count iterations=4294967296"],
                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                           stderr=open(err + str(run), "w"))
     while vm.poll() is None and not kvm_open(vm.pid):
