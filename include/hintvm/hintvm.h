@@ -163,7 +163,8 @@ HVM_API int hvm_vm_stats(struct hvm_vm *vm, int json, char *buf, size_t len);
  * "halt_successful_poll", "wait_ns", "hint_accepted", "hint_dropped", any
  * KVM vCPU statistic), "vcpuN.NAME" for one vCPU, or "vm.NAME"
  * ("vm.halt_poll_ns", "vm.commit", "vm.pv_enabled", any KVM VM
- * statistic). Returns 0, or -ENOENT for an unknown name.
+ * statistic; docs/sched.md lists them). Returns 0, or -ENOENT for an
+ * unknown name.
  */
 HVM_API int hvm_vm_stat(struct hvm_vm *vm, const char *name, uint64_t *value);
 

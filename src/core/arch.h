@@ -15,6 +15,7 @@
 #ifndef HVM_CORE_ARCH_H
 #define HVM_CORE_ARCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,8 +29,26 @@ int arch_vcpu_init(struct vm *vm, struct vcpu *vcpu);
 int arch_vm_finalize(struct vm *vm);
 void arch_vm_destroy(struct vm *vm);
 
-/* The highest vCPU count this architecture's boot path supports. */
+/*
+ * The highest vCPU count this architecture's boot path supports: the one
+ * place the limit is stated (--cpus is checked against it).
+ */
 unsigned int arch_max_vcpus(void);
+
+/*
+ * The vCPU index an MSI with address ADDR is delivered to, or -1 when the
+ * address names none (or the architecture has no such MSIs).
+ */
+int arch_msi_target_vcpu(uint64_t addr);
+
+/*
+ * Idle exits (HLT, PAUSE) a VM may run without, so that an idle or
+ * spinning vCPU stays in the guest on a dedicated CPU: which ones this
+ * host lets VM_FD disable, and disabling them (only before the first vCPU
+ * exists). An architecture without such a control reports neither.
+ */
+void arch_idle_exits_query(int vm_fd, bool *hlt, bool *pause);
+int arch_idle_exits_disable(int vm_fd, bool hlt, bool pause);
 
 /*
  * Handle an exit reason common code did not; returns 0 to keep running,
@@ -51,6 +70,9 @@ struct arch_virtio_mmio_slot {
 	uint32_t irq_gsi; /* for vm_irq_line_set() / KVM_IRQFD */
 };
 int arch_virtio_mmio_slot(struct vm *vm, struct arch_virtio_mmio_slot *slot);
+
+/* The guest PC at the current exit when it costs no ioctl, else 0. */
+uint64_t arch_vcpu_exit_pc(const struct vcpu *vcpu);
 
 /* A short description of where VCPU is (e.g. "rip=0x... cr0=0x..."). */
 void arch_vcpu_describe(struct vcpu *vcpu, char *buf, size_t len);

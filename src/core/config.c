@@ -9,10 +9,12 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include "core/arch.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "core/parse.h"
+#include "sched/sched_config.h"
 
-#define HVM_MAX_CPUS 254 /* xAPIC ids 0-253, 254 for the I/O APIC */
 #define HVM_MIN_MEM (4ULL << 20)
 
 struct option_def {
@@ -64,11 +66,11 @@ static int parse_cpus(struct hvm_config *cfg, const char *name,
 {
 	uint64_t n;
 
-	if (parse_uint(value, 1, HVM_MAX_CPUS, &n) < 0)
+	if (parse_uint(value, 1, arch_max_vcpus(), &n) < 0)
 		return hvm_set_error(
 			-EINVAL,
-			"--%s: '%s' is not a valid vCPU count; expected a number from 1 to %d",
-			name, value ? value : "", HVM_MAX_CPUS);
+			"--%s: '%s' is not a valid vCPU count; expected a number from 1 to %u",
+			name, value ? value : "", arch_max_vcpus());
 	cfg->cpus = (unsigned int)n;
 	return 0;
 }
@@ -96,26 +98,16 @@ static int parse_mem(struct hvm_config *cfg, const char *name,
 	return 0;
 }
 
-static int parse_flag(bool *field, const char *name, const char *value)
-{
-	if (parse_bool(value, field) < 0)
-		return hvm_set_error(
-			-EINVAL,
-			"--%s: '%s' is not a switch value; expected on or off",
-			name, value);
-	return 0;
-}
-
 static int parse_hugepages(struct hvm_config *cfg, const char *name,
 			   const char *value)
 {
-	return parse_flag(&cfg->hugepages, name, value);
+	return parse_switch(&cfg->hugepages, name, value);
 }
 
 static int parse_mem_overcommit(struct hvm_config *cfg, const char *name,
 				const char *value)
 {
-	return parse_flag(&cfg->mem_overcommit, name, value);
+	return parse_switch(&cfg->mem_overcommit, name, value);
 }
 
 static int parse_console(struct hvm_config *cfg, const char *name,
@@ -253,7 +245,7 @@ static int parse_net(struct hvm_config *cfg, const char *name,
 static int parse_rng(struct hvm_config *cfg, const char *name,
 		     const char *value)
 {
-	return parse_flag(&cfg->rng, name, value);
+	return parse_switch(&cfg->rng, name, value);
 }
 
 static int parse_verbose(struct hvm_config *cfg, const char *name,
@@ -279,13 +271,13 @@ static int parse_kvm_device(struct hvm_config *cfg, const char *name,
 static int parse_rr_partner(struct hvm_config *cfg, const char *name,
 			    const char *value)
 {
-	return parse_flag(&cfg->rr_partner, name, value);
+	return parse_switch(&cfg->arch.rr_partner, name, value);
 }
 
 static int parse_dtb_dump(struct hvm_config *cfg, const char *name,
 			  const char *value)
 {
-	return set_string(&cfg->dtb_dump, name, value);
+	return set_string(&cfg->arch.dtb_dump, name, value);
 }
 
 /* --cpu-features none | NAME[,NAME...] with NAME in pmu, sve, pauth. */
@@ -304,7 +296,7 @@ static int parse_cpu_features(struct hvm_config *cfg, const char *name,
 	if (!value || !*value)
 		return hvm_set_error(-EINVAL, "--%s needs a value", name);
 	if (!strcmp(value, "none")) {
-		cfg->cpu_features = 0;
+		cfg->arch.cpu_features = 0;
 		return 0;
 	}
 	for (;;) {
@@ -326,7 +318,7 @@ static int parse_cpu_features(struct hvm_config *cfg, const char *name,
 			break;
 		p++; /* the comma: an item must follow */
 	}
-	cfg->cpu_features = bits;
+	cfg->arch.cpu_features = bits;
 	return 0;
 }
 
@@ -351,8 +343,7 @@ static const struct option_def options[] = {
 	  parse_kernel },
 	{ { "initrd", 'i', "FILE", "initial ramdisk" }, parse_initrd },
 	{ { "cmdline", 'p', "STR", "kernel command line" }, parse_cmdline },
-	{ { "cpus", 'c', "N", "number of vCPUs (1-254, default 1)" },
-	  parse_cpus },
+	{ { "cpus", 'c', "N", "number of vCPUs (default 1)" }, parse_cpus },
 	{ { "mem", 'm', "SIZE", "guest RAM, e.g. 512M or 2G (default 256M)" },
 	  parse_mem },
 	{ { "hugepages", 0, NULL, "back guest RAM with hugetlbfs pages" },
@@ -438,7 +429,7 @@ const struct hvm_option_info *hvm_options(size_t *count)
 	return infos;
 }
 
-void config_init_defaults(struct hvm_config *cfg)
+int config_init_defaults(struct hvm_config *cfg)
 {
 	*cfg = (struct hvm_config){
 		.cpus = 1,
@@ -446,8 +437,12 @@ void config_init_defaults(struct hvm_config *cfg)
 		.console = CONSOLE_SERIAL,
 		.console_in_fd = STDIN_FILENO,
 		.console_out_fd = STDOUT_FILENO,
+		.sched = malloc(sizeof(*cfg->sched)),
 	};
-	sched_options_defaults(&cfg->sched);
+	if (!cfg->sched)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	sched_options_defaults(cfg->sched);
+	return 0;
 }
 
 struct hvm_config *hvm_config_new(void)
@@ -458,7 +453,10 @@ struct hvm_config *hvm_config_new(void)
 		hvm_set_error(-ENOMEM, "out of memory");
 		return NULL;
 	}
-	config_init_defaults(cfg);
+	if (config_init_defaults(cfg) < 0) {
+		free(cfg);
+		return NULL;
+	}
 	return cfg;
 }
 
@@ -468,13 +466,15 @@ void config_free_fields(struct hvm_config *cfg)
 	free(cfg->initrd);
 	free(cfg->cmdline);
 	free(cfg->kvm_path);
-	free(cfg->dtb_dump);
+	free(cfg->arch.dtb_dump);
 	free(cfg->control_path);
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		free(cfg->disks[i].path);
 	for (unsigned int i = 0; i < cfg->nr_nets; i++)
 		free(cfg->nets[i].tap);
 	cfg->nr_disks = cfg->nr_nets = 0;
+	free(cfg->sched);
+	cfg->sched = NULL;
 }
 
 void hvm_config_free(struct hvm_config *cfg)
@@ -502,7 +502,8 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 		return NULL;
 	*copy = *cfg;
 	copy->kernel = copy->initrd = copy->cmdline = copy->kvm_path = NULL;
-	copy->control_path = copy->dtb_dump = NULL;
+	copy->control_path = copy->arch.dtb_dump = NULL;
+	copy->sched = NULL;
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		copy->disks[i].path = NULL;
 	for (unsigned int i = 0; i < cfg->nr_nets; i++)
@@ -512,11 +513,18 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 	    dup_field(&copy->cmdline, cfg->cmdline) ||
 	    dup_field(&copy->kvm_path, cfg->kvm_path) ||
 	    dup_field(&copy->control_path, cfg->control_path) ||
-	    dup_field(&copy->dtb_dump, cfg->dtb_dump);
+	    dup_field(&copy->arch.dtb_dump, cfg->arch.dtb_dump);
 	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++)
 		r = dup_field(&copy->disks[i].path, cfg->disks[i].path);
 	for (unsigned int i = 0; !r && i < cfg->nr_nets; i++)
 		r = dup_field(&copy->nets[i].tap, cfg->nets[i].tap);
+	if (!r) {
+		copy->sched = malloc(sizeof(*copy->sched));
+		if (copy->sched)
+			*copy->sched = *cfg->sched;
+		else
+			r = -ENOMEM;
+	}
 	if (r) {
 		hvm_config_free(copy);
 		return NULL;
@@ -582,8 +590,7 @@ int hvm_config_load_file(struct hvm_config *cfg, const char *path)
 				     path, MAX_CONFIG_DEPTH);
 	f = fopen(path, "re");
 	if (!f)
-		return hvm_set_error(-errno, "cannot read config file %s: %s",
-				     path, strerror(errno));
+		return hvm_set_errno_error("cannot read config file %s", path);
 	depth++;
 	while (fgets(line, sizeof(line), f)) {
 		char *key, *value, *eq, *hash;
@@ -631,10 +638,9 @@ int hvm_config_load_file(struct hvm_config *cfg, const char *path)
 			continue; /* the command line (or caller) wins */
 		r = opt->parse(cfg, key, value);
 		if (r < 0) {
-			char msg[512];
-
-			snprintf(msg, sizeof(msg), "%s", hvm_error_message());
-			hvm_set_error(r, "%s:%u: %s", path, lineno, msg);
+			/* hvm_set_error copies its arguments before writing. */
+			hvm_set_error(r, "%s:%u: %s", path, lineno,
+				      hvm_error_message());
 			break;
 		}
 		/* Mark so that a later file cannot override this one either. */
@@ -645,90 +651,6 @@ int hvm_config_load_file(struct hvm_config *cfg, const char *path)
 	depth--;
 	fclose(f);
 	return r;
-}
-
-int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -EINVAL;
-	if (v < min || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
-int parse_size(const char *s, uint64_t *bytes)
-{
-	unsigned long long v;
-	unsigned int shift = 20; /* no suffix: MiB, as kvmtool */
-	char *end;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
-	if (*end) {
-		switch (toupper((unsigned char)*end)) {
-		case 'B':
-			shift = 0;
-			break;
-		case 'K':
-			shift = 10;
-			break;
-		case 'M':
-			shift = 20;
-			break;
-		case 'G':
-			shift = 30;
-			break;
-		case 'T':
-			shift = 40;
-			break;
-		default:
-			return -EINVAL;
-		}
-		end++;
-		/* Accept K, KB, KiB and friends, nothing else. */
-		if (shift && (!strcasecmp(end, "iB") || !strcasecmp(end, "B")))
-			end += strlen(end);
-		if (*end)
-			return -EINVAL;
-	}
-	if (v > (UINT64_MAX >> shift))
-		return -EINVAL;
-	*bytes = (uint64_t)v << shift;
-	return 0;
-}
-
-int parse_bool(const char *s, bool *out)
-{
-	static const char *const on[] = { "on", "yes", "true", "1" };
-	static const char *const off[] = { "off", "no", "false", "0" };
-
-	if (!s) {
-		*out = true;
-		return 0;
-	}
-	for (size_t i = 0; i < 4; i++) {
-		if (!strcasecmp(s, on[i])) {
-			*out = true;
-			return 0;
-		}
-		if (!strcasecmp(s, off[i])) {
-			*out = false;
-			return 0;
-		}
-	}
-	return -EINVAL;
 }
 
 uint64_t host_memory_bytes(void)

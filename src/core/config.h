@@ -11,7 +11,8 @@
 #include <stdint.h>
 
 #include "hintvm/hintvm.h"
-#include "sched/sched_config.h"
+
+struct sched_options; /* sched/sched_config.h */
 
 /* Optional vCPU features (--cpu-features); arm64 only for now. */
 #define CPU_FEATURE_PMU (1u << 0)
@@ -36,6 +37,17 @@ struct hvm_net_config {
 	bool mac_set; /* else a fixed locally administered default */
 };
 
+/*
+ * Options only one architecture reads (src/arch/<arch>), kept apart so that
+ * the common config does not grow arch fields. Parsed on every
+ * architecture, so that an option file works anywhere.
+ */
+struct hvm_arch_config {
+	char *dtb_dump; /* arm64: write the generated device tree here */
+	uint32_t cpu_features; /* arm64: CPU_FEATURE_* (--cpu-features) */
+	bool rr_partner; /* x86: the rr benchmark's host-side partner */
+};
+
 struct hvm_config {
 	char *kernel; /* NULL: the built-in test kernel */
 	char *initrd;
@@ -49,35 +61,28 @@ struct hvm_config {
 	int console_out_fd;
 	int verbosity;
 	char *kvm_path;
-	bool rr_partner; /* the rr benchmark's host-side partner device */
-	char *dtb_dump; /* arm64: write the generated device tree here */
-	uint32_t cpu_features; /* arm64: CPU_FEATURE_* (--cpu-features) */
 	char *control_path; /* --control: Unix socket, NULL for none */
 	struct hvm_disk_config disks[HVM_MAX_DISKS];
 	unsigned int nr_disks;
 	struct hvm_net_config nets[HVM_MAX_NETS];
 	unsigned int nr_nets;
 	bool rng; /* virtio-rng fed from getrandom(2) */
-	struct sched_options sched; /* --pin, --halt-poll, --pv, --stats... */
+	struct hvm_arch_config arch; /* --cpu-features, --dtb-dump, ... */
+	/* --pin, --halt-poll, --pv, --stats...: owned by the config. */
+	struct sched_options *sched;
 	/* Which options were set explicitly: a config file never overrides. */
 	uint64_t set_mask;
 };
 
-/* Defaults: 1 vCPU, 256 MiB, serial console on stdio. */
-void config_init_defaults(struct hvm_config *cfg);
+/*
+ * Defaults: 1 vCPU, 256 MiB, serial console on stdio. Allocates the
+ * option sub-structs: -ENOMEM, or 0; config_free_fields() frees them.
+ */
+int config_init_defaults(struct hvm_config *cfg);
 
 /* Deep copy (the VM keeps its own). Returns NULL on ENOMEM. */
 struct hvm_config *config_dup(const struct hvm_config *cfg);
 void config_free_fields(struct hvm_config *cfg);
-
-/* Parse "512M", "2G", "1024" (MiB) ... into bytes; -EINVAL if malformed. */
-int parse_size(const char *s, uint64_t *bytes);
-
-/* Parse a decimal unsigned integer in [MIN, MAX]; -EINVAL / -ERANGE. */
-int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
-
-/* Parse on/off, yes/no, true/false, 1/0 (NULL means on). */
-int parse_bool(const char *s, bool *out);
 
 /* Host RAM in bytes (for the "more memory than the host has" check). */
 uint64_t host_memory_bytes(void);

@@ -156,7 +156,7 @@ struct console *console_start(int in_fd, struct console_sink sink)
 	}
 	if (in_fd >= 0) {
 		enter_raw_mode(con);
-		if (pthread_create(&con->thread, NULL, console_thread, con)) {
+		if (log_thread_create(&con->thread, console_thread, con)) {
 			console_stop(con);
 			return NULL;
 		}

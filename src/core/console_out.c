@@ -113,7 +113,7 @@ struct console_out *console_out_create(int fd)
 	/* No signal for this thread: EPIPE instead of SIGPIPE, for one. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&out->thread, NULL, drain_thread, out);
+	r = log_thread_create(&out->thread, drain_thread, out);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r) {
 		pthread_cond_destroy(&out->cond);

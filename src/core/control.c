@@ -329,8 +329,7 @@ int control_start(struct vm *vm, const char *path, struct control **out)
 	    bind(ctl->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
 	    chmod(path, S_IRUSR | S_IWUSR) < 0 ||
 	    listen(ctl->listen_fd, 64) < 0) {
-		r = hvm_set_error(-errno, "--control: cannot listen on %s: %s",
-				  path, strerror(errno));
+		r = hvm_set_errno_error("--control: cannot listen on %s", path);
 		if (ctl->listen_fd >= 0)
 			close(ctl->listen_fd);
 		if (ctl->wake_fd >= 0)
@@ -339,7 +338,7 @@ int control_start(struct vm *vm, const char *path, struct control **out)
 		free(ctl);
 		return r;
 	}
-	if (pthread_create(&ctl->thread, NULL, control_thread, ctl)) {
+	if (log_thread_create(&ctl->thread, control_thread, ctl)) {
 		ctl->thread = 0;
 		control_stop(ctl);
 		return hvm_set_error(-EAGAIN,

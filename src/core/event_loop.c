@@ -106,10 +106,10 @@ int event_loop_start(struct event_loop *loop, const char *name)
 	int ret;
 
 	loop->started = true; /* before the thread can test it */
-	ret = pthread_create(&loop->thread, NULL, loop_thread, loop);
+	ret = log_thread_create(&loop->thread, loop_thread, loop);
 	if (ret) {
 		loop->started = false;
-		return hvm_set_error(ret, "event loop thread: %s",
+		return hvm_set_error(-ret, "event loop thread: %s",
 				     strerror(ret));
 	}
 	pthread_setname_np(loop->thread, name);

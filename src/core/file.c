@@ -19,8 +19,7 @@ int read_whole_file(const char *path, const char *what, size_t max,
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return hvm_set_error(-errno, "cannot open %s %s: %s", what,
-				     path, strerror(errno));
+		return hvm_set_errno_error("cannot open %s %s", what, path);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return hvm_set_error(-EINVAL, "%s %s is not a regular file",

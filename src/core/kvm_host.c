@@ -47,15 +47,15 @@ int kvm_host_open(struct kvm_host *kvm, const char *path)
 
 		if (err == ENOENT)
 			return hvm_set_error(
-				err,
+				-err,
 				"%s does not exist: this host has no KVM (is the kvm module loaded, or is this a VM without nested virtualization?)",
 				path);
 		if (err == EACCES || err == EPERM)
 			return hvm_set_error(
-				err,
+				-err,
 				"no permission to open %s: add your user to the group owning it (usually 'kvm') or run as root",
 				path);
-		return hvm_set_error(err, "cannot open %s: %s", path,
+		return hvm_set_error(-err, "cannot open %s: %s", path,
 				     strerror(err));
 	}
 

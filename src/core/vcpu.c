@@ -11,8 +11,8 @@
 
 #include "core/arch.h"
 #include "core/log.h"
+#include "core/stats.h"
 #include "core/vm.h"
-#include "sched/brain.h"
 
 /*
  * Kicks use SIGUSR1 with an empty handler installed without SA_RESTART: the
@@ -31,10 +31,8 @@ int vcpu_signal_setup(void)
 
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(VCPU_KICK_SIGNAL, &sa, NULL) < 0)
-		return hvm_set_error(
-			-errno,
-			"cannot install the vCPU kick signal handler: %s",
-			strerror(errno));
+		return hvm_set_errno_error(
+			"cannot install the vCPU kick signal handler");
 	return 0;
 }
 
@@ -47,15 +45,12 @@ int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id)
 	vcpu->fd = ioctl(vm->fd, KVM_CREATE_VCPU, (unsigned long)id);
 	if (vcpu->fd < 0) {
 		vcpu->fd = -1;
-		return hvm_set_error(-errno, "KVM_CREATE_VCPU %u failed: %s",
-				     id, strerror(errno));
+		return hvm_set_errno_error("KVM_CREATE_VCPU %u failed", id);
 	}
 	run = mmap(NULL, vm->kvm.run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		   vcpu->fd, 0);
 	if (run == MAP_FAILED)
-		return hvm_set_error(-errno,
-				     "cannot map kvm_run of vCPU %u: %s", id,
-				     strerror(errno));
+		return hvm_set_errno_error("cannot map kvm_run of vCPU %u", id);
 	vcpu->run = run;
 	if (id == 0 && vm->kvm.coalesced_mmio_page > 0) {
 		size_t off = (size_t)vm->kvm.coalesced_mmio_page *
@@ -190,6 +185,77 @@ static const char *internal_error_name(uint32_t suberror)
 	}
 }
 
+static const char *exit_reason_name(uint32_t reason)
+{
+	switch (reason) {
+	case KVM_EXIT_IO:
+		return "port";
+	case KVM_EXIT_MMIO:
+		return "mmio";
+	case KVM_EXIT_HLT:
+		return "hlt";
+	case KVM_EXIT_INTR:
+		return "signal";
+	case KVM_EXIT_IRQ_WINDOW_OPEN:
+		return "irq-window";
+	case KVM_EXIT_SHUTDOWN:
+		return "shutdown";
+	case KVM_EXIT_IOAPIC_EOI:
+		return "ioapic-eoi";
+	case KVM_EXIT_SYSTEM_EVENT:
+		return "system-event";
+	default:
+		return "other";
+	}
+}
+
+static void record_exit(struct vcpu *vcpu)
+{
+	const struct kvm_run *run = vcpu->run;
+	struct vcpu_exit_record *e =
+		&vcpu->recent_exits[vcpu->nr_exits++ % VCPU_RECENT_EXITS];
+
+	*e = (struct vcpu_exit_record){ .reason = run->exit_reason,
+					.pc = arch_vcpu_exit_pc(vcpu) };
+	if (run->exit_reason == KVM_EXIT_IO) {
+		e->addr = run->io.port;
+		e->len = run->io.size;
+		e->write = run->io.direction == KVM_EXIT_IO_OUT;
+	} else if (run->exit_reason == KVM_EXIT_MMIO) {
+		e->addr = run->mmio.phys_addr;
+		e->len = (uint8_t)run->mmio.len;
+		e->write = run->mmio.is_write;
+	}
+}
+
+/*
+ * The exits before this one, oldest first, for a crash report: after a
+ * triple fault they are all that says where the guest was.
+ */
+static void log_recent_exits(const struct vcpu *vcpu)
+{
+	uint64_t n = vcpu->nr_exits, first;
+
+	if (n < 2)
+		return;
+	first = n - 1 > VCPU_RECENT_EXITS - 1 ? n - VCPU_RECENT_EXITS : 0;
+	pr_err("vCPU %u: the %llu exits before this one (of %llu):", vcpu->id,
+	       (unsigned long long)(n - 1 - first), (unsigned long long)n);
+	for (uint64_t i = first; i < n - 1; i++) {
+		const struct vcpu_exit_record *e =
+			&vcpu->recent_exits[i % VCPU_RECENT_EXITS];
+		char what[48] = "";
+
+		if (e->reason == KVM_EXIT_IO || e->reason == KVM_EXIT_MMIO)
+			snprintf(what, sizeof(what), " %s 0x%llx/%u",
+				 e->write ? "write" : "read",
+				 (unsigned long long)e->addr, e->len);
+		pr_err("  exit %llu: %s (%u)%s pc 0x%llx",
+		       (unsigned long long)i + 1, exit_reason_name(e->reason),
+		       e->reason, what, (unsigned long long)e->pc);
+	}
+}
+
 /* Handle one exit; returns false when this vCPU must stop running. */
 static bool vcpu_handle_exit(struct vcpu *vcpu)
 {
@@ -201,6 +267,7 @@ static bool vcpu_handle_exit(struct vcpu *vcpu)
 	if (run->exit_reason < VCPU_EXIT_REASONS)
 		atomic_fetch_add_explicit(&vcpu->exits[run->exit_reason], 1,
 					  memory_order_relaxed);
+	record_exit(vcpu);
 	switch (run->exit_reason) {
 	case KVM_EXIT_IO:
 		handle_io(vcpu);
@@ -213,11 +280,18 @@ static bool vcpu_handle_exit(struct vcpu *vcpu)
 	case KVM_EXIT_DEBUG:
 		return true;
 	case KVM_EXIT_SHUTDOWN:
+		/* What KVM holds now may be the reset state (AMD): name the
+		 * last exit before it, which is where the guest really was. */
+		log_recent_exits(vcpu);
 		arch_vcpu_describe(vcpu, where, sizeof(where));
 		vm_request_stop(vm, HVM_EXIT_CRASH, 0, (int)vcpu->id,
-				"vCPU %u: triple fault (%s)", vcpu->id, where);
+				"vCPU %u: triple fault (now %s; exit %llu, the "
+				"exits before it are listed above)",
+				vcpu->id, where,
+				(unsigned long long)vcpu->nr_exits);
 		return false;
 	case KVM_EXIT_INTERNAL_ERROR:
+		log_recent_exits(vcpu);
 		arch_vcpu_describe(vcpu, where, sizeof(where));
 		vm_request_stop(vm, HVM_EXIT_CRASH, 0, (int)vcpu->id,
 				"vCPU %u: KVM internal error %u: %s (%s)",
@@ -311,11 +385,13 @@ static void *vcpu_thread(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	vcpu->self = pthread_self();
 	atomic_store(&vcpu->kickable, true);
-	sched_vcpu_start(vm, vcpu->id);
+	if (vm->hooks && vm->hooks->vcpu_thread_start)
+		vm->hooks->vcpu_thread_start(vm, vcpu->id);
 
 	vcpu_run_loop(vcpu);
 	atomic_store(&vcpu->kickable, false);
-	sched_vcpu_exit(vm, vcpu->id);
+	if (vm->hooks && vm->hooks->vcpu_thread_exit)
+		vm->hooks->vcpu_thread_exit(vm, vcpu->id);
 
 	/* When one vCPU ends, the VM ends: make sure the others follow. */
 	if (!atomic_load(&vm->stopping))
@@ -336,10 +412,78 @@ int vcpu_start(struct vcpu *vcpu)
 	/* Threads start with signals blocked; the vCPU unblocks its kick. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&vcpu->thread, NULL, vcpu_thread, vcpu);
+	r = log_thread_create(&vcpu->thread, vcpu_thread, vcpu);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r)
 		return -r;
 	vcpu->thread_started = true;
 	return 0;
+}
+
+/* ---- core's per-vCPU counters, for every statistics report ---- */
+
+static uint64_t exit_count(const void *ctx, unsigned int id, uint32_t reason)
+{
+	const struct vm *vm = ctx;
+
+	return id < vm->nr_vcpus ? atomic_load(&vm->vcpus[id].exits[reason])
+				 : 0;
+}
+
+static uint64_t stat_exits(const void *ctx, unsigned int id)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t reason = 0; reason < VCPU_EXIT_REASONS; reason++)
+		sum += exit_count(ctx, id, reason);
+	return sum;
+}
+
+static uint64_t stat_exit_io(const void *ctx, unsigned int id)
+{
+	return exit_count(ctx, id, KVM_EXIT_IO);
+}
+
+static uint64_t stat_exit_mmio(const void *ctx, unsigned int id)
+{
+	return exit_count(ctx, id, KVM_EXIT_MMIO);
+}
+
+static uint64_t stat_exit_hlt(const void *ctx, unsigned int id)
+{
+	return exit_count(ctx, id, KVM_EXIT_HLT);
+}
+
+static uint64_t stat_exit_intr(const void *ctx, unsigned int id)
+{
+	return exit_count(ctx, id, KVM_EXIT_INTR);
+}
+
+/* Exits to userspace as the run loop counted them (context: the vm). */
+static const struct stat_desc vcpu_stats[] = {
+	{ .name = "exits",
+	  .json = "exits.total",
+	  .column = "exits",
+	  .width = 8,
+	  .get = stat_exits },
+	{ .name = "exit_io",
+	  .json = "exits.io",
+	  .column = "io",
+	  .width = 7,
+	  .get = stat_exit_io },
+	{ .name = "exit_mmio",
+	  .json = "exits.mmio",
+	  .column = "mmio",
+	  .width = 7,
+	  .get = stat_exit_mmio },
+	{ .name = "exit_hlt", .json = "exits.hlt", .get = stat_exit_hlt },
+	{ .name = "exit_intr", .json = "exits.intr", .get = stat_exit_intr },
+};
+
+struct stat_table vm_vcpu_stat_table(const struct vm *vm)
+{
+	return (struct stat_table){ .descs = vcpu_stats,
+				    .nr = sizeof(vcpu_stats) /
+					  sizeof(vcpu_stats[0]),
+				    .ctx = vm };
 }

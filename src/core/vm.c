@@ -10,13 +10,8 @@
 #include <unistd.h>
 
 #include "core/arch.h"
-#include "core/console.h"
-#include "core/console_out.h"
-#include "core/control.h"
 #include "core/log.h"
 #include "core/vm.h"
-#include "devices/virtio/virtio_vm.h"
-#include "sched/brain.h"
 
 int vm_map_memory(struct vm *vm)
 {
@@ -43,7 +38,6 @@ int vm_map_memory(struct vm *vm)
 
 int vm_add_ram(struct vm *vm, uint64_t gpa, uint64_t size, uint64_t host_offset)
 {
-	struct kvm_userspace_memory_region region;
 	uint8_t *hva = (uint8_t *)vm->mem.mapping + host_offset;
 	int r;
 
@@ -56,18 +50,24 @@ int vm_add_ram(struct vm *vm, uint64_t gpa, uint64_t size, uint64_t host_offset)
 	if (r < 0)
 		return hvm_set_error(r, "cannot add RAM region at 0x%llx: %s",
 				     (unsigned long long)gpa, strerror(-r));
-	region = (struct kvm_userspace_memory_region){
+	return vm_add_memslot(vm, gpa, size, hva, "guest RAM");
+}
+
+int vm_add_memslot(struct vm *vm, uint64_t gpa, uint64_t size, void *hva,
+		   const char *what)
+{
+	struct kvm_userspace_memory_region region = {
 		.slot = vm->nr_memslots,
 		.guest_phys_addr = gpa,
 		.memory_size = size,
 		.userspace_addr = (uintptr_t)hva,
 	};
+
 	if (ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &region) < 0)
-		return hvm_set_error(
-			-errno,
-			"KVM_SET_USER_MEMORY_REGION (slot %u, %llu MiB at 0x%llx) failed: %s",
-			vm->nr_memslots, (unsigned long long)(size >> 20),
-			(unsigned long long)gpa, strerror(errno));
+		return hvm_set_errno_error(
+			"KVM_SET_USER_MEMORY_REGION for %s (slot %u, %llu KiB at 0x%llx) failed",
+			what, vm->nr_memslots, (unsigned long long)(size >> 10),
+			(unsigned long long)gpa);
 	vm->nr_memslots++;
 	return 0;
 }
@@ -160,7 +160,7 @@ static void vm_power_event(void *ctx, enum power_event event, uint32_t code)
 	}
 }
 
-static int vm_check_config(const struct hvm_config *cfg)
+int vm_check_config(const struct hvm_config *cfg)
 {
 	uint64_t host = host_memory_bytes();
 
@@ -173,7 +173,7 @@ static int vm_check_config(const struct hvm_config *cfg)
 	return 0;
 }
 
-static int vm_register_coalesced(struct vm *vm, struct bus *bus, bool pio)
+static int vm_register_coalesced_bus(struct vm *vm, struct bus *bus, bool pio)
 {
 	for (size_t i = 0; i < bus->nr; i++) {
 		const struct bus_region *r = &bus->regions[i];
@@ -189,30 +189,105 @@ static int vm_register_coalesced(struct vm *vm, struct bus *bus, bool pio)
 		    (pio && !vm->kvm.coalesced_pio))
 			continue; /* every write exits: slower, still right */
 		if (ioctl(vm->fd, KVM_REGISTER_COALESCED_MMIO, &zone) < 0)
-			return hvm_set_error(
-				-errno,
-				"KVM_REGISTER_COALESCED_MMIO for %s failed: %s",
-				r->name, strerror(errno));
+			return hvm_set_errno_error(
+				"KVM_REGISTER_COALESCED_MMIO for %s failed",
+				r->name);
 	}
 	return 0;
 }
 
-static void vm_free(struct vm *vm)
+int vm_register_coalesced(struct vm *vm)
 {
-	if (vm->vcpus) {
-		for (unsigned int i = 0; i < vm->nr_vcpus; i++)
-			vcpu_destroy(&vm->vcpus[i]);
-		free(vm->vcpus);
+	int r = vm_register_coalesced_bus(vm, &vm->pio, true);
+
+	return r < 0 ? r : vm_register_coalesced_bus(vm, &vm->mmio, false);
+}
+
+struct vm *vm_alloc(const struct hvm_config *cfg, const struct vm_hooks *hooks)
+{
+	struct vm *vm = calloc(1, sizeof(*vm));
+
+	if (!vm) {
+		hvm_set_error(-ENOMEM, "out of memory");
+		return NULL;
 	}
-	virtio_vm_destroy(vm); /* its I/O may point into guest RAM */
-	sched_vm_destroy(vm);
-	arch_vm_destroy(vm);
+	vm->fd = -1;
+	vm->kvm.fd = -1;
+	vm->hooks = hooks;
+	pthread_mutex_init(&vm->lock, NULL);
+	pthread_mutex_init(&vm->coalesced_lock, NULL);
+	pthread_cond_init(&vm->cond, NULL);
+	vm->power = (struct power_sink){ .event = vm_power_event, .ctx = vm };
+	vm->cfg = config_dup(cfg);
+	if (!vm->cfg) {
+		hvm_set_error(-ENOMEM, "out of memory");
+		vm_free(vm);
+		return NULL;
+	}
+	return vm;
+}
+
+int vm_open_kvm(struct vm *vm)
+{
+	const struct hvm_config *cfg = vm->cfg;
+	int r;
+
+	r = kvm_host_open(&vm->kvm, cfg->kvm_path ? cfg->kvm_path : "/dev/kvm");
+	if (r < 0)
+		return r;
+	r = arch_check_kvm(&vm->kvm);
+	if (r < 0)
+		return r;
+	if (cfg->cpus > (unsigned int)vm->kvm.max_vcpus ||
+	    cfg->cpus > arch_max_vcpus())
+		return hvm_set_error(
+			-EINVAL,
+			"--cpus %u is more than this host supports (KVM: %d, hintvm on this architecture: %u)",
+			cfg->cpus, vm->kvm.max_vcpus, arch_max_vcpus());
+	vm->fd = ioctl(vm->kvm.fd, KVM_CREATE_VM, 0);
+	if (vm->fd < 0)
+		return hvm_set_errno_error("KVM_CREATE_VM failed");
+	return 0;
+}
+
+int vm_create_vcpus(struct vm *vm)
+{
+	int r;
+
+	vm->vcpus = calloc(vm->cfg->cpus, sizeof(*vm->vcpus));
+	if (!vm->vcpus)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	for (unsigned int i = 0; i < vm->cfg->cpus; i++) {
+		r = vcpu_create(vm, &vm->vcpus[i], i);
+		if (r < 0)
+			return r;
+		vm->nr_vcpus++;
+		r = arch_vcpu_init(vm, &vm->vcpus[i]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+void vm_destroy_vcpus(struct vm *vm)
+{
+	if (!vm->vcpus)
+		return;
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		vcpu_destroy(&vm->vcpus[i]);
+	free(vm->vcpus);
+	vm->vcpus = NULL;
+	vm->nr_vcpus = 0;
+}
+
+void vm_free(struct vm *vm)
+{
+	vm_destroy_vcpus(vm);
 	bus_destroy(&vm->pio);
 	bus_destroy(&vm->mmio);
 	if (vm->fd >= 0)
 		close(vm->fd);
 	guest_memory_unmap(&vm->mem);
-	console_out_destroy(vm->console_out); /* after every device */
 	kvm_host_close(&vm->kvm);
 	pthread_mutex_destroy(&vm->coalesced_lock);
 	pthread_mutex_destroy(&vm->lock);
@@ -221,150 +296,10 @@ static void vm_free(struct vm *vm)
 	free(vm);
 }
 
-struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
+int vm_start_vcpus(struct vm *vm)
 {
-	struct vm *vm;
 	int r;
 
-	if (!cfg) {
-		hvm_set_error(-EINVAL, "hvm_vm_create: no config");
-		return NULL;
-	}
-	log_set_level(LOG_WARN + cfg->verbosity);
-	r = vm_check_config(cfg);
-	if (r < 0)
-		return NULL;
-
-	vm = calloc(1, sizeof(*vm));
-	if (!vm) {
-		hvm_set_error(-ENOMEM, "out of memory");
-		return NULL;
-	}
-	vm->fd = -1;
-	vm->kvm.fd = -1;
-	pthread_mutex_init(&vm->lock, NULL);
-	pthread_mutex_init(&vm->coalesced_lock, NULL);
-	pthread_cond_init(&vm->cond, NULL);
-	vm->power = (struct power_sink){ .event = vm_power_event, .ctx = vm };
-	vm->cfg = config_dup(cfg);
-	if (!vm->cfg) {
-		hvm_set_error(-ENOMEM, "out of memory");
-		goto fail;
-	}
-
-	vm->console_out = console_out_create(
-		cfg->console == CONSOLE_NONE ? -1 : cfg->console_out_fd);
-	if (!vm->console_out)
-		goto fail;
-
-	r = kvm_host_open(&vm->kvm, cfg->kvm_path ? cfg->kvm_path : "/dev/kvm");
-	if (r < 0)
-		goto fail;
-	r = arch_check_kvm(&vm->kvm);
-	if (r < 0)
-		goto fail;
-	if (cfg->cpus > (unsigned int)vm->kvm.max_vcpus ||
-	    cfg->cpus > arch_max_vcpus()) {
-		hvm_set_error(
-			-EINVAL,
-			"--cpus %u is more than this host supports (KVM: %d, hintvm on this architecture: %u)",
-			cfg->cpus, vm->kvm.max_vcpus, arch_max_vcpus());
-		goto fail;
-	}
-
-	vm->fd = ioctl(vm->kvm.fd, KVM_CREATE_VM, 0);
-	if (vm->fd < 0) {
-		hvm_set_error(-errno, "KVM_CREATE_VM failed: %s",
-			      strerror(errno));
-		goto fail;
-	}
-	/* Exit policy must be fixed before vCPUs exist (src/sched). */
-	r = sched_vm_create(vm);
-	if (r < 0)
-		goto fail;
-	r = arch_vm_init(vm);
-	if (r < 0)
-		goto fail;
-	r = virtio_vm_plug_mmio(vm); /* devices the arch did not place */
-	if (r < 0)
-		goto fail;
-
-	vm->vcpus = calloc(cfg->cpus, sizeof(*vm->vcpus));
-	if (!vm->vcpus) {
-		hvm_set_error(-ENOMEM, "out of memory");
-		goto fail;
-	}
-	for (unsigned int i = 0; i < cfg->cpus; i++) {
-		r = vcpu_create(vm, &vm->vcpus[i], i);
-		if (r < 0)
-			goto fail;
-		vm->nr_vcpus++;
-		r = arch_vcpu_init(vm, &vm->vcpus[i]);
-		if (r < 0)
-			goto fail;
-	}
-	r = arch_vm_finalize(vm);
-	if (r < 0)
-		goto fail;
-	if (vm_register_coalesced(vm, &vm->pio, true) < 0 ||
-	    vm_register_coalesced(vm, &vm->mmio, false) < 0)
-		goto fail;
-	return (struct hvm_vm *)vm;
-
-fail:
-	vm_free(vm);
-	return NULL;
-}
-
-static size_t console_deliver_nothing(void *ctx, const uint8_t *buf, size_t len)
-{
-	return len;
-}
-
-static void console_quit(void *ctx)
-{
-	struct vm *vm = ctx;
-
-	vm_request_stop(vm, HVM_EXIT_STOPPED, 0, -1,
-			"stopped from the console (Ctrl-A x)");
-}
-
-int hvm_vm_start(struct hvm_vm *handle)
-{
-	struct vm *vm = (struct vm *)handle;
-	struct console_sink sink = vm->console_sink;
-	int r;
-
-	if (!vm || vm->started)
-		return hvm_set_error(-EINVAL, "the VM is already started");
-	r = vcpu_signal_setup();
-	if (r < 0)
-		return r;
-	if (!sink.deliver)
-		sink.deliver = console_deliver_nothing;
-	sink.quit = console_quit;
-	sink.quit_ctx = vm;
-	if (vm->cfg->console != CONSOLE_NONE && vm->cfg->console_in_fd >= 0) {
-		vm->console = console_start(vm->cfg->console_in_fd, sink);
-		if (!vm->console)
-			return hvm_set_error(-ENOMEM,
-					     "cannot start the console thread");
-	}
-
-	if (vm->cfg->control_path) {
-		r = control_start(vm, vm->cfg->control_path, &vm->control);
-		if (r < 0) {
-			console_stop(vm->console);
-			vm->console = NULL;
-			return r;
-		}
-	}
-
-	/* Before the vCPUs run: vCPU ioctls (stats fds) wait for KVM_RUN. */
-	r = sched_vm_start(vm);
-	if (r < 0)
-		pr_warn("%s; running without scheduling management",
-			hvm_error_message());
 	vm->started = true;
 	vm->running_vcpus = vm->nr_vcpus;
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
@@ -383,12 +318,8 @@ int hvm_vm_start(struct hvm_vm *handle)
 	return 0;
 }
 
-int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
+void vm_wait_vcpus(struct vm *vm, struct hvm_exit *exit)
 {
-	struct vm *vm = (struct vm *)handle;
-
-	if (!vm || !vm->started)
-		return hvm_set_error(-EINVAL, "the VM was never started");
 	pthread_mutex_lock(&vm->lock);
 	while (vm->running_vcpus > 0)
 		vm_wait_locked(vm);
@@ -408,14 +339,33 @@ int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
 			vm->vcpus[i].thread_started = false;
 		}
 	}
-	/* What the guest printed last reaches the reader, if it reads. */
-	console_out_flush(vm->console_out, 250);
-	control_stop(vm->control);
-	vm->control = NULL;
-	console_stop(vm->console);
-	vm->console = NULL;
-	sched_vm_stopped(vm);
-	return 0;
+}
+
+void vm_stop_async(struct vm *vm)
+{
+	/*
+	 * Async-signal-safe: no locks, no allocation. vm_wait_vcpus() turns a
+	 * stop without a recorded reason into HVM_EXIT_STOPPED.
+	 */
+	atomic_store(&vm->stopping, true);
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		vcpu_kick(&vm->vcpus[i]);
+}
+
+void vm_msi_injected(struct vm *vm, uint64_t addr)
+{
+	if (vm->hooks && vm->hooks->msi_injected)
+		vm->hooks->msi_injected(vm, addr);
+}
+
+pid_t vm_vcpu_tid(const struct vm *vm, unsigned int id)
+{
+	return id < vm->nr_vcpus ? atomic_load(&vm->vcpus[id].tid) : 0;
+}
+
+int vm_vcpu_fd(const struct vm *vm, unsigned int id)
+{
+	return id < vm->nr_vcpus ? vm->vcpus[id].fd : -1;
 }
 
 void vm_wait_locked(struct vm *vm)
@@ -460,42 +410,4 @@ int vm_resume(struct vm *vm)
 	pthread_cond_broadcast(&vm->cond);
 	pthread_mutex_unlock(&vm->lock);
 	return 0;
-}
-
-int hvm_vm_pause(struct hvm_vm *vm)
-{
-	return vm ? vm_pause((struct vm *)vm) : -EINVAL;
-}
-
-int hvm_vm_resume(struct hvm_vm *vm)
-{
-	return vm ? vm_resume((struct vm *)vm) : -EINVAL;
-}
-
-void hvm_vm_stop(struct hvm_vm *handle)
-{
-	struct vm *vm = (struct vm *)handle;
-
-	/*
-	 * Async-signal-safe: no locks, no allocation. hvm_vm_wait() turns a
-	 * stop without a recorded reason into HVM_EXIT_STOPPED.
-	 */
-	if (!vm)
-		return;
-	atomic_store(&vm->stopping, true);
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
-		vcpu_kick(&vm->vcpus[i]);
-}
-
-void hvm_vm_destroy(struct hvm_vm *handle)
-{
-	struct vm *vm = (struct vm *)handle;
-
-	if (!vm)
-		return;
-	if (vm->started) {
-		hvm_vm_stop(handle);
-		hvm_vm_wait(handle, NULL);
-	}
-	vm_free(vm);
 }

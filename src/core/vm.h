@@ -19,6 +19,7 @@
 #include "core/guest_memory.h"
 #include "core/kvm_host.h"
 #include "core/power.h"
+#include "core/stats.h"
 #include "hintvm/hintvm.h"
 
 struct kvm_run;
@@ -27,9 +28,39 @@ struct console;
 struct console_out;
 struct virtio_vm;
 struct sched_vm;
+struct vm;
+
+/*
+ * What the builder (core/builder.c) plugs into the machinery, so that vm.c
+ * and vcpu.c name no subsystem: the calls vCPU threads and interrupt
+ * injection make into whoever manages scheduling. Every member may be NULL.
+ */
+struct vm_hooks {
+	/* On the vCPU thread, before its first KVM_RUN. */
+	void (*vcpu_thread_start)(struct vm *vm, unsigned int id);
+	/* On the vCPU thread as it ends, after its last KVM_RUN. */
+	void (*vcpu_thread_exit)(struct vm *vm, unsigned int id);
+	/* A device model injected an MSI with address ADDR from userspace. */
+	void (*msi_injected)(struct vm *vm, uint64_t addr);
+};
 
 /* Exit reasons are counted per vCPU; KVM's numbers are below this. */
 #define VCPU_EXIT_REASONS 64
+
+/*
+ * One exit, as the vCPU thread saw it. A triple fault leaves no state to
+ * report (on AMD, KVM resets the vCPU before it returns), so the last few
+ * exits before it are what a crash report can say about where it happened.
+ */
+struct vcpu_exit_record {
+	uint64_t addr; /* port or guest-physical address (IO, MMIO) */
+	uint64_t pc; /* guest instruction pointer, 0 when not known cheaply */
+	uint32_t reason; /* KVM_EXIT_* */
+	uint8_t len;
+	bool write;
+};
+
+#define VCPU_RECENT_EXITS 8
 
 struct vcpu {
 	struct vm *vm;
@@ -44,6 +75,9 @@ struct vcpu {
 	_Atomic uint64_t exits[VCPU_EXIT_REASONS];
 	_Atomic uint64_t pio_exits_unclaimed;
 	_Atomic uint64_t mmio_exits_unclaimed;
+	/* Ring of the latest exits; only the vCPU's own thread touches it. */
+	struct vcpu_exit_record recent_exits[VCPU_RECENT_EXITS];
+	uint64_t nr_exits;
 };
 
 struct vm {
@@ -64,6 +98,7 @@ struct vm {
 	struct control *control;
 	struct console_sink
 		console_sink; /* set by whoever owns the console device */
+	const struct vm_hooks *hooks; /* filled by the builder */
 	void *arch; /* owned by src/arch/<arch> */
 	struct virtio_vm *virtio; /* src/devices/virtio/virtio_vm.c */
 	struct sched_vm *sched; /* owned by src/sched/brain.c */
@@ -80,12 +115,62 @@ struct vm {
 	bool exit_recorded;
 };
 
+/*
+ * The machinery the builder (core/builder.c) assembles a VM from, in the
+ * order it calls them. Each returns -errno with the reason recorded.
+ */
+/* Checks of the configuration that need no KVM (memory vs. the host). */
+int vm_check_config(const struct hvm_config *cfg);
+/* A VM with its own copy of CFG, no KVM yet; NULL on ENOMEM. */
+struct vm *vm_alloc(const struct hvm_config *cfg, const struct vm_hooks *hooks);
+/* Open /dev/kvm (or cfg->kvm_path), check the host, KVM_CREATE_VM. */
+int vm_open_kvm(struct vm *vm);
+/* KVM_CREATE_VCPU and arch_vcpu_init for each of cfg->cpus vCPUs. */
+int vm_create_vcpus(struct vm *vm);
+/* Hand the regions devices marked coalesced to KVM (all buses). */
+int vm_register_coalesced(struct vm *vm);
+/* Start every vCPU thread; a thread that cannot start stops the VM. */
+int vm_start_vcpus(struct vm *vm);
+/* Wait until every vCPU thread ended, join them, report why in EXIT. */
+void vm_wait_vcpus(struct vm *vm, struct hvm_exit *exit);
+/* Ask every vCPU to stop; async-signal-safe (hvm_vm_stop). */
+void vm_stop_async(struct vm *vm);
+/* Unmap and close the vCPUs (before the subsystems that used them go). */
+void vm_destroy_vcpus(struct vm *vm);
+/* Free what vm_alloc and the machinery above made. */
+void vm_free(struct vm *vm);
+
+/*
+ * A device injected an MSI from userspace: tell the hooks (the scheduling
+ * brain may boost the target vCPU).
+ */
+void vm_msi_injected(struct vm *vm, uint64_t addr);
+
+/*
+ * What another subsystem may know of vCPU ID: its host thread id (0 until
+ * the thread runs, and after it ended as far as the subsystem is
+ * concerned) and its KVM fd (for vCPU ioctls such as KVM_GET_STATS_FD).
+ */
+pid_t vm_vcpu_tid(const struct vm *vm, unsigned int id);
+int vm_vcpu_fd(const struct vm *vm, unsigned int id);
+
+/* Core's per-vCPU counters (exits by reason) as a statistics table. */
+struct stat_table vm_vcpu_stat_table(const struct vm *vm);
+
 /* Allocate guest RAM of cfg->mem bytes (call once, from the arch). */
 int vm_map_memory(struct vm *vm);
 
 /* Make [GPA, GPA + SIZE) of the mapping at HOST_OFFSET guest RAM. */
 int vm_add_ram(struct vm *vm, uint64_t gpa, uint64_t size,
 	       uint64_t host_offset);
+
+/*
+ * Give KVM the next memory slot: [GPA, GPA + SIZE) backed by HVA. For
+ * memory the guest reaches but hintvm does not treat as RAM (arm64's PV
+ * time area); guest RAM goes through vm_add_ram. WHAT names it in errors.
+ */
+int vm_add_memslot(struct vm *vm, uint64_t gpa, uint64_t size, void *hva,
+		   const char *what);
 
 /* Register a device on the PIO or MMIO bus; errors name the device. */
 int vm_register_pio(struct vm *vm, uint64_t port, uint64_t len,

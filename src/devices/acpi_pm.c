@@ -18,7 +18,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "arch/x86/platform.h"
 #include "devices/acpi_pm.h"
 
 #define PM1_STS_WAK 0x8000

@@ -120,12 +120,11 @@ struct rr_partner *rr_partner_create(void)
 	rr->response_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	rr->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (rr->request_fd < 0 || rr->response_fd < 0 || rr->stop_fd < 0) {
-		hvm_set_error(-errno, "rr-partner: cannot create eventfds: %s",
-			      strerror(errno));
+		hvm_set_errno_error("rr-partner: cannot create eventfds");
 		rr_partner_destroy(rr);
 		return NULL;
 	}
-	r = pthread_create(&rr->thread, NULL, rr_partner_thread, rr);
+	r = log_thread_create(&rr->thread, rr_partner_thread, rr);
 	if (r) {
 		hvm_set_error(-r, "rr-partner: cannot start its thread: %s",
 			      strerror(r));

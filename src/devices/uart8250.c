@@ -386,3 +386,13 @@ size_t uart8250_receive(struct uart8250 *uart, const uint8_t *buf, size_t len)
 	pthread_mutex_unlock(&uart->lock);
 	return accepted;
 }
+
+static size_t console_deliver(void *ctx, const uint8_t *buf, size_t len)
+{
+	return uart8250_receive(ctx, buf, len);
+}
+
+struct console_sink uart8250_console_sink(struct uart8250 *uart)
+{
+	return (struct console_sink){ .deliver = console_deliver, .ctx = uart };
+}

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/bus.h"
+#include "core/console.h"
 #include "core/irq.h"
 
 #define UART8250_REGS 8
@@ -29,6 +30,9 @@ void uart8250_destroy(struct uart8250 *uart);
  * rest should be offered again later). Thread-safe against guest access.
  */
 size_t uart8250_receive(struct uart8250 *uart, const uint8_t *buf, size_t len);
+
+/* The console sink that feeds host input to UART (uart8250_receive). */
+struct console_sink uart8250_console_sink(struct uart8250 *uart);
 
 extern const struct bus_ops uart8250_bus_ops;
 

@@ -39,29 +39,6 @@ int act_set_halt_poll(int vm_fd, uint32_t ns)
 	return ioctl(vm_fd, KVM_ENABLE_CAP, &cap) < 0 ? -errno : 0;
 }
 
-void act_query_disable_exits(int vm_fd, bool *hlt, bool *pause)
-{
-	int r = ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_X86_DISABLE_EXITS);
-
-	if (r < 0)
-		r = 0;
-	*hlt = r & KVM_X86_DISABLE_EXITS_HLT;
-	*pause = r & KVM_X86_DISABLE_EXITS_PAUSE;
-}
-
-int act_disable_exits(int vm_fd, bool hlt, bool pause)
-{
-	struct kvm_enable_cap cap = { .cap = KVM_CAP_X86_DISABLE_EXITS };
-
-	if (hlt)
-		cap.args[0] |= KVM_X86_DISABLE_EXITS_HLT;
-	if (pause)
-		cap.args[0] |= KVM_X86_DISABLE_EXITS_PAUSE;
-	if (!cap.args[0])
-		return 0;
-	return ioctl(vm_fd, KVM_ENABLE_CAP, &cap) < 0 ? -errno : 0;
-}
-
 int act_boost_thread(pid_t tid, int *saved)
 {
 	int prio;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The only places where scheduling decisions touch the host: thread
- * affinity, thread priority (boosts), and the KVM capabilities that shape
- * exits and halt polling. Each returns 0 or -errno and never logs: the
+ * affinity, thread priority (boosts) and KVM's halt polling (which idle
+ * exits a VM keeps is the architecture's: arch_idle_exits_disable()). Each returns 0 or -errno and never logs: the
  * brain counts failures and reports them in --stats.
  */
 #ifndef HVM_SCHED_ACTUATORS_H
@@ -20,13 +20,6 @@ int act_spread_thread(pid_t tid, const uint16_t *cpus, unsigned int nr);
 
 /* KVM_CAP_HALT_POLL on the VM: poll up to NS before blocking a vCPU. */
 int act_set_halt_poll(int vm_fd, uint32_t ns);
-
-/*
- * KVM_CAP_X86_DISABLE_EXITS (before any vCPU exists): which of HLT and
- * PAUSE exits this host lets us disable, and doing it.
- */
-void act_query_disable_exits(int vm_fd, bool *hlt, bool *pause);
-int act_disable_exits(int vm_fd, bool hlt, bool pause);
 
 /*
  * A boost: raise TID to BOOST_NICE (saving its current nice value in

@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The brain's lifecycle (sched_vm_create ... sched_vm_destroy, called by
+ * the builder and through the vm_hooks) and the sched thread: every
+ * interval it observes the host and KVM's statistics, asks the pure policy
+ * (policy.c) and applies the decision. Boosts are in boost.c, the hint
+ * channel's host side in hint_host.c, the reports in stats_report.c.
+ */
 #include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,16 +17,12 @@
 #include <unistd.h>
 #include <linux/kvm.h>
 
+#include "core/arch.h"
 #include "core/log.h"
 #include "core/clock.h"
 #include "core/vm.h"
 #include "sched/actuators.h"
 #include "sched/brain_internal.h"
-
-uint64_t brain_now_ns(void)
-{
-	return hvm_monotonic_ns();
-}
 
 /* ---- creation: the static decisions ---- */
 
@@ -66,7 +68,7 @@ int sched_vm_create(struct vm *vm)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	vm->sched = s;
 	s->vm = vm;
-	s->opt = vm->cfg->sched;
+	s->opt = *vm->cfg->sched;
 	s->nr_vcpus = vm->cfg->cpus;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->boost_lock, NULL);
@@ -78,7 +80,7 @@ int sched_vm_create(struct vm *vm)
 	s->vcpus = calloc(s->nr_vcpus, sizeof(*s->vcpus));
 	if (!s->vcpus)
 		return hvm_set_error(-ENOMEM, "out of memory");
-	s->start_ns = brain_now_ns();
+	s->start_ns = hvm_monotonic_ns();
 	kernel_hints_probe(vm->fd, &s->kernel);
 	kernel_hints_describe(&s->kernel, s->kernel_path,
 			      sizeof(s->kernel_path));
@@ -86,8 +88,8 @@ int sched_vm_create(struct vm *vm)
 	read_allowed(s);
 	s->have_pressure = observe_read_pressure(&s->pressure) == 0;
 	s->have_cpu_stat = observe_read_cpu_stat(&s->cpu_stat) == 0;
-	act_query_disable_exits(vm->fd, &s->can_disable_hlt,
-				&s->can_disable_pause);
+	arch_idle_exits_query(vm->fd, &s->can_disable_hlt,
+			      &s->can_disable_pause);
 	s->halt_poll_supported = kvm_check_cap(vm->fd, KVM_CAP_HALT_POLL) > 0;
 
 	in.settings = s->opt.settings;
@@ -104,8 +106,8 @@ int sched_vm_create(struct vm *vm)
 	s->state = s->create.first.next;
 
 	if (s->create.disable_hlt_exits || s->create.disable_pause_exits) {
-		r = act_disable_exits(vm->fd, s->create.disable_hlt_exits,
-				      s->create.disable_pause_exits);
+		r = arch_idle_exits_disable(vm->fd, s->create.disable_hlt_exits,
+					    s->create.disable_pause_exits);
 		if (r < 0) {
 			pr_warn("cannot disable HLT/PAUSE exits: %s; keeping them",
 				strerror(-r));
@@ -170,194 +172,6 @@ uint32_t sched_pv_features(struct vm *vm, unsigned int arch, uint32_t supported,
 	return s->pv.enabled;
 }
 
-/* ---- the hint channel's host side ---- */
-
-static int hint_current_vcpu(void *ctx)
-{
-	return current_vcpu_id;
-}
-
-static void boost_vcpu(struct sched_vm *s, unsigned int target, uint32_t us)
-{
-	struct vcpu_track *t = &s->vcpus[target];
-	pid_t tid = atomic_load(&s->vm->vcpus[target].tid);
-	uint64_t now = brain_now_ns(), limit;
-	int r;
-
-	if (!tid || s->boost_unavailable)
-		return;
-	pthread_mutex_lock(&s->boost_lock);
-	if (t->exited) {
-		pthread_mutex_unlock(&s->boost_lock);
-		return;
-	}
-	if (!t->boosted) {
-		r = act_boost_thread(tid, &t->saved_nice);
-		if (r < 0) {
-			atomic_fetch_add(&s->boost_failures, 1);
-			if (r == -EPERM || r == -EACCES)
-				s->boost_unavailable = true;
-			pthread_mutex_unlock(&s->boost_lock);
-			return;
-		}
-		t->boosted = true;
-		t->boost_start_ns = now;
-		t->boost_until_ns = 0;
-	}
-	/* Extend, but never past the bound from when the boost began. */
-	if (now + us * 1000ull > t->boost_until_ns)
-		t->boost_until_ns = now + us * 1000ull;
-	limit = t->boost_start_ns + POLICY_BOOST_MAX_US * 1000ull;
-	if (t->boost_until_ns > limit)
-		t->boost_until_ns = limit;
-	atomic_fetch_add(&t->boosts, 1);
-	pthread_cond_signal(&s->cond); /* the sched thread times the restore */
-	pthread_mutex_unlock(&s->boost_lock);
-}
-
-/* Called with boost_lock held. Restores boosts that ran out (or all). */
-static uint64_t restore_boosts(struct sched_vm *s, uint64_t now, bool all)
-{
-	uint64_t next = UINT64_MAX;
-
-	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
-		struct vcpu_track *t = &s->vcpus[i];
-
-		if (!t->boosted)
-			continue;
-		if (all || t->boost_until_ns <= now) {
-			pid_t tid = atomic_load(&s->vm->vcpus[i].tid);
-
-			/* An exited thread restored itself (sched_vcpu_exit). */
-			if (tid && !t->exited)
-				act_unboost_thread(tid, t->saved_nice);
-			t->boosted = false;
-		} else if (t->boost_until_ns < next) {
-			next = t->boost_until_ns;
-		}
-	}
-	return next;
-}
-
-static void hint_deliver(void *ctx, const struct hint_event *ev)
-{
-	struct sched_vm *s = ctx;
-	struct policy_state st = { .commit = atomic_load(&s->commit) };
-	struct hint_decision d;
-
-	d = policy_on_hint(&st, &s->opt.settings, ev->kind, ev->from,
-			   ev->target);
-	/*
-	 * With the kernel patch, hand our CPU straight to the holder's task
-	 * (KVM's directed yield, as PV sched-yield does); otherwise raise the
-	 * holder and yield to whoever the host scheduler picks.
-	 */
-	if (d.boost_vcpu >= 0 && s->kernel.yield_to) {
-		int r = kernel_hints_yield_to(s->vm->vcpus[ev->from].fd,
-					      &s->kernel,
-					      (unsigned int)d.boost_vcpu);
-
-		atomic_fetch_add(&s->kernel_yield_calls, 1);
-		if (r > 0)
-			atomic_fetch_add(&s->kernel_yields, 1);
-		/* 0: the holder runs or sleeps; nothing to boost either. */
-		if (r >= 0)
-			return;
-	}
-	if (d.boost_vcpu >= 0 && (unsigned int)d.boost_vcpu < s->nr_vcpus)
-		boost_vcpu(s, (unsigned int)d.boost_vcpu, d.boost_us);
-	if (d.yield_self) {
-		/* We are on the writer's vCPU thread: give its CPU away. */
-		sched_yield();
-		atomic_fetch_add(&s->vcpus[ev->from].yields, 1);
-	}
-}
-
-/* Whether thread TID is runnable ('R' in /proc/self/task/TID/stat). */
-static bool thread_runnable(pid_t tid)
-{
-	char path[64], buf[256];
-	const char *paren;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	/* "pid (comm) S ...": the comm may hold spaces, find the last ')'. */
-	paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' && paren[2] == 'R';
-}
-
-/* Userspace MSIs at most this often per vCPU lead to a runnable check. */
-#define IRQ_BOOST_CHECK_NS 1000000ull
-
-void sched_msi_injected(struct vm *vm, uint64_t addr)
-{
-	struct sched_vm *s = vm->sched;
-	struct policy_state st;
-	struct vcpu_track *t;
-	unsigned int dest;
-	uint64_t now, last;
-	uint32_t us;
-	pid_t tid;
-
-	if (!s)
-		return;
-	st = (struct policy_state){ .commit = atomic_load(&s->commit) };
-	us = policy_on_irq_inject(&st, &s->opt.settings);
-	/* x86 MSI: 0xFEExxxxx, destination APIC ID (= vCPU index) 19:12. */
-	if (!us || (addr >> 20) != 0xfee)
-		return;
-	dest = (unsigned int)(addr >> 12) & 0xff;
-	if (dest >= s->nr_vcpus || (int)dest == current_vcpu_id)
-		return;
-	t = &s->vcpus[dest];
-	now = brain_now_ns();
-	last = atomic_load(&t->irq_checked_ns);
-	if (now - last < IRQ_BOOST_CHECK_NS ||
-	    !atomic_compare_exchange_strong(&t->irq_checked_ns, &last, now))
-		return;
-	tid = atomic_load(&vm->vcpus[dest].tid);
-	if (!tid || !thread_runnable(tid))
-		return;
-	atomic_fetch_add(&t->irq_boosts, 1);
-	boost_vcpu(s, dest, us);
-}
-
-int sched_register_hints(struct vm *vm, uint64_t base, bool pio)
-{
-	struct sched_vm *s = vm->sched;
-	struct hint_channel_config cfg = {
-		.nr_vcpus = s ? s->nr_vcpus : 0,
-		.current_vcpu = hint_current_vcpu,
-		.deliver = hint_deliver,
-		.deliver_ctx = s,
-	};
-	int r;
-
-	/* --sched-hints off: no channel at all, as on a plain VMM. */
-	if (!s || !s->opt.settings.hints)
-		return 0;
-	r = hint_channel_init(&s->hints, &cfg);
-	if (r < 0)
-		return hvm_set_error(r, "cannot set up the hint channel: %s",
-				     strerror(-r));
-	s->hints_registered = true;
-	if (pio)
-		return vm_register_pio(vm, base, HINT_REGION_LEN,
-				       &hint_channel_bus_ops, &s->hints,
-				       "sched-hint");
-	return vm_register_mmio(vm, base, 0x1000, &hint_channel_bus_ops,
-				&s->hints, "sched-hint");
-}
-
 /* ---- the sched thread ---- */
 
 static int open_stats(int fd, struct kvm_stats *stats, uint64_t **values,
@@ -400,7 +214,7 @@ static void read_schedstats(struct sched_vm *s)
 {
 	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
 		struct vcpu_track *t = &s->vcpus[i];
-		pid_t tid = atomic_load(&s->vm->vcpus[i].tid);
+		pid_t tid = vm_vcpu_tid(s->vm, i);
 		struct thread_sched now;
 
 		if (t->final || !tid || observe_read_thread(tid, &now) < 0)
@@ -418,7 +232,7 @@ static uint64_t sub_or_zero(uint64_t a, uint64_t b)
 static void apply_pinning(struct sched_vm *s, const struct policy_action *a)
 {
 	for (unsigned int i = 0; i < s->nr_vcpus && i < POLICY_MAX_VCPUS; i++) {
-		pid_t tid = atomic_load(&s->vm->vcpus[i].tid);
+		pid_t tid = vm_vcpu_tid(s->vm, i);
 		int r;
 
 		if (!tid || s->vcpus[i].final)
@@ -550,7 +364,7 @@ static void wait_for_tids(struct sched_vm *s)
 		bool all = true;
 
 		for (unsigned int i = 0; i < s->nr_vcpus && all; i++)
-			all = atomic_load(&s->vm->vcpus[i].tid) != 0;
+			all = vm_vcpu_tid(s->vm, i) != 0;
 		if (all || __atomic_load_n(&s->stop, __ATOMIC_RELAXED))
 			return;
 		usleep(1000);
@@ -572,10 +386,10 @@ static void *brain_thread(void *arg)
 		s->vcpus[i].sched_prev = s->vcpus[i].sched;
 	pthread_mutex_unlock(&s->lock);
 
-	last_tick = last_print = brain_now_ns();
+	last_tick = last_print = hvm_monotonic_ns();
 	pthread_mutex_lock(&s->boost_lock);
 	while (!s->stop) {
-		uint64_t now = brain_now_ns(), wake = last_tick + interval;
+		uint64_t now = hvm_monotonic_ns(), wake = last_tick + interval;
 		struct timespec ts;
 
 		if (print_every && s->opt.stats &&
@@ -590,14 +404,15 @@ static void *brain_thread(void *arg)
 			if (s->stop)
 				break;
 		}
-		now = brain_now_ns();
-		next_boost = restore_boosts(s, now, false);
+		now = hvm_monotonic_ns();
+		next_boost = brain_restore_boosts(s, now, false);
 		if (now >= last_tick + interval) {
 			pthread_mutex_unlock(&s->boost_lock);
 			brain_tick(s, now - last_tick);
 			pthread_mutex_lock(&s->boost_lock);
 			last_tick = now;
-			next_boost = restore_boosts(s, brain_now_ns(), false);
+			next_boost = brain_restore_boosts(s, hvm_monotonic_ns(),
+							  false);
 		}
 		if (print_every && s->opt.stats &&
 		    now >= last_print + print_every) {
@@ -607,7 +422,7 @@ static void *brain_thread(void *arg)
 			last_print = now;
 		}
 	}
-	restore_boosts(s, 0, true);
+	brain_restore_boosts(s, 0, true);
 	pthread_mutex_unlock(&s->boost_lock);
 	return NULL;
 }
@@ -626,19 +441,19 @@ int sched_vm_start(struct vm *vm)
 	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
 		struct vcpu_track *t = &s->vcpus[i];
 
-		if (open_stats(vm->vcpus[i].fd, &t->stats, &t->values, &t->prev,
-			       &t->delta) == 0) {
+		if (open_stats(vm_vcpu_fd(vm, i), &t->stats, &t->values,
+			       &t->prev, &t->delta) == 0) {
 			t->have_stats = true;
 			memcpy(t->prev, t->values,
 			       t->stats.nr_values * sizeof(uint64_t));
 		}
 	}
-	s->start_ns = brain_now_ns();
+	s->start_ns = hvm_monotonic_ns();
 	s->started = true;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&s->thread, NULL, brain_thread, s);
+	r = log_thread_create(&s->thread, brain_thread, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r)
 		return hvm_set_error(-r, "cannot start the sched thread: %s",
@@ -680,13 +495,7 @@ void sched_vcpu_exit(struct vm *vm, unsigned int id)
 
 	if (!s || id >= s->nr_vcpus)
 		return;
-	/* From now on nobody may touch this tid: the kernel may reuse it. */
-	pthread_mutex_lock(&s->boost_lock);
-	if (s->vcpus[id].boosted)
-		act_unboost_thread(gettid(), s->vcpus[id].saved_nice);
-	s->vcpus[id].boosted = false;
-	s->vcpus[id].exited = true;
-	pthread_mutex_unlock(&s->boost_lock);
+	brain_boost_vcpu_exited(s, id);
 	/* Our own last words: after the join, /proc has no task to read. */
 	pthread_mutex_lock(&s->lock);
 	if (observe_read_thread(gettid(), &now) == 0) {
@@ -735,7 +544,7 @@ void sched_vm_stopped(struct vm *vm)
 		s->thread_started = false;
 	}
 	pthread_mutex_lock(&s->lock);
-	s->end_ns = brain_now_ns();
+	s->end_ns = hvm_monotonic_ns();
 	brain_read_kvm_stats(s);
 	pthread_mutex_unlock(&s->lock);
 	if (s->opt.stats)

@@ -5,7 +5,8 @@
  * policy decides, the guest hint channel's host side, and the statistics
  * (--stats, --stats-json, hvm_vm_stats()).
  *
- * Lifecycle, as called from core/vm.c and the arch:
+ * Lifecycle, as called from core/builder.c (directly and through the
+ * vm_hooks) and the arch:
  *   sched_vm_create       after KVM_CREATE_VM, before arch_vm_init: the
  *                         static decisions (exit policy, first halt-poll
  *                         value, pinning plan), made before vCPUs exist

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* State shared by brain.c (the sched thread) and stats_report.c. */
+/*
+ * State shared by brain.c (lifecycle and the sched thread), boost.c,
+ * hint_host.c and stats_report.c.
+ */
 #ifndef HVM_SCHED_BRAIN_INTERNAL_H
 #define HVM_SCHED_BRAIN_INTERNAL_H
 
@@ -100,7 +103,14 @@ struct sched_vm {
 	bool stopped; /* sched_vm_stopped() ran */
 };
 
-uint64_t brain_now_ns(void);
+/*
+ * boost.c: raise vCPU TARGET's thread for US microseconds (bounded from
+ * when the boost began), restore the boosts that ran out by NOW (or ALL)
+ * and return when the next one does, forget a vCPU whose thread ended.
+ */
+void brain_boost_vcpu(struct sched_vm *s, unsigned int target, uint32_t us);
+uint64_t brain_restore_boosts(struct sched_vm *s, uint64_t now, bool all);
+void brain_boost_vcpu_exited(struct sched_vm *s, unsigned int id);
 
 /* Refresh every KVM statistics snapshot (caller holds s->lock). */
 void brain_read_kvm_stats(struct sched_vm *s);

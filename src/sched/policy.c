@@ -533,17 +533,17 @@ int policy_vm_create(const struct policy_create_input *in,
 
 	if (in->nr_vcpus > POLICY_MAX_VCPUS && set->pin != PIN_NONE)
 		return hvm_set_error(
-			EINVAL, "--pin: %u vCPUs, at most %u can be pinned",
+			-EINVAL, "--pin: %u vCPUs, at most %u can be pinned",
 			in->nr_vcpus, POLICY_MAX_VCPUS);
 	if (set->pin == PIN_DEDICATED && in->nr_vcpus > in->nr_allowed)
 		return hvm_set_error(
-			EINVAL,
+			-EINVAL,
 			"--pin dedicated: %u vCPUs but this process may use only %u host CPUs; expected at most one vCPU per CPU",
 			in->nr_vcpus, in->nr_allowed);
 	if (set->pin == PIN_LIST) {
 		if (set->nr_pin_cpus == 0)
 			return hvm_set_error(
-				EINVAL,
+				-EINVAL,
 				"--pin: empty CPU list, expected at least one CPU");
 		for (unsigned int i = 0; i < set->nr_pin_cpus; i++) {
 			char allowed[256];
@@ -554,7 +554,7 @@ int policy_vm_create(const struct policy_create_input *in,
 			format_cpus(in->allowed_cpus, in->nr_allowed, allowed,
 				    sizeof(allowed));
 			return hvm_set_error(
-				EINVAL,
+				-EINVAL,
 				"--pin: host CPU %u is not one this process may use; expected CPUs from %s (affinity and cpuset)",
 				set->pin_cpus[i], allowed);
 		}

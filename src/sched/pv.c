@@ -101,7 +101,7 @@ static int check_needs(const char *spec, const struct pv_request *req)
 			  (req->remove | (req->from_host ? 0 : ~req->add));
 		if (missing)
 			return hvm_set_error(
-				EINVAL,
+				-EINVAL,
 				"--pv '%s': %s needs %s, which this list leaves out; add %s",
 				spec, f->name,
 				pv_format(missing, needed, sizeof(needed)),
@@ -133,7 +133,7 @@ int pv_parse(const char *spec, struct pv_request *req)
 	*req = (struct pv_request){ 0 };
 	if (!spec || !*spec)
 		return hvm_set_error(
-			EINVAL,
+			-EINVAL,
 			"--pv: empty value, expected host, none or a comma-separated list of PV feature names");
 	for (unsigned int pos = 0;; pos++) {
 		const char *comma = strchr(p, ',');
@@ -144,7 +144,7 @@ int pv_parse(const char *spec, struct pv_request *req)
 
 		if (len == 0 || len >= sizeof(item))
 			return hvm_set_error(
-				EINVAL,
+				-EINVAL,
 				"--pv '%s': empty or overlong item at position %u",
 				spec, pos + 1);
 		memcpy(item, p, len);
@@ -154,7 +154,7 @@ int pv_parse(const char *spec, struct pv_request *req)
 			/* Only as the first item: they set the starting point. */
 			if (pos != 0)
 				return hvm_set_error(
-					EINVAL,
+					-EINVAL,
 					"--pv '%s': '%s' must come first", spec,
 					item);
 			req->from_host = item[0] == 'h';
@@ -167,7 +167,7 @@ int pv_parse(const char *spec, struct pv_request *req)
 			if (!f) {
 				valid_names(names, sizeof(names));
 				return hvm_set_error(
-					EINVAL,
+					-EINVAL,
 					"--pv: unknown PV feature '%s'; valid names are host, none, %s (prefix '-' to remove)",
 					name, names);
 			}

@@ -7,6 +7,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/parse.h"
 #include "sched/observe.h"
 #include "sched/sched_config.h"
 
@@ -26,7 +27,7 @@ static const char *str(const char *value)
 
 int sched_parse_pin(struct hvm_config *cfg, const char *name, const char *value)
 {
-	struct sched_settings *s = &cfg->sched.settings;
+	struct sched_settings *s = &cfg->sched->settings;
 	cpu_set_t set;
 	unsigned int n = 0;
 
@@ -65,7 +66,7 @@ int sched_parse_pin(struct hvm_config *cfg, const char *name, const char *value)
 int sched_parse_halt_poll(struct hvm_config *cfg, const char *name,
 			  const char *value)
 {
-	struct sched_settings *s = &cfg->sched.settings;
+	struct sched_settings *s = &cfg->sched->settings;
 	uint64_t ns;
 
 	if (value && !strcmp(value, "auto")) {
@@ -89,29 +90,19 @@ int sched_parse_halt_poll(struct hvm_config *cfg, const char *name,
 
 int sched_parse_pv(struct hvm_config *cfg, const char *name, const char *value)
 {
-	return pv_parse(value, &cfg->sched.pv);
+	return pv_parse(value, &cfg->sched->pv);
 }
 
 int sched_parse_hints(struct hvm_config *cfg, const char *name,
 		      const char *value)
 {
-	if (parse_bool(value, &cfg->sched.settings.hints) < 0)
-		return hvm_set_error(
-			-EINVAL,
-			"--%s: '%s' is not a switch value; expected on or off",
-			name, str(value));
-	return 0;
+	return parse_switch(&cfg->sched->settings.hints, name, value);
 }
 
 int sched_parse_stats(struct hvm_config *cfg, const char *name,
 		      const char *value)
 {
-	if (parse_bool(value, &cfg->sched.stats) < 0)
-		return hvm_set_error(
-			-EINVAL,
-			"--%s: '%s' is not a switch value; expected on or off",
-			name, str(value));
-	return 0;
+	return parse_switch(&cfg->sched->stats, name, value);
 }
 
 /* "2", "0.5", "1.25": seconds with at most millisecond precision. */
@@ -144,7 +135,7 @@ int sched_parse_stats_interval(struct hvm_config *cfg, const char *name,
 	if (*p || ms < SCHED_STATS_INTERVAL_MIN_MS ||
 	    ms > SCHED_STATS_INTERVAL_MAX_MS)
 		goto bad;
-	cfg->sched.stats_interval_ms = (uint32_t)ms;
+	cfg->sched->stats_interval_ms = (uint32_t)ms;
 	return 0;
 bad:
 	return hvm_set_error(
@@ -158,11 +149,11 @@ int sched_parse_stats_json(struct hvm_config *cfg, const char *name,
 {
 	if (!value || !*value)
 		return hvm_set_error(-EINVAL, "--%s needs a file name", name);
-	if (strlen(value) >= sizeof(cfg->sched.stats_json))
+	if (strlen(value) >= sizeof(cfg->sched->stats_json))
 		return hvm_set_error(-ENAMETOOLONG,
 				     "--%s: file name longer than %zu bytes",
-				     name, sizeof(cfg->sched.stats_json) - 1);
-	snprintf(cfg->sched.stats_json, sizeof(cfg->sched.stats_json), "%s",
+				     name, sizeof(cfg->sched->stats_json) - 1);
+	snprintf(cfg->sched->stats_json, sizeof(cfg->sched->stats_json), "%s",
 		 value);
 	return 0;
 }

@@ -10,47 +10,171 @@
 #include <string.h>
 #include <linux/kvm.h>
 
+#include "core/clock.h"
 #include "core/console_out.h"
 #include "core/log.h"
+#include "core/stats.h"
 #include "core/vm.h"
 #include "sched/brain_internal.h"
 
-/* snprintf-style text building: counts what would have been written. */
-struct text {
-	char *buf;
-	size_t len;
-	size_t used;
-};
-
-static void put(struct text *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void put(struct text *t, const char *fmt, ...)
+/* The tracking of vCPU ID (getters never see an ID out of range). */
+static const struct vcpu_track *track(const void *ctx, unsigned int id)
 {
-	size_t room = t->used < t->len ? t->len - t->used : 0;
-	va_list ap;
-	int n;
+	const struct sched_vm *s = ctx;
 
-	va_start(ap, fmt);
-	n = vsnprintf(room ? t->buf + t->used : NULL, room, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		t->used += (size_t)n;
-}
-
-static uint64_t exits_total(const struct vcpu *v)
-{
-	uint64_t sum = 0;
-
-	for (unsigned int i = 0; i < VCPU_EXIT_REASONS; i++)
-		sum += atomic_load(&v->exits[i]);
-	return sum;
+	return &s->vcpus[id];
 }
 
 static uint64_t kstat(const struct vcpu_track *t, const char *name)
 {
 	return t->have_stats ? kvm_stats_get(&t->stats, t->values, name, 0, 0)
 			     : 0;
+}
+
+static struct hint_vcpu_stats hints_of(const void *ctx, unsigned int id)
+{
+	const struct sched_vm *s = ctx;
+	struct hint_vcpu_stats h = { 0 };
+
+	if (s->hints_registered)
+		hint_channel_stats(&s->hints, id, &h);
+	return h;
+}
+
+/* ---- the per-vCPU table (context: struct sched_vm) ---- */
+
+#define KSTAT_GETTER(fn, kvm_name)                           \
+	static uint64_t fn(const void *ctx, unsigned int id) \
+	{                                                    \
+		return kstat(track(ctx, id), kvm_name);      \
+	}
+KSTAT_GETTER(v_kvm_exits, "exits")
+KSTAT_GETTER(v_halt_exits, "halt_exits")
+KSTAT_GETTER(v_polls_ok, "halt_successful_poll")
+KSTAT_GETTER(v_polls_tried, "halt_attempted_poll")
+KSTAT_GETTER(v_poll_ok_ns, "halt_poll_success_ns")
+KSTAT_GETTER(v_poll_bad_ns, "halt_poll_fail_ns")
+KSTAT_GETTER(v_halt_wait_ns, "halt_wait_ns")
+
+static uint64_t v_run_ns(const void *ctx, unsigned int id)
+{
+	return track(ctx, id)->sched.run_ns;
+}
+
+/* Run-queue wait from schedstat: what the guest sees as steal time. */
+static uint64_t v_wait_ns(const void *ctx, unsigned int id)
+{
+	return track(ctx, id)->sched.wait_ns;
+}
+
+static uint64_t v_yields(const void *ctx, unsigned int id)
+{
+	return atomic_load(&track(ctx, id)->yields);
+}
+
+static uint64_t v_boosts(const void *ctx, unsigned int id)
+{
+	return atomic_load(&track(ctx, id)->boosts);
+}
+
+static uint64_t v_irq_boosts(const void *ctx, unsigned int id)
+{
+	return atomic_load(&track(ctx, id)->irq_boosts);
+}
+
+static uint64_t v_hint_accepted(const void *ctx, unsigned int id)
+{
+	return hints_of(ctx, id).accepted;
+}
+
+static uint64_t v_hint_dropped(const void *ctx, unsigned int id)
+{
+	return hints_of(ctx, id).dropped;
+}
+
+static uint64_t v_hint_invalid(const void *ctx, unsigned int id)
+{
+	return hints_of(ctx, id).invalid;
+}
+
+static uint64_t v_hint_named_holder(const void *ctx, unsigned int id)
+{
+	return hints_of(ctx, id).named_holder;
+}
+
+/*
+ * KVM's own counters have no name or JSON key here: by name they are found
+ * in the KVM statistics, and the JSON carries all of those under "kvm".
+ */
+static const struct stat_desc vcpu_stats[] = {
+	{ .column = "kvm_exits", .width = 10, .get = v_kvm_exits },
+	{ .column = "halt_exits", .width = 10, .get = v_halt_exits },
+	{ .column = "polls ok/try",
+	  .width = 13,
+	  .join_next = true,
+	  .get = v_polls_ok },
+	{ .get = v_polls_tried },
+	{ .column = "poll_ok_us",
+	  .width = 11,
+	  .divisor = 1000,
+	  .get = v_poll_ok_ns },
+	{ .column = "poll_bad_us",
+	  .width = 11,
+	  .divisor = 1000,
+	  .get = v_poll_bad_ns },
+	{ .column = "halt_wait",
+	  .width = 10,
+	  .divisor = 1000000,
+	  .suffix = "ms",
+	  .get = v_halt_wait_ns },
+	{ .name = "run_ns",
+	  .json = "run_ns",
+	  .column = "run_ms",
+	  .width = 9,
+	  .divisor = 1000000,
+	  .get = v_run_ns },
+	{ .name = "wait_ns",
+	  .json = "wait_ns",
+	  .column = "wait_ms",
+	  .width = 9,
+	  .divisor = 1000000,
+	  .get = v_wait_ns },
+	{ .name = "yields",
+	  .json = "yields",
+	  .column = "yield",
+	  .width = 6,
+	  .get = v_yields },
+	{ .name = "boosts",
+	  .json = "boosts",
+	  .column = "boost",
+	  .width = 6,
+	  .get = v_boosts },
+	{ .name = "irq_boosts", .json = "irq_boosts", .get = v_irq_boosts },
+	{ .name = "hint_accepted",
+	  .json = "hints.accepted",
+	  .column = "hints ok/dr/bad",
+	  .width = 15,
+	  .join_next = true,
+	  .get = v_hint_accepted },
+	{ .name = "hint_dropped",
+	  .json = "hints.dropped",
+	  .join_next = true,
+	  .get = v_hint_dropped },
+	{ .name = "hint_invalid",
+	  .json = "hints.invalid",
+	  .get = v_hint_invalid },
+	{ .name = "hint_named_holder",
+	  .json = "hints.named_holder",
+	  .get = v_hint_named_holder },
+};
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Core's exit counters, then the brain's: the per-vCPU scope. */
+static void vcpu_tables(const struct sched_vm *s, struct stat_table tabs[2])
+{
+	tabs[0] = vm_vcpu_stat_table(s->vm);
+	tabs[1] = (struct stat_table){ vcpu_stats, ARRAY_LEN(vcpu_stats), s };
 }
 
 static const char *halt_poll_mode(const struct sched_options *o)
@@ -68,251 +192,480 @@ static const char *halt_poll_mode(const struct sched_options *o)
 	return "?";
 }
 
-static void format_table(struct sched_vm *s, struct text *t)
+/* ---- the VM table (context: struct sched_vm) ---- */
+
+static const struct sched_vm *vms(const void *ctx)
 {
-	struct vm *vm = s->vm;
-	uint64_t end = s->end_ns ? s->end_ns : brain_now_ns();
+	return ctx;
+}
+
+static uint64_t m_elapsed_ns(const void *ctx, unsigned int id)
+{
+	const struct sched_vm *s = vms(ctx);
+
+	return (s->end_ns ? s->end_ns : hvm_monotonic_ns()) - s->start_ns;
+}
+
+static uint64_t m_running(const void *ctx, unsigned int id)
+{
+	return !vms(ctx)->end_ns;
+}
+
+static uint64_t m_allowed_cpus(const void *ctx, unsigned int id)
+{
+	return vms(ctx)->nr_allowed;
+}
+
+static uint64_t m_pressure(const void *ctx, unsigned int id)
+{
+	return vms(ctx)->pressure.avg10_centi;
+}
+
+static uint64_t m_have_pressure(const void *ctx, unsigned int id)
+{
+	return vms(ctx)->have_pressure;
+}
+
+static uint64_t m_throttled_ns(const void *ctx, unsigned int id)
+{
+	return vms(ctx)->throttled_ns_total;
+}
+
+static uint64_t m_none(const void *ctx, unsigned int id)
+{
+	return 0;
+}
+
+static const char *m_kernel_text(const void *ctx, char *buf, size_t len)
+{
+	return vms(ctx)->kernel_path;
+}
+
+static uint64_t m_kernel_yield_calls(const void *ctx, unsigned int id)
+{
+	return atomic_load(&vms(ctx)->kernel_yield_calls);
+}
+
+static uint64_t m_kernel_yields(const void *ctx, unsigned int id)
+{
+	return atomic_load(&vms(ctx)->kernel_yields);
+}
+
+static uint64_t m_sched_hints(const void *ctx, unsigned int id)
+{
+	return vms(ctx)->opt.settings.hints;
+}
+
+static uint64_t m_commit(const void *ctx, unsigned int id)
+{
+	return (uint64_t)vms(ctx)->state.commit;
+}
+
+static const char *m_commit_text(const void *ctx, char *buf, size_t len)
+{
+	return commit_state_name(vms(ctx)->state.commit);
+}
+
+static uint64_t m_commit_changes(const void *ctx, unsigned int id)
+{
+	return vms(ctx)->commit_changes;
+}
+
+static uint64_t m_pin(const void *ctx, unsigned int id)
+{
+	return (uint64_t)vms(ctx)->state.pin;
+}
+
+static const char *m_pin_text(const void *ctx, char *buf, size_t len)
+{
+	return pin_plan_name(vms(ctx)->state.pin);
+}
+
+static uint64_t m_hlt_exits_disabled(const void *ctx, unsigned int id)
+{
+	return vms(ctx)->exits_hlt_disabled;
+}
+
+static uint64_t m_pause_exits_disabled(const void *ctx, unsigned int id)
+{
+	return vms(ctx)->exits_pause_disabled;
+}
+
+static uint64_t m_halt_poll_mode(const void *ctx, unsigned int id)
+{
+	return (uint64_t)vms(ctx)->opt.settings.halt_poll;
+}
+
+static const char *m_halt_poll_mode_text(const void *ctx, char *buf, size_t len)
+{
+	return halt_poll_mode(&vms(ctx)->opt);
+}
+
+static uint64_t m_halt_poll_ns(const void *ctx, unsigned int id)
+{
+	const struct sched_vm *s = vms(ctx);
+
+	return s->state.halt_poll_set ? s->state.halt_poll_ns : UINT64_MAX;
+}
+
+static uint64_t m_pins_applied(const void *ctx, unsigned int id)
+{
+	return atomic_load(&vms(ctx)->pins_applied);
+}
+
+static uint64_t m_halt_poll_changes(const void *ctx, unsigned int id)
+{
+	return vms(ctx)->halt_poll_changes;
+}
+
+static uint64_t m_ticks(const void *ctx, unsigned int id)
+{
+	return vms(ctx)->ticks;
+}
+
+static uint64_t m_actuator_errors(const void *ctx, unsigned int id)
+{
+	return vms(ctx)->actuator_errors;
+}
+
+static uint64_t m_boost_failures(const void *ctx, unsigned int id)
+{
+	return atomic_load(&vms(ctx)->boost_failures);
+}
+
+static uint64_t m_pv_enabled(const void *ctx, unsigned int id)
+{
+	return vms(ctx)->pv.enabled;
+}
+
+static const char *m_pv_enabled_text(const void *ctx, char *buf, size_t len)
+{
+	return pv_format(vms(ctx)->pv.enabled, buf, len);
+}
+
+static uint64_t m_pv_masked_hypercall(const void *ctx, unsigned int id)
+{
+	return vms(ctx)->pv.masked_hypercall;
+}
+
+static const char *m_pv_masked_hypercall_text(const void *ctx, char *buf,
+					      size_t len)
+{
+	return pv_format(vms(ctx)->pv.masked_hypercall, buf, len);
+}
+
+static uint64_t m_pv_masked_needs(const void *ctx, unsigned int id)
+{
+	return vms(ctx)->pv.masked_needs;
+}
+
+static const char *m_pv_masked_needs_text(const void *ctx, char *buf,
+					  size_t len)
+{
+	return pv_format(vms(ctx)->pv.masked_needs, buf, len);
+}
+
+static uint64_t m_pv_masked_unsupported(const void *ctx, unsigned int id)
+{
+	return vms(ctx)->pv.masked_unsupported;
+}
+
+static const char *m_pv_masked_unsupported_text(const void *ctx, char *buf,
+						size_t len)
+{
+	return pv_format(vms(ctx)->pv.masked_unsupported, buf, len);
+}
+
+static uint64_t m_hypercalls_work(const void *ctx, unsigned int id)
+{
+	return vms(ctx)->hypercalls_work;
+}
+
+/* Guest console output (core/console_out): a stalled reader shows here. */
+static uint64_t m_console_written(const void *ctx, unsigned int id)
+{
+	return console_out_written(vms(ctx)->vm->console_out);
+}
+
+static uint64_t m_console_dropped(const void *ctx, unsigned int id)
+{
+	return console_out_dropped(vms(ctx)->vm->console_out);
+}
+
+static uint64_t m_hint_foreign(const void *ctx, unsigned int id)
+{
+	const struct sched_vm *s = vms(ctx);
+
+	return s->hints_registered ? s->hints.foreign_writes : 0;
+}
+
+/* The VM scope: "vm.NAME" by name, the top of the JSON document. */
+static const struct stat_desc vm_stats[] = {
+	{ .name = "elapsed_ns", .json = "elapsed_ns", .get = m_elapsed_ns },
+	{ .name = "running",
+	  .json = "running",
+	  .kind = STAT_FLAG,
+	  .get = m_running },
+	{ .name = "allowed_cpus",
+	  .json = "host.allowed_cpus",
+	  .get = m_allowed_cpus },
+	{ .name = "pressure_avg10_centi",
+	  .json = "host.pressure_avg10_centi",
+	  .get = m_pressure },
+	{ .name = "have_pressure",
+	  .json = "host.have_pressure",
+	  .kind = STAT_FLAG,
+	  .get = m_have_pressure },
+	{ .name = "throttled_ns",
+	  .json = "host.throttled_ns",
+	  .get = m_throttled_ns },
+	{ .json = "host.kernel",
+	  .kind = STAT_NAME,
+	  .get = m_none,
+	  .text = m_kernel_text },
+	{ .name = "kernel_yield_calls",
+	  .json = "host.kernel_yield_calls",
+	  .get = m_kernel_yield_calls },
+	{ .name = "kernel_yields",
+	  .json = "host.kernel_yields",
+	  .get = m_kernel_yields },
+	{ .name = "console_written",
+	  .json = "console.written",
+	  .get = m_console_written },
+	{ .name = "console_dropped",
+	  .json = "console.dropped",
+	  .get = m_console_dropped },
+	{ .name = "sched_hints",
+	  .json = "policy.sched_hints",
+	  .kind = STAT_FLAG,
+	  .get = m_sched_hints },
+	{ .name = "commit",
+	  .json = "policy.commit",
+	  .kind = STAT_NAME,
+	  .get = m_commit,
+	  .text = m_commit_text },
+	{ .name = "commit_changes",
+	  .json = "policy.commit_changes",
+	  .get = m_commit_changes },
+	{ .name = "pin",
+	  .json = "policy.pin",
+	  .kind = STAT_NAME,
+	  .get = m_pin,
+	  .text = m_pin_text },
+	{ .name = "hlt_exits_disabled",
+	  .json = "policy.hlt_exits_disabled",
+	  .kind = STAT_FLAG,
+	  .get = m_hlt_exits_disabled },
+	{ .name = "pause_exits_disabled",
+	  .json = "policy.pause_exits_disabled",
+	  .kind = STAT_FLAG,
+	  .get = m_pause_exits_disabled },
+	{ .name = "halt_poll_mode",
+	  .json = "policy.halt_poll_mode",
+	  .kind = STAT_NAME,
+	  .get = m_halt_poll_mode,
+	  .text = m_halt_poll_mode_text },
+	{ .name = "halt_poll_ns",
+	  .json = "policy.halt_poll_ns",
+	  .kind = STAT_OPTIONAL,
+	  .get = m_halt_poll_ns },
+	{ .name = "pins_applied",
+	  .json = "policy.pins_applied",
+	  .get = m_pins_applied },
+	{ .name = "halt_poll_changes",
+	  .json = "policy.halt_poll_changes",
+	  .get = m_halt_poll_changes },
+	{ .name = "ticks", .json = "policy.ticks", .get = m_ticks },
+	{ .name = "actuator_errors",
+	  .json = "policy.actuator_errors",
+	  .get = m_actuator_errors },
+	{ .name = "boost_failures",
+	  .json = "policy.boost_failures",
+	  .get = m_boost_failures },
+	{ .json = "pv.enabled",
+	  .kind = STAT_NAME,
+	  .get = m_pv_enabled,
+	  .text = m_pv_enabled_text },
+	{ .name = "pv_enabled",
+	  .json = "pv.enabled_bits",
+	  .get = m_pv_enabled },
+	{ .name = "pv_masked_hypercall",
+	  .json = "pv.masked_hypercall",
+	  .kind = STAT_NAME,
+	  .get = m_pv_masked_hypercall,
+	  .text = m_pv_masked_hypercall_text },
+	{ .name = "pv_masked_needs",
+	  .json = "pv.masked_needs",
+	  .kind = STAT_NAME,
+	  .get = m_pv_masked_needs,
+	  .text = m_pv_masked_needs_text },
+	{ .name = "pv_masked_unsupported",
+	  .json = "pv.masked_unsupported",
+	  .kind = STAT_NAME,
+	  .get = m_pv_masked_unsupported,
+	  .text = m_pv_masked_unsupported_text },
+	{ .name = "hypercalls_work",
+	  .json = "pv.hypercalls_work",
+	  .kind = STAT_FLAG,
+	  .get = m_hypercalls_work },
+	{ .name = "hint_foreign", .get = m_hint_foreign },
+};
+
+/* ---- the three readers ---- */
+
+static void format_table(struct sched_vm *s, struct stat_text *t)
+{
+	uint64_t end = s->end_ns ? s->end_ns : hvm_monotonic_ns();
 	char cpus[128], pv[256], masked[256];
 	cpu_set_t set;
 
 	CPU_ZERO(&set);
 	for (unsigned int i = 0; i < s->nr_allowed; i++)
 		CPU_SET(s->allowed[i], &set);
-	put(t, "hintvm stats after %.3f s\n",
-	    (double)(end - s->start_ns) / 1e9);
-	put(t,
-	    "  host: %u CPUs allowed (%s), cpu pressure %s%u.%02u%%, throttled %llu ms, %s\n",
-	    s->nr_allowed, observe_format_cpulist(&set, cpus, sizeof(cpus)),
-	    s->have_pressure ? "" : "n/a ", s->pressure.avg10_centi / 100,
-	    s->pressure.avg10_centi % 100,
-	    (unsigned long long)(s->throttled_ns_total / 1000000),
-	    s->kernel_path);
-	put(t, "  console: %llu bytes out, %llu dropped (reader too slow)\n",
-	    (unsigned long long)console_out_written(vm->console_out),
-	    (unsigned long long)console_out_dropped(vm->console_out));
+	stat_put(t, "hintvm stats after %.3f s\n",
+		 (double)(end - s->start_ns) / 1e9);
+	stat_put(
+		t,
+		"  host: %u CPUs allowed (%s), cpu pressure %s%u.%02u%%, throttled %llu ms, %s\n",
+		s->nr_allowed, observe_format_cpulist(&set, cpus, sizeof(cpus)),
+		s->have_pressure ? "" : "n/a ", s->pressure.avg10_centi / 100,
+		s->pressure.avg10_centi % 100,
+		(unsigned long long)(s->throttled_ns_total / 1000000),
+		s->kernel_path);
+	stat_put(t,
+		 "  console: %llu bytes out, %llu dropped (reader too slow)\n",
+		 (unsigned long long)m_console_written(s, 0),
+		 (unsigned long long)m_console_dropped(s, 0));
 	if (s->kernel.yield_to)
-		put(t, "  kernel directed yields: %llu issued, %llu yielded\n",
-		    (unsigned long long)atomic_load(&s->kernel_yield_calls),
-		    (unsigned long long)atomic_load(&s->kernel_yields));
-	put(t,
-	    "  policy: %s (%u changes), pin %s, HLT exits %s, PAUSE exits %s, halt-poll %s (%llu changes), hints %s\n",
-	    s->opt.settings.hints ? commit_state_name(s->state.commit)
-				  : "not managed",
-	    s->commit_changes, pin_plan_name(s->state.pin),
-	    !s->exits_hlt_disabled ? "kept"
-	    : s->state.exits_disabled
-		    ? "disabled"
-		    : "disabled but KVM still blocks (polling)",
-	    s->exits_pause_disabled ? "disabled" : "kept",
-	    halt_poll_mode(&s->opt), (unsigned long long)s->halt_poll_changes,
-	    !s->opt.settings.hints	      ? "off"
-	    : s->state.commit == COMMIT_UNDER ? "received, not acted on"
-					      : "acted on");
+		stat_put(
+			t,
+			"  kernel directed yields: %llu issued, %llu yielded\n",
+			(unsigned long long)atomic_load(&s->kernel_yield_calls),
+			(unsigned long long)atomic_load(&s->kernel_yields));
+	stat_put(
+		t,
+		"  policy: %s (%u changes), pin %s, HLT exits %s, PAUSE exits %s, halt-poll %s (%llu changes), hints %s\n",
+		s->opt.settings.hints ? commit_state_name(s->state.commit)
+				      : "not managed",
+		s->commit_changes, pin_plan_name(s->state.pin),
+		!s->exits_hlt_disabled ? "kept"
+		: s->state.exits_disabled
+			? "disabled"
+			: "disabled but KVM still blocks (polling)",
+		s->exits_pause_disabled ? "disabled" : "kept",
+		halt_poll_mode(&s->opt),
+		(unsigned long long)s->halt_poll_changes,
+		!s->opt.settings.hints		  ? "off"
+		: s->state.commit == COMMIT_UNDER ? "received, not acted on"
+						  : "acted on");
 	if (s->state.halt_poll_set)
-		put(t, "  halt-poll value: %u ns\n", s->state.halt_poll_ns);
+		stat_put(t, "  halt-poll value: %u ns\n",
+			 s->state.halt_poll_ns);
 	else
-		put(t, "  halt-poll value: KVM module default\n");
+		stat_put(t, "  halt-poll value: KVM module default\n");
 	if (s->pv_known) {
-		put(t, "  pv: %s\n", pv_format(s->pv.enabled, pv, sizeof(pv)));
+		stat_put(t, "  pv: %s\n",
+			 pv_format(s->pv.enabled, pv, sizeof(pv)));
 		if (s->pv.masked_hypercall)
-			put(t,
-			    "  pv masked, this host cannot serve hypercalls: %s\n",
-			    pv_format(s->pv.masked_hypercall, masked,
-				      sizeof(masked)));
+			stat_put(
+				t,
+				"  pv masked, this host cannot serve hypercalls: %s\n",
+				pv_format(s->pv.masked_hypercall, masked,
+					  sizeof(masked)));
 		if (s->pv.masked_unsupported)
-			put(t, "  pv masked, not offered by KVM: %s\n",
-			    pv_format(s->pv.masked_unsupported, masked,
-				      sizeof(masked)));
+			stat_put(t, "  pv masked, not offered by KVM: %s\n",
+				 pv_format(s->pv.masked_unsupported, masked,
+					   sizeof(masked)));
 		if (s->pv.masked_hlt)
-			put(t, "  pv masked, HLT exits disabled: unhalt\n");
+			stat_put(t,
+				 "  pv masked, HLT exits disabled: unhalt\n");
 		if (s->pv.masked_needs)
-			put(t, "  pv masked, a feature it needs is off: %s\n",
-			    pv_format(s->pv.masked_needs, masked,
-				      sizeof(masked)));
+			stat_put(t,
+				 "  pv masked, a feature it needs is off: %s\n",
+				 pv_format(s->pv.masked_needs, masked,
+					   sizeof(masked)));
 	}
 	if (s->actuator_errors)
-		put(t, "  actuator errors: %llu (last: %s)\n",
-		    (unsigned long long)s->actuator_errors,
-		    strerror(-s->last_actuator_error));
+		stat_put(t, "  actuator errors: %llu (last: %s)\n",
+			 (unsigned long long)s->actuator_errors,
+			 strerror(-s->last_actuator_error));
 	if (atomic_load(&s->boost_failures))
-		put(t, "  boosts failed: %llu (no CAP_SYS_NICE?)\n",
-		    (unsigned long long)atomic_load(&s->boost_failures));
+		stat_put(t, "  boosts failed: %llu (no CAP_SYS_NICE?)\n",
+			 (unsigned long long)atomic_load(&s->boost_failures));
 
-	put(t,
-	    "  %4s %8s %7s %7s %10s %10s %13s %11s %11s %10s %9s %9s %6s %6s %15s\n",
-	    "vcpu", "exits", "io", "mmio", "kvm_exits", "halt_exits",
-	    "polls ok/try", "poll_ok_us", "poll_bad_us", "halt_wait", "run_ms",
-	    "steal_ms", "yield", "boost", "hints ok/dr/bad");
-	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
-		const struct vcpu_track *tr = &s->vcpus[i];
-		const struct vcpu *v = &vm->vcpus[i];
-		struct hint_vcpu_stats h = { 0 };
-		char polls[32], hints[40];
+	{
+		struct stat_table tabs[2];
 
-		if (s->hints_registered)
-			hint_channel_stats(&s->hints, i, &h);
-		snprintf(polls, sizeof(polls), "%llu/%llu",
-			 (unsigned long long)kstat(tr, "halt_successful_poll"),
-			 (unsigned long long)kstat(tr, "halt_attempted_poll"));
-		snprintf(hints, sizeof(hints), "%llu/%llu/%llu",
-			 (unsigned long long)h.accepted,
-			 (unsigned long long)h.dropped,
-			 (unsigned long long)h.invalid);
-		put(t,
-		    "  %4u %8llu %7llu %7llu %10llu %10llu %13s %11llu %11llu %8llums %9llu %9llu %6llu %6llu %15s\n",
-		    i, (unsigned long long)exits_total(v),
-		    (unsigned long long)atomic_load(&v->exits[KVM_EXIT_IO]),
-		    (unsigned long long)atomic_load(&v->exits[KVM_EXIT_MMIO]),
-		    (unsigned long long)kstat(tr, "exits"),
-		    (unsigned long long)kstat(tr, "halt_exits"), polls,
-		    (unsigned long long)kstat(tr, "halt_poll_success_ns") /
-			    1000,
-		    (unsigned long long)kstat(tr, "halt_poll_fail_ns") / 1000,
-		    (unsigned long long)kstat(tr, "halt_wait_ns") / 1000000,
-		    (unsigned long long)tr->sched.run_ns / 1000000,
-		    (unsigned long long)tr->sched.wait_ns / 1000000,
-		    (unsigned long long)atomic_load(&tr->yields),
-		    (unsigned long long)atomic_load(&tr->boosts), hints);
+		vcpu_tables(s, tabs);
+		stat_put(t, "  %4s", "vcpu");
+		stat_text_header(t, tabs, 2);
+		stat_put(t, "\n");
+		for (unsigned int i = 0; i < s->nr_vcpus; i++) {
+			stat_put(t, "  %4u", i);
+			stat_text_row(t, tabs, 2, i);
+			stat_put(t, "\n");
+		}
 	}
 }
 
-static void json_kvm_stats(struct text *t, const struct kvm_stats *st,
+static void json_kvm_stats(struct stat_text *t, const struct kvm_stats *st,
 			   const uint64_t *values)
 {
-	put(t, "{");
+	stat_put(t, "{");
 	for (size_t i = 0; i < st->nr_descs; i++) {
 		const struct kvm_stat_desc *d = &st->descs[i];
 
 		/* Names were validated as printable without quotes/escapes. */
-		put(t, "%s\"%s\":", i ? "," : "", d->name);
+		stat_put(t, "%s\"%s\":", i ? "," : "", d->name);
 		if (d->type == KVM_STAT_LINEAR_HIST ||
 		    d->type == KVM_STAT_LOG_HIST) {
-			put(t, "[");
+			stat_put(t, "[");
 			for (size_t b = 0; b < d->size; b++)
-				put(t, "%s%llu", b ? "," : "",
-				    (unsigned long long)values[d->index + b]);
-			put(t, "]");
+				stat_put(t, "%s%llu", b ? "," : "",
+					 (unsigned long long)
+						 values[d->index + b]);
+			stat_put(t, "]");
 		} else {
-			put(t, "%llu", (unsigned long long)values[d->index]);
+			stat_put(t, "%llu",
+				 (unsigned long long)values[d->index]);
 		}
 	}
-	put(t, "}");
+	stat_put(t, "}");
 }
 
-/* A JSON string of S (file names can hold anything). */
-static void json_string(struct text *t, const char *s)
+static void format_json(struct sched_vm *s, struct stat_text *t)
 {
-	put(t, "\"");
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	struct stat_table vm_tab = { vm_stats, ARRAY_LEN(vm_stats), s };
+	struct stat_table tabs[2];
 
-		if (c == '"' || c == '\\')
-			put(t, "\\%c", c);
-		else if (c < 0x20)
-			put(t, "\\u%04x", c);
-		else
-			put(t, "%c", c);
-	}
-	put(t, "\"");
-}
-
-static void format_json(struct sched_vm *s, struct text *t)
-{
-	struct vm *vm = s->vm;
-	uint64_t end = s->end_ns ? s->end_ns : brain_now_ns();
-	char buf[256];
-
-	put(t, "{\"elapsed_ns\":%llu,\"running\":%s,",
-	    (unsigned long long)(end - s->start_ns),
-	    s->end_ns ? "false" : "true");
-	put(t,
-	    "\"host\":{\"allowed_cpus\":%u,\"pressure_avg10_centi\":%u,\"have_pressure\":%s,\"throttled_ns\":%llu,\"kernel\":",
-	    s->nr_allowed, s->pressure.avg10_centi,
-	    s->have_pressure ? "true" : "false",
-	    (unsigned long long)s->throttled_ns_total);
-	json_string(t, s->kernel_path);
-	put(t, ",\"kernel_yield_calls\":%llu,\"kernel_yields\":%llu",
-	    (unsigned long long)atomic_load(&s->kernel_yield_calls),
-	    (unsigned long long)atomic_load(&s->kernel_yields));
-	put(t, "},\"console\":{\"written\":%llu,\"dropped\":%llu",
-	    (unsigned long long)console_out_written(vm->console_out),
-	    (unsigned long long)console_out_dropped(vm->console_out));
-	put(t,
-	    "},\"policy\":{\"sched_hints\":%s,\"commit\":\"%s\",\"commit_changes\":%u,\"pin\":\"%s\",\"hlt_exits_disabled\":%s,\"pause_exits_disabled\":%s,\"halt_poll_mode\":\"%s\",\"halt_poll_ns\":",
-	    s->opt.settings.hints ? "true" : "false",
-	    commit_state_name(s->state.commit), s->commit_changes,
-	    pin_plan_name(s->state.pin),
-	    s->exits_hlt_disabled ? "true" : "false",
-	    s->exits_pause_disabled ? "true" : "false",
-	    halt_poll_mode(&s->opt));
-	if (s->state.halt_poll_set)
-		put(t, "%u", s->state.halt_poll_ns);
-	else
-		put(t, "null");
-	put(t, ",\"pins_applied\":%llu",
-	    (unsigned long long)atomic_load(&s->pins_applied));
-	put(t,
-	    ",\"halt_poll_changes\":%llu,\"ticks\":%llu,\"actuator_errors\":%llu,\"boost_failures\":%llu},",
-	    (unsigned long long)s->halt_poll_changes,
-	    (unsigned long long)s->ticks,
-	    (unsigned long long)s->actuator_errors,
-	    (unsigned long long)atomic_load(&s->boost_failures));
-	put(t, "\"pv\":{\"enabled\":\"%s\",",
-	    pv_format(s->pv.enabled, buf, sizeof(buf)));
-	put(t, "\"enabled_bits\":%u,\"masked_hypercall\":\"%s\",",
-	    s->pv.enabled, pv_format(s->pv.masked_hypercall, buf, sizeof(buf)));
-	put(t, "\"masked_needs\":\"%s\",",
-	    pv_format(s->pv.masked_needs, buf, sizeof(buf)));
-	put(t, "\"masked_unsupported\":\"%s\",\"hypercalls_work\":%s},",
-	    pv_format(s->pv.masked_unsupported, buf, sizeof(buf)),
-	    s->hypercalls_work ? "true" : "false");
-	put(t, "\"vm_kvm\":");
+	stat_put(t, "{");
+	stat_json_members(t, &vm_tab, 1, 0, true);
+	stat_put(t, ",\"vm_kvm\":");
 	if (s->have_vm_stats)
 		json_kvm_stats(t, &s->vm_stats, s->vm_values);
 	else
-		put(t, "null");
-	put(t, ",\"vcpus\":[");
+		stat_put(t, "null");
+	stat_put(t, ",\"vcpus\":[");
+	vcpu_tables(s, tabs);
 	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
 		const struct vcpu_track *tr = &s->vcpus[i];
-		const struct vcpu *v = &vm->vcpus[i];
-		struct hint_vcpu_stats h = { 0 };
 
-		if (s->hints_registered)
-			hint_channel_stats(&s->hints, i, &h);
-		put(t,
-		    "%s{\"id\":%u,\"exits\":{\"total\":%llu,\"io\":%llu,\"mmio\":%llu,\"hlt\":%llu,\"intr\":%llu},",
-		    i ? "," : "", i, (unsigned long long)exits_total(v),
-		    (unsigned long long)atomic_load(&v->exits[KVM_EXIT_IO]),
-		    (unsigned long long)atomic_load(&v->exits[KVM_EXIT_MMIO]),
-		    (unsigned long long)atomic_load(&v->exits[KVM_EXIT_HLT]),
-		    (unsigned long long)atomic_load(&v->exits[KVM_EXIT_INTR]));
-		put(t,
-		    "\"run_ns\":%llu,\"wait_ns\":%llu,\"steal_ns\":%llu,\"yields\":%llu,\"boosts\":%llu,\"irq_boosts\":%llu,",
-		    (unsigned long long)tr->sched.run_ns,
-		    (unsigned long long)tr->sched.wait_ns,
-		    (unsigned long long)tr->sched.wait_ns,
-		    (unsigned long long)atomic_load(&tr->yields),
-		    (unsigned long long)atomic_load(&tr->boosts),
-		    (unsigned long long)atomic_load(&tr->irq_boosts));
-		put(t,
-		    "\"hints\":{\"accepted\":%llu,\"dropped\":%llu,\"invalid\":%llu,\"named_holder\":%llu},\"kvm\":",
-		    (unsigned long long)h.accepted,
-		    (unsigned long long)h.dropped,
-		    (unsigned long long)h.invalid,
-		    (unsigned long long)h.named_holder);
+		stat_put(t, "%s{\"id\":%u", i ? "," : "", i);
+		stat_json_members(t, tabs, 2, i, false);
+		stat_put(t, ",\"kvm\":");
 		if (tr->have_stats)
 			json_kvm_stats(t, &tr->stats, tr->values);
 		else
-			put(t, "null");
-		put(t, "}");
+			stat_put(t, "null");
+		stat_put(t, "}");
 	}
-	put(t, "]}\n");
+	stat_put(t, "]}\n");
 }
 
 int sched_format_stats(struct vm *vm, bool json, char *buf, size_t len)
 {
 	struct sched_vm *s = vm->sched;
-	struct text t = { buf, len, 0 };
+	struct stat_text t = { buf, len, 0 };
 
 	if (!s)
 		return -ENOENT;
@@ -333,85 +686,31 @@ int sched_format_stats(struct vm *vm, bool json, char *buf, size_t len)
 static bool vcpu_value(struct sched_vm *s, unsigned int i, const char *name,
 		       uint64_t *out)
 {
-	const struct vcpu *v = &s->vm->vcpus[i];
 	const struct vcpu_track *tr = &s->vcpus[i];
 	const struct kvm_stat_desc *d;
-	struct hint_vcpu_stats h = { 0 };
+	struct stat_table tabs[2];
 
-	if (s->hints_registered)
-		hint_channel_stats(&s->hints, i, &h);
-	if (!strcmp(name, "exits"))
-		*out = exits_total(v);
-	else if (!strcmp(name, "exit_io"))
-		*out = atomic_load(&v->exits[KVM_EXIT_IO]);
-	else if (!strcmp(name, "exit_mmio"))
-		*out = atomic_load(&v->exits[KVM_EXIT_MMIO]);
-	else if (!strcmp(name, "exit_hlt"))
-		*out = atomic_load(&v->exits[KVM_EXIT_HLT]);
-	else if (!strcmp(name, "exit_intr"))
-		*out = atomic_load(&v->exits[KVM_EXIT_INTR]);
-	else if (!strcmp(name, "run_ns"))
-		*out = tr->sched.run_ns;
-	else if (!strcmp(name, "wait_ns") || !strcmp(name, "steal_ns"))
-		*out = tr->sched.wait_ns;
-	else if (!strcmp(name, "yields"))
-		*out = atomic_load(&tr->yields);
-	else if (!strcmp(name, "boosts"))
-		*out = atomic_load(&tr->boosts);
-	else if (!strcmp(name, "irq_boosts"))
-		*out = atomic_load(&tr->irq_boosts);
-	else if (!strcmp(name, "hint_accepted"))
-		*out = h.accepted;
-	else if (!strcmp(name, "hint_dropped"))
-		*out = h.dropped;
-	else if (!strcmp(name, "hint_invalid"))
-		*out = h.invalid;
-	else if (!strcmp(name, "hint_named_holder"))
-		*out = h.named_holder;
-	else if (tr->have_stats && (d = kvm_stats_find(&tr->stats, name))) {
-		*out = 0;
-		for (size_t b = 0; b < d->size; b++)
-			*out += tr->values[d->index + b];
-	} else
+	vcpu_tables(s, tabs);
+	if (stat_lookup(tabs, 2, name, i, out))
+		return true;
+	if (!tr->have_stats || !(d = kvm_stats_find(&tr->stats, name)))
 		return false;
+	*out = 0;
+	for (size_t b = 0; b < d->size; b++)
+		*out += tr->values[d->index + b];
 	return true;
 }
 
 static bool vm_value(struct sched_vm *s, const char *name, uint64_t *out)
 {
+	struct stat_table vm_tab = { vm_stats, ARRAY_LEN(vm_stats), s };
 	const struct kvm_stat_desc *d;
 
-	if (!strcmp(name, "halt_poll_ns"))
-		*out = s->state.halt_poll_set ? s->state.halt_poll_ns
-					      : UINT64_MAX;
-	else if (!strcmp(name, "commit"))
-		*out = (uint64_t)s->state.commit;
-	else if (!strcmp(name, "commit_changes"))
-		*out = s->commit_changes;
-	else if (!strcmp(name, "halt_poll_changes"))
-		*out = s->halt_poll_changes;
-	else if (!strcmp(name, "hlt_exits_disabled"))
-		*out = s->exits_hlt_disabled;
-	else if (!strcmp(name, "pv_enabled"))
-		*out = s->pv.enabled;
-	else if (!strcmp(name, "pv_masked_hypercall"))
-		*out = s->pv.masked_hypercall;
-	else if (!strcmp(name, "pins_applied"))
-		*out = atomic_load(&s->pins_applied);
-	else if (!strcmp(name, "ticks"))
-		*out = s->ticks;
-	else if (!strcmp(name, "boost_failures"))
-		*out = atomic_load(&s->boost_failures);
-	else if (!strcmp(name, "console_written"))
-		*out = console_out_written(s->vm->console_out);
-	else if (!strcmp(name, "console_dropped"))
-		*out = console_out_dropped(s->vm->console_out);
-	else if (!strcmp(name, "hint_foreign"))
-		*out = s->hints_registered ? s->hints.foreign_writes : 0;
-	else if (s->have_vm_stats && (d = kvm_stats_find(&s->vm_stats, name)))
-		*out = s->vm_values[d->index];
-	else
+	if (stat_lookup(&vm_tab, 1, name, 0, out))
+		return true;
+	if (!s->have_vm_stats || !(d = kvm_stats_find(&s->vm_stats, name)))
 		return false;
+	*out = s->vm_values[d->index];
 	return true;
 }
 

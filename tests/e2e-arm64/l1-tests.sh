@@ -105,7 +105,7 @@ linux_case() { # NAME CPUS ACTION EXPECTED_STATUS
 	name=$1 cpus=$2 action=$3 expect=$4
 	cmdline="$BASE_CMDLINE e2e.action=$action"
 	log=/tmp/$name.log
-	run_vm "$log" "$MARKER" -- "$HINTVM" run -k "$IMAGE" -i "$INITRD" \
+	run_vm "$log" "$MARKER" -- "$HINTVM" run --stats -k "$IMAGE" -i "$INITRD" \
 		-p "$cmdline" -c "$cpus" -m "$MEM"
 	guest=$(grep -m 1 "$MARKER" "$log" | tr -d '\r')
 	echo "E2E-TIME name=$name vmm=hintvm kernel=Image mode=$MODE cpus=$cpus boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS guest_uptime_s=$(field uptime "$guest")"
@@ -150,7 +150,7 @@ virtio_case() {
 	cat "$INITRD" "$E2E/l2-extra.cpio" > /tmp/virtio-initrd.cpio
 	dd if=/dev/zero of=/tmp/disk.img bs=1024 count=1024 2>/dev/null
 	printf 'hintvm-e2e-disk' | dd of=/tmp/disk.img conv=notrunc 2>/dev/null
-	run_vm "$log" "E2E-GUEST virtio" -- "$HINTVM" run -k "$IMAGE" \
+	run_vm "$log" "E2E-GUEST virtio" -- "$HINTVM" run --stats -k "$IMAGE" \
 		-i /tmp/virtio-initrd.cpio -c 1 -m "$MEM" \
 		-d /tmp/disk.img --rng -p "$BASE_CMDLINE rdinit=/virtio-init"
 	line=$(grep -m 1 "E2E-GUEST virtio" "$log" | tr -d '\r')

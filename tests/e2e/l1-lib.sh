@@ -13,14 +13,14 @@ result() { # NAME STATUS DETAIL
 	echo "E2E-RESULT name=$1 status=$2 detail=$3"
 }
 
-# Show the end of a run's console (all of it when VERBOSE=1), for whoever
-# reads the test log.
+# Show a run's console for whoever reads the test log: on a failure (the
+# only call without VERBOSE=1) all of it, up to its last 400 lines, and the
+# end of L1's kernel log, which tells a fault of the nested hypervisor (L1's
+# KVM, or QEMU's emulation under it) from one of hintvm's.
 show_log() { # NAME LOG
-	if [ "${VERBOSE:-0}" = 1 ]; then
-		tr -d '\r' < "$2" | sed "s/^/E2E-LOG $1: /"
-	else
-		tail -n 40 "$2" | tr -d '\r' | sed "s/^/E2E-LOG $1: /"
-	fi
+	tail -n 400 "$2" | tr -d '\r' | sed "s/^/E2E-LOG $1: /"
+	[ "${VERBOSE:-0}" = 1 ] && return
+	dmesg 2>/dev/null | tail -n 15 | sed "s/^/E2E-LOG $1: L1 dmesg: /"
 }
 
 field() { # KEY LINE -> value of KEY=... in LINE

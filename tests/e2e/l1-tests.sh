@@ -43,7 +43,7 @@ boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS [ARGS]
 		result "$name" skip "no static hintvm in the L1 image"
 		return
 	fi
-	run_vm "$log" "$MARKER" -- "$HINTVM" run -k "$kernel" -i "$INITRD" \
+	run_vm "$log" "$MARKER" -- "$HINTVM" run --stats -k "$kernel" -i "$INITRD" \
 		-p "$cmdline" -c "$cpus" -m "$MEM"
 	guest=$(grep -m 1 "$MARKER" "$log" | tr -d '\r')
 	echo "E2E-TIME name=$name vmm=hintvm kernel=$label cpus=$cpus boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS guest_uptime_s=$(field uptime "$guest")"
@@ -51,7 +51,7 @@ boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS [ARGS]
 	[ "$STATUS" = "$expect" ] ||
 		problems="$problems exit status $STATUS, expected $expect;"
 	if check_guest_init "$guest" "$cpus" "$cmdline"; then
-		# What a guest needs to boot without stalls (DESIGN.md).
+		# What a guest needs to boot without stalls (docs/linux-guests.md).
 		platform=$(grep -m 1 "E2E-GUEST platform" "$log" | tr -d '\r')
 		for want in hypervisor tsc_deadline rtc i8042; do
 			[ "$(field $want "$platform")" = 1 ] ||
@@ -199,7 +199,7 @@ virtio_boot() { # NAME TEST DEVICE_OPTION...
 	name=$1 test=$2
 	shift 2
 	LOG=/tmp/$name.log
-	run_vm "$LOG" "$MARKER" -- "$HINTVM" run -k "$VMLINUX" -i "$VIRTIO_INITRD" \
+	run_vm "$LOG" "$MARKER" -- "$HINTVM" run --stats -k "$VMLINUX" -i "$VIRTIO_INITRD" \
 		-p "$BASE_CMDLINE e2e.virtio=$test" -c 1 -m "$MEM" "$@"
 	GUEST=$(grep -a 'E2E-GUEST' "$LOG" | tr -d '\r')
 	echo "E2E-TIME name=$name vmm=hintvm kernel=vmlinux cpus=1 boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS"

@@ -139,7 +139,7 @@ static void fuzz_pvh(const uint8_t *data, size_t size)
 	struct pvh_image img;
 	int r;
 
-	hvm_set_error(0, "%s", "");
+	hvm_clear_error();
 	r = pvh_load_elf(data, size, "fuzz.elf", &mem, X86_HIGH_MEM_START,
 			 &img);
 	if (r) {
@@ -171,7 +171,7 @@ static void fuzz_bzimage(const uint8_t *data, size_t size)
 	uint8_t *kernel;
 	int r;
 
-	hvm_set_error(0, "%s", "");
+	hvm_clear_error();
 	r = bzimage_load(&mem, "fuzz.bzImage", data, size, &args, &entry);
 	if (r) {
 		expect_refusal_message(r);
@@ -216,7 +216,7 @@ static void fuzz_arm64_image(const uint8_t *data, size_t size)
 	int r;
 
 	check(kernel_format_name(kernel_format_detect(data, size)) != NULL);
-	hvm_set_error(0, "%s", "");
+	hvm_clear_error();
 	r = arm64_image_parse(data, size, "fuzz.Image", &img);
 	if (r) {
 		expect_refusal_message(r);
@@ -270,7 +270,7 @@ static void fuzz_config(const uint8_t *data, size_t size)
 	    pwrite(CONFIG_FD, data, size, 0) != (ssize_t)size)
 		abort();
 	config_init_defaults(&cfg);
-	hvm_set_error(0, "%s", "");
+	hvm_clear_error();
 	r = hvm_config_load_file(&cfg, CONFIG_PATH);
 	if (r)
 		expect_refusal_message(r);

@@ -30,6 +30,7 @@
 #include "sched/brain.h"
 #include "sched/kvm_para_bits.h"
 #include "sched/pv.h"
+#include "sched/sched_config.h"
 
 #define FDT_BUF_SIZE (64u << 10)
 #define PAGE_4K 4096ULL
@@ -83,6 +84,26 @@ unsigned int arch_max_vcpus(void)
 	return (unsigned int)ARM64_MAX_VCPUS; /* redistributors that fit */
 }
 
+/* No PCI and no ITS here: devices raise wired SPIs, never MSIs. */
+int arch_msi_target_vcpu(uint64_t addr)
+{
+	return -1;
+}
+
+/*
+ * Stock arm64 KVM has no per-VM switch for WFI/WFE traps (the patch series
+ * adds one, used through sched/kernel_hints.c).
+ */
+void arch_idle_exits_query(int vm_fd, bool *hlt, bool *pause)
+{
+	*hlt = *pause = false;
+}
+
+int arch_idle_exits_disable(int vm_fd, bool hlt, bool pause)
+{
+	return hlt || pause ? -EOPNOTSUPP : 0;
+}
+
 static int arm64_setup_memory(struct vm *vm)
 {
 	int r = vm_map_memory(vm);
@@ -100,32 +121,15 @@ static int arm64_setup_memory(struct vm *vm)
 static int arm64_setup_pvtime(struct vm *vm)
 {
 	struct arm64_vm *a = arm64(vm);
-	struct kvm_userspace_memory_region region;
 	void *mem;
 
 	mem = mmap(NULL, ARM64_PVTIME_SIZE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
-		return hvm_set_error(-errno, "cannot map the PV time area: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("cannot map the PV time area");
 	a->pvtime = mem;
-	region = (struct kvm_userspace_memory_region){
-		.slot = vm->nr_memslots,
-		.guest_phys_addr = ARM64_PVTIME_GPA,
-		.memory_size = ARM64_PVTIME_SIZE,
-		.userspace_addr = (uintptr_t)mem,
-	};
-	if (ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &region) < 0)
-		return hvm_set_error(
-			-errno, "KVM_SET_USER_MEMORY_REGION for PV time: %s",
-			strerror(errno));
-	vm->nr_memslots++;
-	return 0;
-}
-
-static size_t serial_deliver(void *ctx, const uint8_t *buf, size_t len)
-{
-	return uart8250_receive(ctx, buf, len);
+	return vm_add_memslot(vm, ARM64_PVTIME_GPA, ARM64_PVTIME_SIZE, mem,
+			      "PV time");
 }
 
 static int arm64_setup_devices(struct vm *vm)
@@ -140,8 +144,7 @@ static int arm64_setup_devices(struct vm *vm)
 	a->pvpanic = pvpanic_create(vm->power);
 	if (!a->uart || !a->pvpanic)
 		return hvm_set_error(-ENOMEM, "out of memory for devices");
-	vm->console_sink = (struct console_sink){ .deliver = serial_deliver,
-						  .ctx = a->uart };
+	vm->console_sink = uart8250_console_sink(a->uart);
 	r = vm_register_mmio(vm, ARM64_UART_GPA, UART8250_REGS,
 			     &uart8250_bus_ops, a->uart, "ttyS0");
 	if (!r)
@@ -232,8 +235,8 @@ static int set_one_reg(struct vcpu *vcpu, uint64_t id, uint64_t value,
 	struct kvm_one_reg reg = { .id = id, .addr = (uintptr_t)&value };
 
 	if (ioctl(vcpu->fd, KVM_SET_ONE_REG, &reg) < 0)
-		return hvm_set_error(-errno, "vCPU %u: cannot set %s: %s",
-				     vcpu->id, name, strerror(errno));
+		return hvm_set_errno_error("vCPU %u: cannot set %s", vcpu->id,
+					   name);
 	return 0;
 }
 
@@ -269,7 +272,7 @@ static int arm64_optional_features(struct vm *vm, uint32_t *features)
 {
 	for (size_t i = 0;
 	     i < sizeof(arm64_features) / sizeof(arm64_features[0]); i++) {
-		if (!(vm->cfg->cpu_features & arm64_features[i].option))
+		if (!(vm->cfg->arch.cpu_features & arm64_features[i].option))
 			continue;
 		if (kvm_check_cap(vm->fd, arm64_features[i].cap) <= 0)
 			return hvm_set_error(
@@ -290,9 +293,7 @@ static int arm64_vcpu_init_target(struct vm *vm, struct vcpu *vcpu)
 
 	if (vcpu->id == 0) {
 		if (ioctl(vm->fd, KVM_ARM_PREFERRED_TARGET, &a->vcpu_init) < 0)
-			return hvm_set_error(-errno,
-					     "KVM_ARM_PREFERRED_TARGET: %s",
-					     strerror(errno));
+			return hvm_set_errno_error("KVM_ARM_PREFERRED_TARGET");
 		/* PSCI 0.2+; PMU, SVE and pointer auth only when asked. */
 		memset(a->vcpu_init.features, 0, sizeof(a->vcpu_init.features));
 		a->vcpu_init.features[0] |= 1u << KVM_ARM_VCPU_PSCI_0_2;
@@ -305,16 +306,15 @@ static int arm64_vcpu_init_target(struct vm *vm, struct vcpu *vcpu)
 	if (vcpu->id != 0)
 		init.features[0] |= 1u << KVM_ARM_VCPU_POWER_OFF;
 	if (ioctl(vcpu->fd, KVM_ARM_VCPU_INIT, &init) < 0)
-		return hvm_set_error(
-			-errno, "KVM_ARM_VCPU_INIT on vCPU %u (target %u): %s",
-			vcpu->id, init.target, strerror(errno));
+		return hvm_set_errno_error(
+			"KVM_ARM_VCPU_INIT on vCPU %u (target %u)", vcpu->id,
+			init.target);
 	/* SVE vector lengths are fixed here; registers need it first. */
-	if ((vm->cfg->cpu_features & CPU_FEATURE_SVE) &&
+	if ((vm->cfg->arch.cpu_features & CPU_FEATURE_SVE) &&
 	    ioctl(vcpu->fd, KVM_ARM_VCPU_FINALIZE, &(int){ KVM_ARM_VCPU_SVE }) <
 		    0)
-		return hvm_set_error(
-			-errno, "KVM_ARM_VCPU_FINALIZE (SVE) on vCPU %u: %s",
-			vcpu->id, strerror(errno));
+		return hvm_set_errno_error(
+			"KVM_ARM_VCPU_FINALIZE (SVE) on vCPU %u", vcpu->id);
 	return 0;
 }
 
@@ -346,11 +346,10 @@ static int arm64_setup_pv(struct vm *vm, struct vcpu *vcpu)
 					   .addr = (uintptr_t)&bmap };
 
 		if (ioctl(vcpu->fd, KVM_SET_ONE_REG, &reg) < 0)
-			return hvm_set_error(
-				-errno,
-				"--pv: cannot set the vendor hypervisor bitmap to 0x%llx (KVM reported 0x%llx): %s",
+			return hvm_set_errno_error(
+				"--pv: cannot set the vendor hypervisor bitmap to 0x%llx (KVM reported 0x%llx)",
 				(unsigned long long)bmap,
-				(unsigned long long)reported, strerror(errno));
+				(unsigned long long)reported);
 	}
 	if (have_bmap)
 		pr_info("--pv: guest offered %s (vendor hypervisor bitmap 0x%llx, KVM's 0x%llx)",
@@ -387,9 +386,9 @@ static int arm64_vcpu_pvtime(struct vm *vm, struct vcpu *vcpu)
 		return 0;
 	}
 	if (ioctl(vcpu->fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
-		return hvm_set_error(
-			-errno, "vCPU %u: cannot place PV time at 0x%llx: %s",
-			vcpu->id, (unsigned long long)ipa, strerror(errno));
+		return hvm_set_errno_error(
+			"vCPU %u: cannot place PV time at 0x%llx", vcpu->id,
+			(unsigned long long)ipa);
 	a->pvtime_vcpus++;
 	return 0;
 }
@@ -448,8 +447,8 @@ static int arm64_dump_dtb(const char *path, const void *fdt, size_t size)
 	ssize_t n;
 
 	if (fd < 0)
-		return hvm_set_error(-errno, "--dtb-dump: cannot create %s: %s",
-				     path, strerror(errno));
+		return hvm_set_errno_error("--dtb-dump: cannot create %s",
+					   path);
 	n = write(fd, fdt, size);
 	if (n != (ssize_t)size) {
 		int err = n < 0 ? errno : EIO;
@@ -459,8 +458,7 @@ static int arm64_dump_dtb(const char *path, const void *fdt, size_t size)
 				     path, strerror(err));
 	}
 	if (close(fd) < 0)
-		return hvm_set_error(-errno, "--dtb-dump: cannot write %s: %s",
-				     path, strerror(errno));
+		return hvm_set_errno_error("--dtb-dump: cannot write %s", path);
 	return 0;
 }
 
@@ -484,9 +482,9 @@ static int arm64_write_fdt(struct vm *vm)
 		.initrd_size = a->initrd_size,
 		.virtio = a->virtio,
 		.nr_virtio = a->nr_virtio,
-		.hint_gpa = vm->cfg->sched.settings.hints ? ARM64_HINT_GPA : 0,
+		.hint_gpa = vm->cfg->sched->settings.hints ? ARM64_HINT_GPA : 0,
 		.pvpanic_gpa = ARM64_PVPANIC_GPA,
-		.pmu = vm->cfg->cpu_features & CPU_FEATURE_PMU,
+		.pmu = vm->cfg->arch.cpu_features & CPU_FEATURE_PMU,
 	};
 	void *buf = calloc(1, FDT_BUF_SIZE);
 	int size, r;
@@ -497,8 +495,8 @@ static int arm64_write_fdt(struct vm *vm)
 	r = size < 0 ? size : 0;
 	if (!r)
 		r = guest_write(&vm->mem, a->dtb_gpa, buf, (size_t)size);
-	if (!r && vm->cfg->dtb_dump)
-		r = arm64_dump_dtb(vm->cfg->dtb_dump, buf, (size_t)size);
+	if (!r && vm->cfg->arch.dtb_dump)
+		r = arm64_dump_dtb(vm->cfg->arch.dtb_dump, buf, (size_t)size);
 	free(buf);
 	return r;
 }
@@ -508,7 +506,7 @@ static int arm64_pmu_init(struct vm *vm)
 {
 	uint32_t irq = ARM64_GIC_PPI_BASE + ARM64_PPI_PMU;
 
-	if (!(vm->cfg->cpu_features & CPU_FEATURE_PMU))
+	if (!(vm->cfg->arch.cpu_features & CPU_FEATURE_PMU))
 		return 0;
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
 		struct kvm_device_attr attr = {
@@ -518,19 +516,15 @@ static int arm64_pmu_init(struct vm *vm)
 		};
 
 		if (ioctl(vm->vcpus[i].fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
-			return hvm_set_error(
-				-errno,
-				"vCPU %u: cannot set the PMU interrupt: %s", i,
-				strerror(errno));
+			return hvm_set_errno_error(
+				"vCPU %u: cannot set the PMU interrupt", i);
 		attr = (struct kvm_device_attr){
 			.group = KVM_ARM_VCPU_PMU_V3_CTRL,
 			.attr = KVM_ARM_VCPU_PMU_V3_INIT,
 		};
 		if (ioctl(vm->vcpus[i].fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
-			return hvm_set_error(
-				-errno,
-				"vCPU %u: cannot initialise the PMU: %s", i,
-				strerror(errno));
+			return hvm_set_errno_error(
+				"vCPU %u: cannot initialise the PMU", i);
 	}
 	return 0;
 }
@@ -562,6 +556,11 @@ int arch_vcpu_exit(struct vcpu *vcpu)
 			vcpu->id, (unsigned long long)run->arm_nisv.fault_ipa,
 			(unsigned long long)run->arm_nisv.esr_iss, where);
 	return 1;
+}
+
+uint64_t arch_vcpu_exit_pc(const struct vcpu *vcpu)
+{
+	return 0; /* the PC costs a KVM_GET_ONE_REG: not on every exit */
 }
 
 void arch_vcpu_describe(struct vcpu *vcpu, char *buf, size_t len)

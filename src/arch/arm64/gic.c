@@ -21,8 +21,7 @@ static int gic_set_attr(struct gic *gic, uint32_t group, uint64_t attr,
 	};
 
 	if (ioctl(gic->fd, KVM_SET_DEVICE_ATTR, &a) < 0)
-		return hvm_set_error(-errno, "vGICv3: cannot set %s: %s", what,
-				     strerror(errno));
+		return hvm_set_errno_error("vGICv3: cannot set %s", what);
 	return 0;
 }
 

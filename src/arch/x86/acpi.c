@@ -362,12 +362,12 @@ int acpi_build_tables(struct guest_memory *mem, unsigned int nr_vcpus,
 	uint64_t entries[2];
 
 	if (nr_vcpus == 0 || nr_vcpus > ACPI_MAX_VCPUS)
-		return hvm_set_error(EINVAL,
+		return hvm_set_error(-EINVAL,
 				     "ACPI tables: %u vCPUs, expected 1 to %u",
 				     nr_vcpus, ACPI_MAX_VCPUS);
 	b = calloc(1, sizeof(*b));
 	if (!b)
-		return hvm_set_error(ENOMEM, "ACPI tables: out of memory");
+		return hvm_set_error(-ENOMEM, "ACPI tables: out of memory");
 	rsdp_off = reserve(b, sizeof(*rsdp), ACPI_TABLE_ALIGN);
 	xsdt_off = reserve(b, xsdt_len, ACPI_TABLE_ALIGN);
 	fadt_off = reserve(b, sizeof(struct acpi_fadt), ACPI_TABLE_ALIGN);
@@ -380,7 +380,7 @@ int acpi_build_tables(struct guest_memory *mem, unsigned int nr_vcpus,
 	madt_off = build_madt(b, nr_vcpus);
 	if (b->overflow) {
 		free(b);
-		return hvm_set_error(E2BIG,
+		return hvm_set_error(-E2BIG,
 				     "ACPI tables for %u vCPUs exceed the %u "
 				     "bytes reserved at 0x%x",
 				     nr_vcpus, X86_ACPI_MAX, X86_ACPI_GPA);
@@ -417,7 +417,7 @@ int acpi_build_tables(struct guest_memory *mem, unsigned int nr_vcpus,
 	rsdp->extended_checksum = checksum(rsdp, sizeof(*rsdp));
 
 	if (guest_write(mem, X86_ACPI_GPA, b->buf, b->used)) {
-		hvm_set_error(EFAULT,
+		hvm_set_error(-EFAULT,
 			      "ACPI tables: guest range 0x%x+%zu is not RAM",
 			      X86_ACPI_GPA, b->used);
 		free(b);

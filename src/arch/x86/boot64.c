@@ -43,7 +43,7 @@ int boot64_write_tables(struct guest_memory *mem)
 	pd = guest_ptr(mem, BOOT64_PD_GPA, BOOT64_PD_PAGES * PAGE_SIZE);
 	if (!pml4 || !pdpt || !pd ||
 	    guest_write(mem, BOOT64_GDT_GPA, gdt, sizeof(gdt)))
-		return hvm_set_error(EFAULT,
+		return hvm_set_error(-EFAULT,
 				     "boot page tables at 0x%x-0x%x are not "
 				     "guest RAM",
 				     BOOT64_GDT_GPA, BOOT64_TABLES_END);

@@ -72,25 +72,25 @@ int bzimage_parse(const char *name, const void *buf, size_t size,
 
 	memset(info, 0, sizeof(*info));
 	if (size < HDR_END(header))
-		return hvm_set_error(ENOEXEC,
+		return hvm_set_error(-ENOEXEC,
 				     "%s: %zu bytes is too small for a bzImage "
 				     "(the setup header ends at byte %zu)",
 				     name, size, (size_t)HDR_END(header));
 	boot_flag = le16(b + FIELD_OFF(boot_flag));
 	if (boot_flag != BOOT_FLAG)
-		return hvm_set_error(ENOEXEC,
+		return hvm_set_error(-ENOEXEC,
 				     "%s: not a bzImage: boot_flag is 0x%04x, "
 				     "expected 0xaa55",
 				     name, boot_flag);
 	magic = le32(b + FIELD_OFF(header));
 	if (magic != HDRS_MAGIC)
-		return hvm_set_error(ENOEXEC,
+		return hvm_set_error(-ENOEXEC,
 				     "%s: not a bzImage: setup header magic is "
 				     "0x%08x, expected 0x53726448 (\"HdrS\")",
 				     name, magic);
 	info->version = le16(b + FIELD_OFF(version));
 	if (info->version < BZIMAGE_MIN_VERSION)
-		return hvm_set_error(ENOEXEC,
+		return hvm_set_error(-ENOEXEC,
 				     "%s: boot protocol version %u.%02u is too "
 				     "old: hintvm needs 2.12 or later for the "
 				     "64-bit entry point",
@@ -100,14 +100,14 @@ int bzimage_parse(const char *name, const void *buf, size_t size,
 	/* The setup header's own length: 0x202 + the jump's offset byte. */
 	info->header_end = 0x202 + b[0x201];
 	if (info->header_end < HDR_END(init_size))
-		return hvm_set_error(ENOEXEC,
+		return hvm_set_error(-ENOEXEC,
 				     "%s: setup header ends at byte 0x%x, but "
 				     "protocol %u.%02u needs it to reach 0x%zx",
 				     name, info->header_end, info->version >> 8,
 				     info->version & 0xff,
 				     (size_t)HDR_END(init_size));
 	if (size < HDR_END(init_size))
-		return hvm_set_error(ENOEXEC,
+		return hvm_set_error(-ENOEXEC,
 				     "%s: truncated: %zu bytes, the setup "
 				     "header needs %zu",
 				     name, size, (size_t)HDR_END(init_size));
@@ -119,7 +119,7 @@ int bzimage_parse(const char *name, const void *buf, size_t size,
 	info->xloadflags = le16(b + FIELD_OFF(xloadflags));
 	if (!(info->xloadflags & XLF_KERNEL_64))
 		return hvm_set_error(
-			ENOEXEC,
+			-ENOEXEC,
 			"%s: xloadflags 0x%04x lacks XLF_KERNEL_64 "
 			"(bit 0): not a 64-bit kernel, hintvm "
 			"boots only the 64-bit entry point",
@@ -130,7 +130,7 @@ int bzimage_parse(const char *name, const void *buf, size_t size,
 		setup_sects = DEFAULT_SETUP_SECTS;
 	info->setup_size = (setup_sects + 1) * 512;
 	if (info->setup_size < info->header_end)
-		return hvm_set_error(ENOEXEC,
+		return hvm_set_error(-ENOEXEC,
 				     "%s: setup_sects %u gives %u setup bytes, "
 				     "less than the setup header's end 0x%x",
 				     name, setup_sects, info->setup_size,
@@ -138,14 +138,14 @@ int bzimage_parse(const char *name, const void *buf, size_t size,
 	syssize = le32(b + FIELD_OFF(syssize));
 	info->kernel_size = (uint64_t)syssize * 16;
 	if (syssize == 0)
-		return hvm_set_error(ENOEXEC,
+		return hvm_set_error(-ENOEXEC,
 				     "%s: syssize is 0: no protected-mode "
 				     "kernel after the setup code",
 				     name);
 	if (size < info->setup_size ||
 	    size - info->setup_size < info->kernel_size)
 		return hvm_set_error(
-			ENOEXEC,
+			-ENOEXEC,
 			"%s: truncated: %zu bytes, but setup_sects "
 			"%u and syssize %u (x16) need %llu",
 			name, size, setup_sects, syssize,
@@ -154,7 +154,7 @@ int bzimage_parse(const char *name, const void *buf, size_t size,
 
 	info->init_size = le32(b + FIELD_OFF(init_size));
 	if (info->init_size < info->kernel_size)
-		return hvm_set_error(ENOEXEC,
+		return hvm_set_error(-ENOEXEC,
 				     "%s: init_size 0x%x is smaller than the "
 				     "kernel it must hold (0x%llx bytes)",
 				     name, info->init_size,
@@ -162,7 +162,7 @@ int bzimage_parse(const char *name, const void *buf, size_t size,
 	info->relocatable = b[FIELD_OFF(relocatable_kernel)] != 0;
 	info->kernel_alignment = le32(b + FIELD_OFF(kernel_alignment));
 	if (info->relocatable && !is_pow2(info->kernel_alignment))
-		return hvm_set_error(ENOEXEC,
+		return hvm_set_error(-ENOEXEC,
 				     "%s: kernel_alignment 0x%x is not a power "
 				     "of two",
 				     name, info->kernel_alignment);
@@ -175,14 +175,14 @@ int bzimage_parse(const char *name, const void *buf, size_t size,
 	 */
 	pref_address = le64(b + FIELD_OFF(pref_address));
 	if (pref_address >= X86_MMIO_HOLE_START)
-		return hvm_set_error(ENOEXEC,
+		return hvm_set_error(-ENOEXEC,
 				     "%s: pref_address 0x%llx is not below "
 				     "0x%llx, where hintvm loads kernels",
 				     name, (unsigned long long)pref_address,
 				     (unsigned long long)X86_MMIO_HOLE_START);
 	if (pref_address < X86_HIGH_MEM_START) {
 		if (!info->relocatable)
-			return hvm_set_error(ENOEXEC,
+			return hvm_set_error(-ENOEXEC,
 					     "%s: pref_address 0x%llx is below "
 					     "1 MiB and the kernel is not "
 					     "relocatable",
@@ -217,7 +217,7 @@ static int place_initrd(struct guest_memory *mem, const char *name,
 		limit = low_end;
 	if (args->initrd_size > limit || limit - args->initrd_size < kernel_end)
 		return hvm_set_error(
-			E2BIG,
+			-E2BIG,
 			"%s: %llu bytes do not fit between the "
 			"kernel's end 0x%llx and 0x%llx (the lower "
 			"of %s's initrd_addr_max and the end of "
@@ -227,7 +227,7 @@ static int place_initrd(struct guest_memory *mem, const char *name,
 			(unsigned long long)limit, name);
 	start = (limit - args->initrd_size) & ~(PAGE_SIZE - 1);
 	if (start < kernel_end)
-		return hvm_set_error(E2BIG,
+		return hvm_set_error(-E2BIG,
 				     "%s: %llu bytes do not fit above the "
 				     "kernel's end 0x%llx once page-aligned",
 				     initrd_name,
@@ -235,7 +235,7 @@ static int place_initrd(struct guest_memory *mem, const char *name,
 				     (unsigned long long)kernel_end);
 	dst = guest_ptr(mem, start, args->initrd_size);
 	if (!dst)
-		return hvm_set_error(EFAULT,
+		return hvm_set_error(-EFAULT,
 				     "%s: guest range 0x%llx+%llu is not RAM",
 				     initrd_name, (unsigned long long)start,
 				     (unsigned long long)args->initrd_size);
@@ -274,12 +274,12 @@ int bzimage_load(struct guest_memory *mem, const char *name, const void *buf,
 	if (ret)
 		return ret;
 	if (args->ram_size < X86_E820_MIN_RAM)
-		return hvm_set_error(EINVAL,
+		return hvm_set_error(-EINVAL,
 				     "guest RAM of %llu bytes is too small to "
 				     "boot Linux",
 				     (unsigned long long)args->ram_size);
 	if (cmdline_len > info.cmdline_size || cmdline_len >= X86_CMDLINE_MAX)
-		return hvm_set_error(E2BIG,
+		return hvm_set_error(-E2BIG,
 				     "kernel command line of %zu bytes is too "
 				     "long: %s accepts %u, hintvm %u",
 				     cmdline_len, name, info.cmdline_size,
@@ -288,7 +288,7 @@ int bzimage_load(struct guest_memory *mem, const char *name, const void *buf,
 	kernel_end = info.load_addr + info.init_size;
 	if (!guest_range_is_ram(mem, info.load_addr, info.init_size) ||
 	    kernel_end > x86_ram_below_hole(args->ram_size))
-		return hvm_set_error(ENOMEM,
+		return hvm_set_error(-ENOMEM,
 				     "%s needs RAM at 0x%llx-0x%llx (init_size "
 				     "0x%x): give the guest more memory",
 				     name, (unsigned long long)info.load_addr,
@@ -296,12 +296,13 @@ int bzimage_load(struct guest_memory *mem, const char *name, const void *buf,
 				     info.init_size);
 	dst = guest_ptr(mem, info.load_addr, info.kernel_size);
 	if (!dst)
-		return hvm_set_error(EFAULT, "%s: load range is not RAM", name);
+		return hvm_set_error(-EFAULT, "%s: load range is not RAM",
+				     name);
 	memcpy(dst, (const uint8_t *)buf + info.setup_size, info.kernel_size);
 
 	bp = guest_ptr(mem, X86_ZERO_PAGE_GPA, sizeof(*bp));
 	if (!bp || guest_write(mem, X86_CMDLINE_GPA, cmdline, cmdline_len + 1))
-		return hvm_set_error(EFAULT,
+		return hvm_set_error(-EFAULT,
 				     "zero page or command line outside RAM");
 	memset(bp, 0, sizeof(*bp));
 	/* The loader starts from the file's own setup header (boot.rst). */

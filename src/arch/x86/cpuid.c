@@ -28,9 +28,8 @@ int cpuid_get_supported(int kvm_fd, struct kvm_cpuid2 **out)
 		}
 		free(c);
 		if (errno != E2BIG)
-			return hvm_set_error(
-				-errno, "KVM_GET_SUPPORTED_CPUID failed: %s",
-				strerror(errno));
+			return hvm_set_errno_error(
+				"KVM_GET_SUPPORTED_CPUID failed");
 	}
 	return hvm_set_error(-E2BIG,
 			     "KVM_GET_SUPPORTED_CPUID: table too large");

@@ -28,12 +28,13 @@
  * pvpanic driver binds to _HID QEMU0001 and takes the port from _CRS. PCI0
  * is the host bridge of src/devices/pci: its memory window is where hintvm
  * places BARs, so Linux keeps them. No _PRT: devices interrupt through
- * MSI-X only. tests/unit/arch/test_x86_acpi.c parses all of it back.
+ * MSI-X only. tests/unit/arch/x86/test_acpi.c parses all of it back.
  */
 #include <string.h>
 
 #include "arch/x86/dsdt.h"
 #include "arch/x86/platform.h"
+#include "devices/acpi_pm_regs.h"
 
 #define AML_ZERO 0x00
 #define AML_BYTE_PREFIX 0x0a

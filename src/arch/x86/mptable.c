@@ -105,7 +105,7 @@ int mptable_write(const struct guest_memory *mem, uint64_t gpa, uint64_t max,
 	struct mpc_table *mpc;
 	uint8_t *p;
 
-	if (nr_cpus == 0 || nr_cpus > 254 || size > max || !base)
+	if (nr_cpus == 0 || nr_cpus > X86_MAX_VCPUS || size > max || !base)
 		return hvm_set_error(
 			-EINVAL, "MP table for %u CPUs does not fit at 0x%llx",
 			nr_cpus, (unsigned long long)gpa);

@@ -8,6 +8,9 @@
 #ifndef HVM_X86_PLATFORM_H
 #define HVM_X86_PLATFORM_H
 
+/* xAPIC ids 0-253 for vCPUs; 254 is the I/O APIC's (MP table, MADT). */
+#define X86_MAX_VCPUS 254
+
 /* ---- I/O ports ---- */
 #define X86_I8042_DATA_PORT 0x60
 #define X86_I8042_CMD_PORT 0x64 /* status on read, command on write */
@@ -26,12 +29,7 @@
 #define X86_BENCH_NOP_PORT 0x6f0 /* no device: the exits benchmark's target */
 #define X86_RESET_PORT 0xcf9 /* ACPI RESET_REG, write 0x06 or 0x0e */
 
-/* PM1_CNT: writing SLP_EN with SLP_TYP = S5 powers the machine off. */
-#define ACPI_SLP_TYP_SHIFT 10
-#define ACPI_SLP_TYP_MASK (7 << ACPI_SLP_TYP_SHIFT)
-#define ACPI_SLP_TYP_S5 5
-#define ACPI_SLP_EN (1 << 13)
-#define ACPI_SCI_EN 1
+/* The ACPI SCI; PM1 register bits are the device's (devices/acpi_pm.h). */
 #define ACPI_SCI_IRQ 9
 
 /* ---- guest-physical layout ---- */

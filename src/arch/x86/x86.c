@@ -85,7 +85,38 @@ int arch_check_kvm(struct kvm_host *kvm)
 
 unsigned int arch_max_vcpus(void)
 {
-	return 254; /* xAPIC ids, with one id left for the I/O APIC */
+	return X86_MAX_VCPUS;
+}
+
+int arch_msi_target_vcpu(uint64_t addr)
+{
+	/* 0xFEExxxxx, destination APIC ID (= vCPU index) in bits 19:12. */
+	if ((addr >> 20) != (X86_LAPIC_GPA >> 20))
+		return -1;
+	return (int)((addr >> 12) & 0xff);
+}
+
+void arch_idle_exits_query(int vm_fd, bool *hlt, bool *pause)
+{
+	int r = ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_X86_DISABLE_EXITS);
+
+	if (r < 0)
+		r = 0;
+	*hlt = r & KVM_X86_DISABLE_EXITS_HLT;
+	*pause = r & KVM_X86_DISABLE_EXITS_PAUSE;
+}
+
+int arch_idle_exits_disable(int vm_fd, bool hlt, bool pause)
+{
+	struct kvm_enable_cap cap = { .cap = KVM_CAP_X86_DISABLE_EXITS };
+
+	if (hlt)
+		cap.args[0] |= KVM_X86_DISABLE_EXITS_HLT;
+	if (pause)
+		cap.args[0] |= KVM_X86_DISABLE_EXITS_PAUSE;
+	if (!cap.args[0])
+		return 0;
+	return ioctl(vm_fd, KVM_ENABLE_CAP, &cap) < 0 ? -errno : 0;
 }
 
 static int x86_create_irqchip(struct vm *vm)
@@ -94,17 +125,13 @@ static int x86_create_irqchip(struct vm *vm)
 
 	if (ioctl(vm->fd, KVM_SET_IDENTITY_MAP_ADDR,
 		  &(uint64_t){ X86_KVM_IDENTITY_MAP_GPA }) < 0)
-		return hvm_set_error(-errno, "KVM_SET_IDENTITY_MAP_ADDR: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_SET_IDENTITY_MAP_ADDR");
 	if (ioctl(vm->fd, KVM_SET_TSS_ADDR, X86_KVM_TSS_GPA) < 0)
-		return hvm_set_error(-errno, "KVM_SET_TSS_ADDR: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_SET_TSS_ADDR");
 	if (ioctl(vm->fd, KVM_CREATE_IRQCHIP, 0) < 0)
-		return hvm_set_error(-errno, "KVM_CREATE_IRQCHIP: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_CREATE_IRQCHIP");
 	if (ioctl(vm->fd, KVM_CREATE_PIT2, &pit) < 0)
-		return hvm_set_error(-errno, "KVM_CREATE_PIT2: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_CREATE_PIT2");
 	return 0;
 }
 
@@ -150,23 +177,17 @@ static int x86_setup_rr_partner(struct vm *vm)
 	doorbell.fd = rr_partner_request_fd(a->rr);
 	answer.fd = (uint32_t)rr_partner_response_fd(a->rr);
 	if (ioctl(vm->fd, KVM_IOEVENTFD, &doorbell) < 0)
-		return hvm_set_error(
-			-errno, "--rr-partner: KVM_IOEVENTFD on port 0x%x: %s",
-			X86_RR_PARTNER_PORT, strerror(errno));
+		return hvm_set_errno_error(
+			"--rr-partner: KVM_IOEVENTFD on port 0x%x",
+			X86_RR_PARTNER_PORT);
 	if (ioctl(vm->fd, KVM_IRQFD, &answer) < 0)
-		return hvm_set_error(-errno,
-				     "--rr-partner: KVM_IRQFD on GSI %d: %s",
-				     X86_RR_PARTNER_IRQ, strerror(errno));
+		return hvm_set_errno_error("--rr-partner: KVM_IRQFD on GSI %d",
+					   X86_RR_PARTNER_IRQ);
 	return vm_register_pio(vm, X86_RR_PARTNER_PORT, RR_PARTNER_LEN,
 			       &rr_partner_bus_ops, a->rr, "rr-partner");
 }
 
 static const struct bus_ops post_port_ops = { 0 };
-
-static size_t serial_deliver(void *ctx, const uint8_t *buf, size_t len)
-{
-	return uart8250_receive(ctx, buf, len);
-}
 
 /* PCI bus 0 with the virtio devices, and the reset port at 0xcf9. */
 static int x86_setup_pci(struct vm *vm)
@@ -205,8 +226,7 @@ static int x86_setup_devices(struct vm *vm)
 	a->pvpanic = pvpanic_create(vm->power);
 	if (!a->uart || !a->rtc || !a->kbc || !a->pm || !a->pvpanic)
 		return hvm_set_error(-ENOMEM, "out of memory for devices");
-	vm->console_sink = (struct console_sink){ .deliver = serial_deliver,
-						  .ctx = a->uart };
+	vm->console_sink = uart8250_console_sink(a->uart);
 
 	r = vm_register_pio(vm, X86_COM1_PORT, UART8250_REGS, &uart8250_bus_ops,
 			    a->uart, "ttyS0");
@@ -245,7 +265,7 @@ static int x86_setup_devices(struct vm *vm)
 		r = bus_set_coalesced(&vm->pio, X86_POST_PORT);
 	if (!r)
 		r = sched_register_hints(vm, X86_HINT_PORT, true);
-	if (!r && vm->cfg->rr_partner)
+	if (!r && vm->cfg->arch.rr_partner)
 		r = x86_setup_rr_partner(vm);
 	return r;
 }
@@ -367,7 +387,7 @@ int arch_vm_init(struct vm *vm)
 	if (!a)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	vm->arch = a;
-	if (vm->cfg->cpu_features)
+	if (vm->cfg->arch.cpu_features)
 		return hvm_set_error(
 			-EINVAL,
 			"--cpu-features is for arm64 guests; x86 vCPUs get the host's CPUID");
@@ -409,8 +429,7 @@ static int x86_vcpu_set_cpuid(struct vm *vm, struct vcpu *vcpu)
 	}
 	cpuid_for_vcpu(src, c, vcpu->id, &a->cpuid);
 	if (ioctl(vcpu->fd, KVM_SET_CPUID2, c) < 0)
-		r = hvm_set_error(-errno, "KVM_SET_CPUID2 on vCPU %u: %s",
-				  vcpu->id, strerror(errno));
+		r = hvm_set_errno_error("KVM_SET_CPUID2 on vCPU %u", vcpu->id);
 	free(c);
 	/* Make KVM refuse PV MSRs and hypercalls the CPUID does not offer. */
 	if (!r && kvm_check_cap(vm->fd, KVM_CAP_ENFORCE_PV_FEATURE_CPUID) > 0) {
@@ -420,10 +439,9 @@ static int x86_vcpu_set_cpuid(struct vm *vm, struct vcpu *vcpu)
 		};
 
 		if (ioctl(vcpu->fd, KVM_ENABLE_CAP, &cap) < 0)
-			r = hvm_set_error(
-				-errno,
-				"KVM_CAP_ENFORCE_PV_FEATURE_CPUID on vCPU %u: %s",
-				vcpu->id, strerror(errno));
+			r = hvm_set_errno_error(
+				"KVM_CAP_ENFORCE_PV_FEATURE_CPUID on vCPU %u",
+				vcpu->id);
 	}
 	return r;
 }
@@ -452,8 +470,8 @@ static int x86_vcpu_set_lapic(struct vcpu *vcpu)
 	uint32_t v;
 
 	if (ioctl(vcpu->fd, KVM_GET_LAPIC, &lapic) < 0)
-		return hvm_set_error(-errno, "KVM_GET_LAPIC on vCPU %u: %s",
-				     vcpu->id, strerror(errno));
+		return hvm_set_errno_error("KVM_GET_LAPIC on vCPU %u",
+					   vcpu->id);
 	memcpy(&v, &lapic.regs[APIC_LVT0], 4);
 	v = (v & ~0x700u) | APIC_MODE_EXTINT;
 	memcpy(&lapic.regs[APIC_LVT0], &v, 4);
@@ -461,8 +479,8 @@ static int x86_vcpu_set_lapic(struct vcpu *vcpu)
 	v = (v & ~0x700u) | APIC_MODE_NMI;
 	memcpy(&lapic.regs[APIC_LVT1], &v, 4);
 	if (ioctl(vcpu->fd, KVM_SET_LAPIC, &lapic) < 0)
-		return hvm_set_error(-errno, "KVM_SET_LAPIC on vCPU %u: %s",
-				     vcpu->id, strerror(errno));
+		return hvm_set_errno_error("KVM_SET_LAPIC on vCPU %u",
+					   vcpu->id);
 	return 0;
 }
 
@@ -493,8 +511,7 @@ static int x86_vcpu_set_boot_regs(struct vm *vm, struct vcpu *vcpu)
 	};
 
 	if (ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0)
-		return hvm_set_error(-errno, "KVM_GET_SREGS: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_GET_SREGS");
 	if (x86(vm)->linux64) {
 		/* bzImage: long mode, RSI = zero page (boot64.h). */
 		boot64_set_entry_state(&regs, &sregs, x86(vm)->entry,
@@ -508,11 +525,9 @@ static int x86_vcpu_set_boot_regs(struct vm *vm, struct vcpu *vcpu)
 		sregs.efer = 0;
 	}
 	if (ioctl(vcpu->fd, KVM_SET_SREGS, &sregs) < 0)
-		return hvm_set_error(-errno, "KVM_SET_SREGS: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_SET_SREGS");
 	if (ioctl(vcpu->fd, KVM_SET_REGS, &regs) < 0)
-		return hvm_set_error(-errno, "KVM_SET_REGS: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_SET_REGS");
 	return 0;
 }
 
@@ -607,6 +622,14 @@ int arch_vcpu_exit(struct vcpu *vcpu)
 int arch_virtio_mmio_slot(struct vm *vm, struct arch_virtio_mmio_slot *slot)
 {
 	return -EOPNOTSUPP; /* virtio devices sit on PCI on x86 */
+}
+
+uint64_t arch_vcpu_exit_pc(const struct vcpu *vcpu)
+{
+	const struct kvm_run *run = vcpu->run;
+
+	return (run->kvm_valid_regs & KVM_SYNC_X86_REGS) ? run->s.regs.regs.rip
+							 : 0;
 }
 
 void arch_vcpu_describe(struct vcpu *vcpu, char *buf, size_t len)

@@ -144,7 +144,7 @@ int pci_host_add_device(struct pci_host *host, struct pci_device *pdev)
 	for (slot = 1; slot < PCI_MAX_SLOTS && host->slots[slot]; slot++)
 		;
 	if (slot == PCI_MAX_SLOTS)
-		return hvm_set_error(ENOSPC, "PCI bus 0 is full (%d slots)",
+		return hvm_set_error(-ENOSPC, "PCI bus 0 is full (%d slots)",
 				     PCI_MAX_SLOTS);
 	for (unsigned int n = 0; n < PCI_NUM_BARS; n++) {
 		uint64_t size = pdev->bars[n].size;
@@ -154,7 +154,7 @@ int pci_host_add_device(struct pci_host *host, struct pci_device *pdev)
 		next = (next + size - 1) & ~(size - 1); /* natural alignment */
 		if (next - host->mmio_base + size > host->mmio_size)
 			return hvm_set_error(
-				ENOSPC,
+				-ENOSPC,
 				"PCI MMIO window 0x%llx+0x%llx has no room for %s",
 				(unsigned long long)host->mmio_base,
 				(unsigned long long)host->mmio_size,

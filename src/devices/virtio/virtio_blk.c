@@ -268,7 +268,7 @@ static int open_image(struct virtio_blk *blk, const char *path, bool direct)
 	if (blk->fd < 0) {
 		int err = errno;
 
-		return hvm_set_error(err, "--disk %s: cannot open: %s%s", path,
+		return hvm_set_error(-err, "--disk %s: cannot open: %s%s", path,
 				     strerror(err),
 				     (err == EACCES || err == EROFS) &&
 						     !blk->readonly
@@ -276,29 +276,27 @@ static int open_image(struct virtio_blk *blk, const char *path, bool direct)
 					     : "");
 	}
 	if (fstat(blk->fd, &st) < 0)
-		return hvm_set_error(errno, "--disk %s: stat: %s", path,
-				     strerror(errno));
+		return hvm_set_errno_error("--disk %s: stat", path);
 	if (S_ISBLK(st.st_mode)) {
 		if (ioctl(blk->fd, BLKGETSIZE64, &size) < 0)
-			return hvm_set_error(errno,
-					     "--disk %s: BLKGETSIZE64: %s",
-					     path, strerror(errno));
+			return hvm_set_errno_error("--disk %s: BLKGETSIZE64",
+						   path);
 	} else if (S_ISREG(st.st_mode)) {
 		size = (uint64_t)st.st_size;
 	} else {
 		return hvm_set_error(
-			EINVAL, "--disk %s: not a regular file or block device",
-			path);
+			-EINVAL,
+			"--disk %s: not a regular file or block device", path);
 	}
 	if (size == 0 || size % VIRTIO_BLK_SECTOR)
 		return hvm_set_error(
-			EINVAL,
+			-EINVAL,
 			"--disk %s: size %llu bytes is not a non-zero multiple of 512 (raw images only)",
 			path, (unsigned long long)size);
 	/* Two writers on one image corrupt it: refuse, as QEMU does. */
 	if (flock(blk->fd, (blk->readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0)
 		return hvm_set_error(
-			errno, "--disk %s: in use by another process (%s)",
+			-errno, "--disk %s: in use by another process (%s)",
 			path, strerror(errno));
 	blk->capacity = size;
 	return 0;
@@ -316,7 +314,7 @@ struct virtio_device *virtio_blk_create(const struct virtio_host *host,
 	int r;
 
 	if (!blk) {
-		hvm_set_error(ENOMEM, "out of memory");
+		hvm_set_error(-ENOMEM, "out of memory");
 		return NULL;
 	}
 	blk->fd = -1;
@@ -358,7 +356,7 @@ struct virtio_device *virtio_blk_create(const struct virtio_host *host,
 		req->op.done = io_done;
 		req->chain = virtq_chain_alloc(VIRTIO_BLK_QUEUE_SIZE);
 		if (!req->chain) {
-			hvm_set_error(ENOMEM, "out of memory");
+			hvm_set_error(-ENOMEM, "out of memory");
 			blk_destroy(&blk->vdev);
 			return NULL;
 		}

@@ -132,7 +132,7 @@ struct virtio_device *virtio_console_create(const struct virtio_host *host,
 		if (con)
 			free(con->chain);
 		free(con);
-		hvm_set_error(ENOMEM, "virtio-console: out of memory");
+		hvm_set_error(-ENOMEM, "virtio-console: out of memory");
 		return NULL;
 	}
 	con->out = out;

@@ -46,7 +46,7 @@ int virtio_device_init(struct virtio_device *vdev, const char *name,
 			int err = errno;
 
 			virtio_device_destroy(vdev);
-			return hvm_set_error(err, "%s: eventfd: %s", name,
+			return hvm_set_error(-err, "%s: eventfd: %s", name,
 					     strerror(err));
 		}
 	}
@@ -111,12 +111,12 @@ int virtio_features_check(uint64_t offered, uint64_t accepted)
 
 	if (extra)
 		return hvm_set_error(
-			EINVAL,
+			-EINVAL,
 			"driver accepted features 0x%llx the device did not offer",
 			(unsigned long long)extra);
 	if (!(accepted & VIRTIO_BIT(VIRTIO_F_VERSION_1)))
 		return hvm_set_error(
-			EINVAL,
+			-EINVAL,
 			"driver did not accept VIRTIO_F_VERSION_1 (legacy drivers are not supported)");
 	return 0;
 }

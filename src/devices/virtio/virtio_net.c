@@ -152,8 +152,8 @@ static int net_activate(struct virtio_device *vdev)
 			offload |= TUN_F_TSO6;
 	}
 	if (ioctl(net->tap_fd, TUNSETOFFLOAD, offload) < 0)
-		return hvm_set_error(errno, "%s: TUNSETOFFLOAD 0x%x: %s",
-				     net->name, offload, strerror(errno));
+		return hvm_set_errno_error("%s: TUNSETOFFLOAD 0x%x", net->name,
+					   offload);
 	return 0;
 }
 
@@ -163,11 +163,11 @@ static int net_validate_features(struct virtio_device *vdev, uint64_t f)
 	if ((f & (VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4) |
 		  VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6))) &&
 	    !(f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM)))
-		return hvm_set_error(EINVAL, "GUEST_TSO without GUEST_CSUM");
+		return hvm_set_error(-EINVAL, "GUEST_TSO without GUEST_CSUM");
 	if ((f & (VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO4) |
 		  VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO6))) &&
 	    !(f & VIRTIO_BIT(VIRTIO_NET_F_CSUM)))
-		return hvm_set_error(EINVAL, "HOST_TSO without CSUM");
+		return hvm_set_error(-EINVAL, "HOST_TSO without CSUM");
 	return 0;
 }
 
@@ -197,19 +197,18 @@ static int open_tap(struct virtio_net *net, const char *tap, uint64_t *features)
 
 	net->tap_fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (net->tap_fd < 0)
-		return hvm_set_error(
-			errno, "--net tap=%s: cannot open /dev/net/tun: %s",
-			tap, strerror(errno));
+		return hvm_set_errno_error(
+			"--net tap=%s: cannot open /dev/net/tun", tap);
 	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", tap);
 	if (ioctl(net->tap_fd, TUNSETIFF, &ifr) < 0)
 		return hvm_set_error(
-			errno,
+			-errno,
 			"--net tap=%s: cannot attach to the tap interface: %s (create it first: ip tuntap add %s mode tap user $USER)",
 			tap, strerror(errno), tap);
 	if (ioctl(net->tap_fd, TUNSETVNETHDRSZ, &hdr) < 0)
-		return hvm_set_error(errno, "--net tap=%s: TUNSETVNETHDRSZ: %s",
-				     tap, strerror(errno));
+		return hvm_set_errno_error("--net tap=%s: TUNSETVNETHDRSZ",
+					   tap);
 	*features |= HOST_OFFLOADS;
 	/* Offer receive offloads only when this tap can produce them. */
 	if (ioctl(net->tap_fd, TUNSETOFFLOAD,
@@ -229,7 +228,7 @@ struct virtio_device *virtio_net_create(const struct virtio_host *host,
 			    VIRTIO_BIT(VIRTIO_RING_F_EVENT_IDX);
 
 	if (!net) {
-		hvm_set_error(ENOMEM, "out of memory");
+		hvm_set_error(-ENOMEM, "out of memory");
 		return NULL;
 	}
 	net->tap_fd = -1;
@@ -239,7 +238,7 @@ struct virtio_device *virtio_net_create(const struct virtio_host *host,
 	net->rx_chain = virtq_chain_alloc(NET_QUEUE_SIZE);
 	net->tx_chain = virtq_chain_alloc(NET_QUEUE_SIZE);
 	if (!net->rx_chain || !net->tx_chain) {
-		hvm_set_error(ENOMEM, "out of memory");
+		hvm_set_error(-ENOMEM, "out of memory");
 		goto fail;
 	}
 	if (open_tap(net, tap, &features) < 0)

@@ -353,7 +353,7 @@ int virtio_pci_init(struct virtio_pci *vp, struct virtio_device *vdev,
 
 	if (vdev->nr_vqs >= MSIX_MAX_VECTORS ||
 	    vdev->config_size > VIRTIO_PCI_NOTIFY_OFF - VIRTIO_PCI_DEVCFG_OFF)
-		return hvm_set_error(EINVAL, "%s: %u queues do not fit",
+		return hvm_set_error(-EINVAL, "%s: %u queues do not fit",
 				     vdev->name, vdev->nr_vqs);
 	memset(vp, 0, sizeof(*vp));
 	vp->vdev = vdev;

@@ -86,7 +86,7 @@ struct virtio_device *virtio_rng_create(const struct virtio_host *host)
 		if (rng)
 			free(rng->chain);
 		free(rng);
-		hvm_set_error(ENOMEM, "virtio-rng: out of memory");
+		hvm_set_error(-ENOMEM, "virtio-rng: out of memory");
 		return NULL;
 	}
 	return &rng->vdev;

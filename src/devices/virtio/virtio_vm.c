@@ -17,7 +17,6 @@
 #include "devices/virtio/virtio_pci.h"
 #include "devices/virtio/virtio_rng.h"
 #include "devices/virtio/virtio_vm.h"
-#include "sched/brain.h"
 
 #define EVENT_LOOP_ENTRIES 256
 
@@ -58,7 +57,7 @@ static int kvm_signal_msi(void *ctx, uint64_t addr, uint32_t data)
 	/* 0 means the guest blocked it (e.g. APIC disabled): not an error. */
 	if (ioctl(vm->fd, KVM_SIGNAL_MSI, &msi) < 0)
 		return -errno;
-	sched_msi_injected(vm, addr); /* maybe boost the woken vCPU */
+	vm_msi_injected(vm, addr); /* maybe boost the woken vCPU */
 	return 0;
 }
 
@@ -68,7 +67,7 @@ static int add(struct virtio_vm *v, struct virtio_device *dev)
 		return -EINVAL; /* the reason is in hvm_error_message() */
 	if (v->nr == VIRTIO_VM_MAX_DEVICES) {
 		dev->ops->destroy(dev);
-		return hvm_set_error(ENOSPC, "at most %d virtio devices",
+		return hvm_set_error(-ENOSPC, "at most %d virtio devices",
 				     VIRTIO_VM_MAX_DEVICES);
 	}
 	v->devs[v->nr++] = dev;
@@ -97,7 +96,7 @@ int virtio_vm_create(struct vm *vm)
 		return 0;
 	v = calloc(1, sizeof(*v));
 	if (!v)
-		return hvm_set_error(ENOMEM, "out of memory");
+		return hvm_set_error(-ENOMEM, "out of memory");
 	vm->virtio = v;
 	r = event_loop_create(&v->loop, EVENT_LOOP_ENTRIES);
 	if (r < 0)
@@ -191,7 +190,7 @@ int virtio_vm_plug_mmio(struct vm *vm)
 					 .gsi = slot.irq_gsi };
 		if (slot.size < VIRTIO_MMIO_SIZE)
 			return hvm_set_error(
-				EINVAL,
+				-EINVAL,
 				"%s: virtio-mmio slot of 0x%llx bytes is too small",
 				v->devs[i]->name,
 				(unsigned long long)slot.size);

@@ -132,7 +132,7 @@ int virtq_error(struct virtq *vq, const char *fmt, ...)
 	va_end(ap);
 	/* The device logs it (rate-limited): a guest must not flood logs. */
 	vq->broken = true;
-	return hvm_set_error(EINVAL, "virtqueue: %s", msg);
+	return hvm_set_error(-EINVAL, "virtqueue: %s", msg);
 }
 
 static void *ring_area(struct virtq *vq, const char *what, uint64_t gpa,
@@ -142,7 +142,7 @@ static void *ring_area(struct virtq *vq, const char *what, uint64_t gpa,
 
 	if (gpa & (align - 1)) {
 		hvm_set_error(
-			EINVAL,
+			-EINVAL,
 			"virtqueue %s area at 0x%llx is not %llu-byte aligned",
 			what, (unsigned long long)gpa,
 			(unsigned long long)align);
@@ -151,7 +151,7 @@ static void *ring_area(struct virtq *vq, const char *what, uint64_t gpa,
 	p = guest_ptr(vq->mem, gpa, len);
 	if (!p)
 		hvm_set_error(
-			EINVAL,
+			-EINVAL,
 			"virtqueue %s area 0x%llx+0x%llx is not guest RAM",
 			what, (unsigned long long)gpa, (unsigned long long)len);
 	return p;
@@ -161,7 +161,7 @@ int virtq_enable(struct virtq *vq, uint64_t features)
 {
 	if (vq->size == 0 || vq->size > vq->max_size ||
 	    (vq->size & (vq->size - 1)))
-		return hvm_set_error(EINVAL, "virtqueue size %u is invalid",
+		return hvm_set_error(-EINVAL, "virtqueue size %u is invalid",
 				     vq->size);
 	vq->desc = ring_area(vq, "descriptor", vq->desc_gpa,
 			     virtq_desc_bytes(vq->size), VIRTQ_DESC_ALIGN);

@@ -13,6 +13,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/parse.h"
 
 static void test_sizes(void **state)
 {

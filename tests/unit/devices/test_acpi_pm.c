@@ -7,7 +7,6 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "arch/x86/platform.h"
 #include "devices/acpi_pm.h"
 #include "fakes.h"
 

@@ -3,7 +3,7 @@
  * The binary-statistics reader against crafted images (every corner a
  * hostile or newer kernel could produce) and against images recorded from a
  * real VM and vCPU on a development host (data/, see
- * record_stats_images.c).
+ * tests/tools/record_stats_images.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>

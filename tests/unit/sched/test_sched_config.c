@@ -10,25 +10,26 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "sched/sched_config.h"
 
 static void test_defaults(void **state)
 {
 	struct hvm_config *cfg = hvm_config_new();
 
-	assert_int_equal(cfg->sched.settings.pin, PIN_AUTO);
-	assert_int_equal(cfg->sched.settings.halt_poll, HALT_POLL_AUTO);
-	assert_true(cfg->sched.settings.hints);
-	assert_true(cfg->sched.pv.from_host);
-	assert_false(cfg->sched.stats);
-	assert_int_equal(cfg->sched.stats_interval_ms, 0);
-	assert_string_equal(cfg->sched.stats_json, "");
+	assert_int_equal(cfg->sched->settings.pin, PIN_AUTO);
+	assert_int_equal(cfg->sched->settings.halt_poll, HALT_POLL_AUTO);
+	assert_true(cfg->sched->settings.hints);
+	assert_true(cfg->sched->pv.from_host);
+	assert_false(cfg->sched->stats);
+	assert_int_equal(cfg->sched->stats_interval_ms, 0);
+	assert_string_equal(cfg->sched->stats_json, "");
 	hvm_config_free(cfg);
 }
 
 static void test_pin(void **state)
 {
 	struct hvm_config *cfg = hvm_config_new();
-	struct sched_settings *s = &cfg->sched.settings;
+	struct sched_settings *s = &cfg->sched->settings;
 
 	assert_int_equal(hvm_config_set(cfg, "pin", "none"), 0);
 	assert_int_equal(s->pin, PIN_NONE);
@@ -56,7 +57,7 @@ static void test_pin(void **state)
 static void test_halt_poll(void **state)
 {
 	struct hvm_config *cfg = hvm_config_new();
-	struct sched_settings *s = &cfg->sched.settings;
+	struct sched_settings *s = &cfg->sched->settings;
 
 	assert_int_equal(hvm_config_set(cfg, "halt-poll", "off"), 0);
 	assert_int_equal(s->halt_poll, HALT_POLL_OFF);
@@ -82,20 +83,20 @@ static void test_pv_hints_stats(void **state)
 	struct hvm_config *cfg = hvm_config_new();
 
 	assert_int_equal(hvm_config_set(cfg, "pv", "none,steal-time"), 0);
-	assert_false(cfg->sched.pv.from_host);
-	assert_int_equal(cfg->sched.pv.add, 1u << 5);
+	assert_false(cfg->sched->pv.from_host);
+	assert_int_equal(cfg->sched->pv.add, 1u << 5);
 	assert_int_equal(hvm_config_set(cfg, "pv", "turbo"), -EINVAL);
 
 	assert_int_equal(hvm_config_set(cfg, "sched-hints", "off"), 0);
-	assert_false(cfg->sched.settings.hints);
+	assert_false(cfg->sched->settings.hints);
 	assert_int_equal(hvm_config_set(cfg, "sched-hints", "on"), 0);
-	assert_true(cfg->sched.settings.hints);
+	assert_true(cfg->sched->settings.hints);
 	assert_int_equal(hvm_config_set(cfg, "sched-hints", "maybe"), -EINVAL);
 
 	assert_int_equal(hvm_config_set(cfg, "stats", NULL), 0);
-	assert_true(cfg->sched.stats);
+	assert_true(cfg->sched->stats);
 	assert_int_equal(hvm_config_set(cfg, "stats-json", "/tmp/x.json"), 0);
-	assert_string_equal(cfg->sched.stats_json, "/tmp/x.json");
+	assert_string_equal(cfg->sched->stats_json, "/tmp/x.json");
 	assert_int_equal(hvm_config_set(cfg, "stats-json", ""), -EINVAL);
 	hvm_config_free(cfg);
 }
@@ -114,7 +115,7 @@ static void test_stats_interval(void **state)
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		assert_int_equal(
 			hvm_config_set(cfg, "stats-interval", good[i].v), 0);
-		assert_int_equal(cfg->sched.stats_interval_ms, good[i].ms);
+		assert_int_equal(cfg->sched->stats_interval_ms, good[i].ms);
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(hvm_config_set(cfg, "stats-interval", bad[i]),
@@ -132,8 +133,12 @@ static void test_copy_keeps_sched_options(void **state)
 	assert_int_equal(hvm_config_set(cfg, "stats-json", "out.json"), 0);
 	copy = config_dup(cfg);
 	assert_non_null(copy);
-	assert_int_equal(copy->sched.settings.nr_pin_cpus, 2);
-	assert_string_equal(copy->sched.stats_json, "out.json");
+	assert_int_equal(copy->sched->settings.nr_pin_cpus, 2);
+	assert_string_equal(copy->sched->stats_json, "out.json");
+	/* A copy of its own: the original's changes do not reach it. */
+	assert_ptr_not_equal(copy->sched, cfg->sched);
+	assert_int_equal(hvm_config_set(cfg, "stats-json", "other.json"), 0);
+	assert_string_equal(copy->sched->stats_json, "out.json");
 	hvm_config_free(copy);
 	hvm_config_free(cfg);
 }

@@ -17,15 +17,15 @@ static void test_cpu_features(void **state)
 	struct hvm_config *cfg = hvm_config_new();
 
 	assert_non_null(cfg);
-	assert_int_equal(cfg->cpu_features, 0);
+	assert_int_equal(cfg->arch.cpu_features, 0);
 	assert_int_equal(hvm_config_set(cfg, "cpu-features", "sve"), 0);
-	assert_int_equal(cfg->cpu_features, CPU_FEATURE_SVE);
+	assert_int_equal(cfg->arch.cpu_features, CPU_FEATURE_SVE);
 	assert_int_equal(hvm_config_set(cfg, "cpu-features", "pmu,pauth,sve"),
 			 0);
-	assert_int_equal(cfg->cpu_features,
+	assert_int_equal(cfg->arch.cpu_features,
 			 CPU_FEATURE_PMU | CPU_FEATURE_SVE | CPU_FEATURE_PAUTH);
 	assert_int_equal(hvm_config_set(cfg, "cpu-features", "none"), 0);
-	assert_int_equal(cfg->cpu_features, 0);
+	assert_int_equal(cfg->arch.cpu_features, 0);
 	hvm_config_free(cfg);
 }
 
@@ -41,7 +41,7 @@ static void test_cpu_features_refused(void **state)
 		assert_int_equal(hvm_config_set(cfg, "cpu-features", bad[i]),
 				 -EINVAL);
 		/* A refused value leaves the previous one alone. */
-		assert_int_equal(cfg->cpu_features, CPU_FEATURE_PMU);
+		assert_int_equal(cfg->arch.cpu_features, CPU_FEATURE_PMU);
 	}
 	assert_non_null(strstr(hvm_error_message(), "'sve2'"));
 	hvm_config_free(cfg);
@@ -53,9 +53,9 @@ static void test_dtb_dump(void **state)
 
 	assert_non_null(cfg);
 	assert_int_equal(hvm_config_set(cfg, "dtb-dump", ""), -EINVAL);
-	assert_null(cfg->dtb_dump);
+	assert_null(cfg->arch.dtb_dump);
 	assert_int_equal(hvm_config_set(cfg, "dtb-dump", "/tmp/vm.dtb"), 0);
-	assert_string_equal(cfg->dtb_dump, "/tmp/vm.dtb");
+	assert_string_equal(cfg->arch.dtb_dump, "/tmp/vm.dtb");
 	hvm_config_free(cfg);
 }
 

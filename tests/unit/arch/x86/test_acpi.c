@@ -12,6 +12,7 @@
 #include "arch/x86/platform.h"
 #include "core/guest_memory.h"
 #include "core/log.h"
+#include "devices/acpi_pm_regs.h"
 
 #define RAM_SIZE (2u << 20)
 

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The VM builder: the one place that knows every subsystem a VM is made of
+ * and the order they are assembled, started, stopped and torn down in; the
+ * public hvm_vm_* lifecycle is here. vm.c and vcpu.c are the machinery it
+ * drives and name no subsystem: what vCPU threads must call into (the
+ * scheduling brain) reaches them through the vm_hooks table filled below.
+ *
+ * Assembly (hvm_vm_create):
+ *   vm_check_config, vm_alloc       config copy, no KVM yet
+ *   console_out_create              guest output buffer and its thread
+ *   vm_open_kvm                     /dev/kvm, host checks, KVM_CREATE_VM
+ *   sched_vm_create                 exit policy: fixed before vCPUs exist
+ *   arch_vm_init                    irqchip, memory, platform devices,
+ *                                   (x86) virtio on PCI, kernel loading
+ *   virtio_vm_plug_mmio             virtio devices the arch did not place
+ *   vm_create_vcpus                 KVM_CREATE_VCPU + arch_vcpu_init each
+ *   arch_vm_finalize                tables (MP/ACPI, FDT), GIC init
+ *   vm_register_coalesced           regions devices marked coalesced
+ * Start (hvm_vm_start): console, control socket, sched thread, vCPUs.
+ * Stop (hvm_vm_wait): vCPUs joined, console output flushed (bounded),
+ * control, console, final statistics.
+ * Tear-down (hvm_vm_destroy): vCPUs, virtio (its I/O may point into guest
+ * RAM), sched, arch, console output, then the machinery.
+ *
+ * A new subsystem adds its calls here, and a hook in struct vm_hooks if
+ * vCPU threads must reach it; vm.c and vcpu.c do not change.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/arch.h"
+#include "core/console.h"
+#include "core/console_out.h"
+#include "core/control.h"
+#include "core/log.h"
+#include "core/vm.h"
+#include "devices/virtio/virtio_vm.h"
+#include "sched/brain.h"
+
+static const struct vm_hooks builder_hooks = {
+	.vcpu_thread_start = sched_vcpu_start,
+	.vcpu_thread_exit = sched_vcpu_exit,
+	.msi_injected = sched_msi_injected,
+};
+
+/*
+ * Each VM logs at its own level: set it on the calling thread for the
+ * length of an hvm_vm_* call (threads the VM starts inherit it), then give
+ * the caller its own back.
+ */
+static enum log_level enter_vm_log(const struct vm *vm)
+{
+	enum log_level caller = log_get_level();
+
+	log_set_level(log_level_for_verbosity(vm->cfg->verbosity));
+	return caller;
+}
+
+static void builder_teardown(struct vm *vm)
+{
+	vm_destroy_vcpus(vm);
+	virtio_vm_destroy(vm); /* its I/O may point into guest RAM */
+	sched_vm_destroy(vm);
+	arch_vm_destroy(vm);
+	console_out_destroy(vm->console_out); /* after every device */
+	vm->console_out = NULL;
+	vm_free(vm);
+}
+
+static int builder_assemble(struct vm *vm);
+
+struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
+{
+	enum log_level caller;
+	struct vm *vm;
+
+	if (!cfg) {
+		hvm_set_error(-EINVAL, "hvm_vm_create: no config");
+		return NULL;
+	}
+	if (vm_check_config(cfg) < 0)
+		return NULL;
+	vm = vm_alloc(cfg, &builder_hooks);
+	if (!vm)
+		return NULL;
+	caller = enter_vm_log(vm);
+	if (builder_assemble(vm) < 0) {
+		builder_teardown(vm);
+		vm = NULL;
+	}
+	log_set_level(caller);
+	return (struct hvm_vm *)vm;
+}
+
+static int builder_assemble(struct vm *vm)
+{
+	int r;
+
+	vm->console_out = console_out_create(vm->cfg->console == CONSOLE_NONE
+						     ? -1
+						     : vm->cfg->console_out_fd);
+	if (!vm->console_out)
+		return -ENOMEM; /* the reason is in hvm_error_message() */
+	r = vm_open_kvm(vm);
+	/* Exit policy must be fixed before vCPUs exist (src/sched). */
+	if (r == 0)
+		r = sched_vm_create(vm);
+	if (r == 0)
+		r = arch_vm_init(vm);
+	if (r == 0)
+		r = virtio_vm_plug_mmio(
+			vm); /* devices the arch did not place */
+	if (r == 0)
+		r = vm_create_vcpus(vm);
+	if (r == 0)
+		r = arch_vm_finalize(vm);
+	if (r == 0)
+		r = vm_register_coalesced(vm);
+	return r;
+}
+
+static size_t console_deliver_nothing(void *ctx, const uint8_t *buf, size_t len)
+{
+	return len;
+}
+
+static void console_quit(void *ctx)
+{
+	struct vm *vm = ctx;
+
+	vm_request_stop(vm, HVM_EXIT_STOPPED, 0, -1,
+			"stopped from the console (Ctrl-A x)");
+}
+
+static int builder_start(struct vm *vm);
+
+int hvm_vm_start(struct hvm_vm *handle)
+{
+	struct vm *vm = (struct vm *)handle;
+	enum log_level caller;
+	int r;
+
+	if (!vm || vm->started)
+		return hvm_set_error(-EINVAL, "the VM is already started");
+	caller = enter_vm_log(vm);
+	r = builder_start(vm);
+	log_set_level(caller);
+	return r;
+}
+
+static int builder_start(struct vm *vm)
+{
+	struct console_sink sink;
+	int r;
+
+	r = vcpu_signal_setup();
+	if (r < 0)
+		return r;
+	sink = vm->console_sink;
+	if (!sink.deliver)
+		sink.deliver = console_deliver_nothing;
+	sink.quit = console_quit;
+	sink.quit_ctx = vm;
+	if (vm->cfg->console != CONSOLE_NONE && vm->cfg->console_in_fd >= 0) {
+		vm->console = console_start(vm->cfg->console_in_fd, sink);
+		if (!vm->console)
+			return hvm_set_error(-ENOMEM,
+					     "cannot start the console thread");
+	}
+
+	if (vm->cfg->control_path) {
+		r = control_start(vm, vm->cfg->control_path, &vm->control);
+		if (r < 0) {
+			console_stop(vm->console);
+			vm->console = NULL;
+			return r;
+		}
+	}
+
+	/* Before the vCPUs run: vCPU ioctls (stats fds) wait for KVM_RUN. */
+	r = sched_vm_start(vm);
+	if (r < 0)
+		pr_warn("%s; running without scheduling management",
+			hvm_error_message());
+	return vm_start_vcpus(vm);
+}
+
+int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
+{
+	struct vm *vm = (struct vm *)handle;
+
+	enum log_level caller;
+
+	if (!vm || !vm->started)
+		return hvm_set_error(-EINVAL, "the VM was never started");
+	caller = enter_vm_log(vm);
+	vm_wait_vcpus(vm, exit);
+	/* What the guest printed last reaches the reader, if it reads. */
+	console_out_flush(vm->console_out, 250);
+	control_stop(vm->control);
+	vm->control = NULL;
+	console_stop(vm->console);
+	vm->console = NULL;
+	sched_vm_stopped(vm); /* --stats, --stats-json */
+	log_set_level(caller);
+	return 0;
+}
+
+int hvm_vm_pause(struct hvm_vm *vm)
+{
+	return vm ? vm_pause((struct vm *)vm) : -EINVAL;
+}
+
+int hvm_vm_resume(struct hvm_vm *vm)
+{
+	return vm ? vm_resume((struct vm *)vm) : -EINVAL;
+}
+
+void hvm_vm_stop(struct hvm_vm *handle)
+{
+	if (handle)
+		vm_stop_async((struct vm *)handle);
+}
+
+void hvm_vm_destroy(struct hvm_vm *handle)
+{
+	struct vm *vm = (struct vm *)handle;
+	enum log_level caller;
+
+	if (!vm)
+		return;
+	if (vm->started) {
+		hvm_vm_stop(handle);
+		hvm_vm_wait(handle, NULL);
+	}
+	caller = enter_vm_log(vm);
+	builder_teardown(vm);
+	log_set_level(caller);
+}
