@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/kvm.h>
@@ -70,6 +71,11 @@ int sched_vm_create(struct vm *vm)
 	s->vm = vm;
 	s->opt = *vm->cfg->sched;
 	s->nr_vcpus = vm->cfg->cpus;
+	/* Threads the VM starts inherit this nice; no boost goes above it. */
+	errno = 0;
+	s->start_nice = getpriority(PRIO_PROCESS, 0);
+	if (s->start_nice == -1 && errno)
+		s->start_nice = 0;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->boost_lock, NULL);
 	pthread_condattr_t ca;
