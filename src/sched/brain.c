@@ -7,6 +7,7 @@
  * channel's host side in hint_host.c, the reports in stats_report.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -512,6 +513,30 @@ void sched_vcpu_exit(struct vm *vm, unsigned int id)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/*
+ * O_NONBLOCK for open() only: a FIFO nobody reads fails (ENXIO) instead
+ * of keeping hintvm from exiting; one with a reader is written normally.
+ */
+static FILE *open_stats_json(const char *path)
+{
+	int fd = open(path,
+		      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK,
+		      0644);
+	int fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+	FILE *f;
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ||
+	    !(f = fdopen(fd, "w"))) {
+		int err = errno;
+
+		if (fd >= 0)
+			close(fd);
+		errno = err;
+		return NULL;
+	}
+	return f;
+}
+
 static void write_json(struct sched_vm *s)
 {
 	size_t len = 1 << 20;
@@ -522,7 +547,7 @@ static void write_json(struct sched_vm *s)
 	if (!buf)
 		return;
 	n = sched_format_stats(s->vm, true, buf, len);
-	f = fopen(s->opt.stats_json, "we");
+	f = open_stats_json(s->opt.stats_json);
 	if (n < 0 || !f) {
 		pr_warn("--stats-json: cannot write %s: %s", s->opt.stats_json,
 			f ? "statistics unavailable" : strerror(errno));

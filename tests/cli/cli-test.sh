@@ -92,6 +92,21 @@ kvm_expect "directory as initrd" 2 "is not a regular file" -- run -i "$tmp"
 long=$(head -c 5000 /dev/zero | tr '\0' 'x')
 kvm_expect "command line too long" 2 "--cmdline is 5000 bytes long" -- run -p "$long"
 
+# Host inputs that are not files: refused at once, never waited on.
+mkfifo "$tmp/fifo"
+expect "FIFO as config file" 2 "config file $tmp/fifo is not a regular file" -- run --config "$tmp/fifo"
+kvm_expect "FIFO as kernel" 2 "kernel $tmp/fifo is not a regular file" -- run -k "$tmp/fifo"
+kvm_expect "FIFO as initrd" 2 "initrd $tmp/fifo is not a regular file" -- run -i "$tmp/fifo"
+kvm_expect "FIFO as read-only disk" 2 "--disk $tmp/fifo: not a regular file or block device" -- run -d "$tmp/fifo,ro"
+kvm_expect "FIFO nobody reads as --stats-json" 0 "--stats-json: cannot write $tmp/fifo" -- run --stats-json "$tmp/fifo"
+# A tap that does not exist is named, not silently created.
+kvm_expect "missing tap" 2 "--net tap=hvmnosuchtap0: there is no network interface hvmnosuchtap0" -- run -n tap=hvmnosuchtap0
+if [ -e /sys/class/net/hvmnosuchtap0 ]; then
+	not_ok "missing tap: no interface left behind"
+else
+	ok "missing tap: no interface left behind"
+fi
+
 if [ "$(cat /proc/sys/vm/nr_hugepages 2>/dev/null)" = 0 ]; then
 	kvm_expect "--hugepages without reserved huge pages" 2 "--hugepages: cannot get 64 MiB of huge pages" -- run --hugepages -m 64M
 else
@@ -128,6 +143,49 @@ if [ $have_kvm = 1 ]; then
 	fi
 else
 	skip "SIGTERM stops the VM" "/dev/kvm is not usable"
+fi
+
+if [ $have_kvm = 1 ] && command -v qemu-system-x86_64 >/dev/null; then
+	# A disk image shared with QEMU: each sees the other's locks.
+	disk=$tmp/disk.img
+	truncate -s 16M "$disk"
+	qemu_holds() {
+		qemu-system-x86_64 -S -display none -nodefaults \
+			-drive file="$disk",if=none,format=raw,id=d0 \
+			-device virtio-blk-pci,drive=d0 "$@"
+	}
+	qemu_holds >"$tmp/qemu.out" 2>&1 &
+	qpid=$!
+	ino=$(stat -c %i "$disk")
+	for _ in $(seq 100); do
+		grep -q "OFDLCK.*:$ino " /proc/locks && break
+		sleep 0.1
+	done
+	expect "a disk QEMU writes is refused" 2 "--disk $disk: in use: .*lock=off" -- run -d "$disk"
+	expect "a disk QEMU writes is refused read-only too" 2 "--disk $disk: in use" -- run -d "$disk,ro"
+	expect "lock=off shares it anyway" 0 "hello from cpu 0" -- run -d "$disk,lock=off"
+	kill $qpid
+	wait $qpid 2>/dev/null
+	"$hintvm" run -p "test=smp-count iterations=4294967296" -d "$disk" \
+		</dev/null >"$tmp/vm.out" 2>"$tmp/vm.err" &
+	pid=$!
+	for _ in $(seq 100); do
+		grep -q "testkernel:" "$tmp/vm.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	timeout 30 qemu-system-x86_64 -S -display none -nodefaults \
+		-drive file="$disk",if=none,format=raw,id=d0 \
+		-device virtio-blk-pci,drive=d0 >"$tmp/out" 2>"$tmp/err"
+	st=$?
+	if [ $st = 1 ] && grep -q 'Failed to get .*lock' "$tmp/err"; then
+		ok "QEMU refuses a disk hintvm writes"
+	else
+		echo "# QEMU status $st" >>"$tmp/err"; not_ok "QEMU refuses a disk hintvm writes"
+	fi
+	kill -TERM $pid
+	wait $pid
+else
+	skip "disk locks shared with QEMU" "needs /dev/kvm and qemu-system-x86_64"
 fi
 
 if [ $have_kvm = 1 ]; then

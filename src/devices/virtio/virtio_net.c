@@ -73,8 +73,14 @@ static void try_receive(struct virtio_net *net)
 			break;
 		}
 		if (chain->nr_in == 0) {
+			/*
+			 * Useless, but it costs a turn: a guest refilling
+			 * such buffers from another vCPU must not keep the
+			 * event loop here.
+			 */
 			virtq_push(vq, chain->head, 0);
 			pushed = true;
+			budget--;
 			continue;
 		}
 		n = readv(net->tap_fd, virtq_chain_in(chain), chain->nr_in);
@@ -195,6 +201,15 @@ static int open_tap(struct virtio_net *net, const char *tap, uint64_t *features)
 	struct ifreq ifr = { 0 };
 	int hdr = VNET_HDR_LEN;
 
+	/*
+	 * TUNSETIFF creates a missing interface (given CAP_NET_ADMIN): a typo
+	 * would boot a VM on a new, unconnected tap. It must exist already.
+	 */
+	if (!if_nametoindex(tap))
+		return hvm_set_error(
+			-ENODEV,
+			"--net tap=%s: there is no network interface %s (create it first: ip tuntap add %s mode tap user $USER)",
+			tap, tap, tap);
 	net->tap_fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (net->tap_fd < 0)
 		return hvm_set_errno_error(
