@@ -101,6 +101,29 @@ static void *loop_thread(void *arg)
 	return NULL;
 }
 
+int event_loop_run_ready(struct event_loop *loop)
+{
+	struct io_uring_cqe *cqe;
+	int ran = 0;
+
+	if (loop->started)
+		return -EBUSY;
+	pthread_mutex_lock(&loop->sq_lock);
+	io_uring_submit(&loop->ring);
+	pthread_mutex_unlock(&loop->sq_lock);
+	while (io_uring_peek_cqe(&loop->ring, &cqe) == 0) {
+		struct event_op *op = io_uring_cqe_get_data(cqe);
+		int32_t res = cqe->res;
+		uint32_t flags = cqe->flags;
+
+		/* Seen before dispatch: done() may submit and complete more. */
+		io_uring_cqe_seen(&loop->ring, cqe);
+		dispatch(loop, op, res, flags);
+		ran++;
+	}
+	return ran;
+}
+
 int event_loop_start(struct event_loop *loop, const char *name)
 {
 	int ret;

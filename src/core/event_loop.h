@@ -54,6 +54,13 @@ int event_loop_start(struct event_loop *loop, const char *name);
  */
 void event_loop_destroy(struct event_loop *loop);
 
+/*
+ * For tests and fuzzing, on a loop that was never started: submit what is
+ * queued and run the done() of every completion already there, on the
+ * calling thread. Returns how many ran (0: nothing was ready).
+ */
+int event_loop_run_ready(struct event_loop *loop);
+
 /* True when called on LOOP's own thread. */
 bool event_loop_on_thread(const struct event_loop *loop);
 

@@ -31,6 +31,7 @@
 #include "arch/x86/bzimage.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/pvh.h"
+#include "core/arch.h"
 #include "core/config.h"
 #include "core/guest_memory.h"
 #include "core/kernel_format.h"
@@ -275,6 +276,12 @@ static void fuzz_config(const uint8_t *data, size_t size)
 	if (r)
 		expect_refusal_message(r);
 	config_free_fields(&cfg);
+}
+
+/* The config parser asks the arch for its vCPU limit (x86.c needs KVM). */
+unsigned int arch_max_vcpus(void)
+{
+	return X86_MAX_VCPUS;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
