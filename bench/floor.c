@@ -5,7 +5,8 @@
  * 32-bit protected-mode guest (no irqchip, no CPUID table, no paging):
  *
  *	rdtsc; N times "out dx, al" to X86_BENCH_NOP_PORT; rdtsc;
- *	store the TSC delta at RESULT_GPA; print one byte on COM1; hlt
+ *	store the TSC delta at RESULT_GPA; print one byte on COM1;
+ *	write the debug-exit port; hlt
  *
  * The exit loop is the same instruction sequence the test kernel's `exits`
  * payload runs at CPL0, so per-exit numbers compare like for like.
@@ -14,6 +15,10 @@
  *	floor: exits=N cycles=C tsc_khz=K
  * With --hold-ms MS it then prints "floor: holding" and sleeps, so that a
  * benchmark can read /proc/PID/{status,smaps} of a live, finished VMM.
+ * With --irqchip it also creates KVM's irqchip and PIT (KVM_CREATE_IRQCHIP,
+ * KVM_CREATE_PIT2) before the vCPU: what any VMM with an in-kernel irqchip
+ * pays to create and tear down (a `hlt` then stays in KVM, hence the
+ * debug-exit write as the end marker).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -99,6 +104,11 @@ static size_t build_guest(uint8_t *code, uint32_t exits)
 	code[n++] = 0xb0; /* mov al, '!' */
 	code[n++] = '!';
 	code[n++] = 0xee; /* out dx, al */
+	code[n++] = 0x66; /* mov dx, X86_DEBUG_EXIT_PORT */
+	code[n++] = 0xba;
+	put_u16(code + n, X86_DEBUG_EXIT_PORT);
+	n += 2;
+	code[n++] = 0xee; /* out dx, al */
 	code[n++] = 0xf4; /* hlt */
 	return n;
 }
@@ -116,7 +126,8 @@ static void flat_segment(struct kvm_segment *s, uint16_t selector, uint8_t type)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: floor [--exits N] [--hold-ms MS]\n");
+	fprintf(stderr,
+		"usage: floor [--exits N] [--hold-ms MS] [--irqchip]\n");
 	exit(2);
 }
 
@@ -124,6 +135,7 @@ int main(int argc, char **argv)
 {
 	uint32_t exits = 0;
 	unsigned long hold_ms = 0;
+	int irqchip = 0;
 	struct kvm_userspace_memory_region region;
 	struct kvm_sregs sregs;
 	struct kvm_regs regs = { .rip = CODE_GPA, .rflags = 0x2 };
@@ -138,6 +150,8 @@ int main(int argc, char **argv)
 			exits = (uint32_t)strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--hold-ms") && i + 1 < argc)
 			hold_ms = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--irqchip"))
+			irqchip = 1;
 		else
 			usage();
 	}
@@ -161,6 +175,14 @@ int main(int argc, char **argv)
 	if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &region) < 0)
 		die("KVM_SET_USER_MEMORY_REGION");
 	build_guest(mem + CODE_GPA, exits);
+	if (irqchip) {
+		struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
+
+		if (ioctl(vm, KVM_CREATE_IRQCHIP, 0) < 0)
+			die("KVM_CREATE_IRQCHIP");
+		if (ioctl(vm, KVM_CREATE_PIT2, &pit) < 0)
+			die("KVM_CREATE_PIT2");
+	}
 
 	vcpu = ioctl(vm, KVM_CREATE_VCPU, 0);
 	if (vcpu < 0)
@@ -196,6 +218,8 @@ int main(int argc, char **argv)
 				run->exit_reason);
 			return 1;
 		}
+		if (run->io.port == X86_DEBUG_EXIT_PORT)
+			break;
 		if (run->io.port == X86_COM1_PORT &&
 		    run->io.direction == KVM_EXIT_IO_OUT) {
 			char c = *((char *)run + run->io.data_offset);

@@ -168,6 +168,66 @@ HVM_API int hvm_vm_stats(struct hvm_vm *vm, int json, char *buf, size_t len);
  */
 HVM_API int hvm_vm_stat(struct hvm_vm *vm, const char *name, uint64_t *value);
 
+
+/* ---- names, the registry and the control socket ----------------------- */
+
+/*
+ * Every VM has a name (option "name", default "vm-PID") and, unless option
+ * "control" is "none", a control socket registered under that name in the
+ * runtime directory, so that `hintvm ctl NAME`, `hintvm ls` and other
+ * programs find it. Protocol and directory: docs/control-socket.md.
+ */
+
+/* The VM's name. */
+HVM_API const char *hvm_vm_name(struct hvm_vm *vm);
+
+/*
+ * Change a setting of a running VM: KEY is an option name that can change
+ * at run time ("halt-poll", "pin", "sched-hints", "stats-interval"), VALUE
+ * as on the command line. Returns 0; -ENOENT for a key no option has,
+ * -EPERM for an option fixed once the VM exists, -EINVAL for a bad value.
+ */
+HVM_API int hvm_vm_set(struct hvm_vm *vm, const char *key, const char *value);
+
+/*
+ * The VM's effective configuration and identity (name, pid, state,
+ * options as they are now) as one JSON object. Like snprintf: writes at
+ * most LEN bytes including the NUL, returns the length the text needs.
+ */
+HVM_API int hvm_vm_info(struct hvm_vm *vm, char *buf, size_t len);
+
+/*
+ * Subscribe to the VM's events: returns a new file descriptor (close it
+ * to unsubscribe) that becomes readable with one JSON object per line for
+ * each event, as the control socket's "events" request delivers them. A
+ * reader that falls behind loses the oldest events and is told how many;
+ * it never slows the VM. Valid from hvm_vm_start() on; -EBUSY when too
+ * many subscribers exist already.
+ */
+HVM_API int hvm_vm_event_fd(struct hvm_vm *vm);
+
+/* The directory running VMs register in (not created). */
+HVM_API int hvm_runtime_dir(char *buf, size_t len);
+
+struct hvm_vm_entry {
+	char name[65];
+	char socket[108]; /* the registry entry: connect() to it */
+};
+
+/*
+ * The VMs running on this host under this runtime directory, sorted by
+ * name, as a malloc'ed array of *COUNT entries (free() it). Entries left
+ * behind by VMs that died are removed on the way.
+ */
+HVM_API int hvm_list_vms(struct hvm_vm_entry **entries, size_t *count);
+
+/*
+ * Connect to the control socket of a running VM: NAME_OR_PATH is a VM
+ * name or, when it contains a '/', a socket path. Returns the socket
+ * (blocking, close-on-exec) or a negative errno.
+ */
+HVM_API int hvm_control_connect(const char *name_or_path);
+
 #ifdef __cplusplus
 }
 #endif

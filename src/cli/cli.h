@@ -2,14 +2,45 @@
 #ifndef HVM_CLI_H
 #define HVM_CLI_H
 
-/* One subcommand of the hintvm command line (git/perf style). */
+#include <stdio.h>
+
+/* An option of a subcommand other than run (run's come from libhintvm). */
+struct cli_option {
+	const char *name; /* long name without "--" */
+	const char *arg; /* placeholder, or NULL for a flag */
+	const char *help;
+};
+
+/*
+ * One subcommand of the hintvm command line (git/perf style). The table
+ * (commands.c) is also what the man page and the shell completion are
+ * generated from (gendoc.c), so they cannot drift from --help.
+ */
 struct cli_command {
 	const char *name;
 	const char *summary;
 	int (*run)(int argc, char **argv);
+	const char *synopsis; /* arguments after "hintvm NAME" */
+	const char *description; /* paragraphs, '\n'-separated */
+	const struct cli_option *options; /* NULL-terminated, or NULL */
 };
+
+extern const struct cli_command cli_commands[];
+extern const unsigned int cli_nr_commands;
+
+const struct cli_command *cli_command(const char *name);
+
+/* "usage: hintvm NAME SYNOPSIS", the description and the options. */
+void cli_usage(FILE *out, const char *name);
 
 int cmd_run(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+
+/* The requests of the control socket, for help texts and completion. */
+extern const char *const cli_ctl_requests[];
+/* The keys `set` accepts at run time. */
+extern const char *const cli_ctl_set_keys[];
 
 #endif

@@ -1,88 +1,143 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * hintvm ctl PATH REQUEST: one request to a running VM's control socket;
- * prints the JSON reply. Exit 0 when the VM answered ok, 1 when it refused,
- * 2 when there was nobody to ask.
+ * hintvm ctl NAME|PATH REQUEST [ARGS]: one request to a running VM's
+ * control socket; prints the VM's JSON reply. Exit 0 when the VM answered
+ * ok, 1 when it refused, 2 when there was nobody to ask (or no answer).
+ * `events` keeps printing one line per event until the VM ends.
  */
 #include <errno.h>
-#include <poll.h>
+#include <json-c/json.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "ctl_client.h"
+#include "hintvm/hintvm.h"
 
 #define REPLY_TIMEOUT_MS 5000
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: hintvm ctl SOCKET REQUEST\n\n"
-		     "Send REQUEST to the control socket of a VM started with\n"
-		     "`hintvm run --control SOCKET`. Requests: status, pause,\n"
-		     "resume, stop. Prints the VM's one-line JSON reply.\n");
+	cli_usage(out, "ctl");
+}
+
+/* REQUEST [ARGS] as one line: JSON as given, or the words. */
+static char *request_line(int argc, char **argv)
+{
+	size_t len = 2;
+	char *line;
+
+	for (int i = 0; i < argc; i++) {
+		if (i && (!argv[i][0] || strpbrk(argv[i], " \t\n"))) {
+			fprintf(stderr,
+				"hintvm ctl: argument '%s' is empty or holds a blank; send a JSON request instead\n",
+				argv[i]);
+			return NULL;
+		}
+		len += strlen(argv[i]) + 1;
+	}
+	line = calloc(1, len);
+	if (!line)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(line, " ");
+		strcat(line, argv[i]);
+	}
+	strcat(line, "\n");
+	return line;
+}
+
+static bool reply_ok(const char *line)
+{
+	struct json_object *obj = json_tokener_parse(line), *ok;
+	bool yes = obj && json_object_object_get_ex(obj, "ok", &ok) &&
+		   json_object_get_boolean(ok);
+
+	json_object_put(obj);
+	return yes;
+}
+
+static int stream_events(struct ctl_conn *c, long count)
+{
+	char *line;
+
+	for (long seen = 0; count < 0 || seen < count;) {
+		line = ctl_conn_read_line(c, -1);
+		if (!line)
+			return 0; /* the VM ended: the stream is complete */
+		puts(line);
+		fflush(stdout);
+		if (strstr(line, "\"event\":"))
+			seen++;
+	}
+	return 0;
 }
 
 int cmd_ctl(int argc, char **argv)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct iovec line[2];
-	struct msghdr msg;
-	char reply[4096];
-	size_t used = 0;
-	int fd;
+	struct ctl_conn c;
+	long count = -1;
+	int first = 1, status;
+	char *line, *reply;
 
-	if (argc == 2 && !strcmp(argv[1], "--help")) {
-		usage(stdout);
-		return 0;
+	while (first < argc && argv[first][0] == '-' && argv[first][1] == '-') {
+		if (!strcmp(argv[first], "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[first], "--count") && first + 1 < argc) {
+			char *end;
+
+			count = strtol(argv[first + 1], &end, 10);
+			if (*end || count < 1) {
+				fprintf(stderr,
+					"hintvm ctl: --count '%s' is not a positive number\n",
+					argv[first + 1]);
+				return 2;
+			}
+			first += 2;
+			continue;
+		}
+		fprintf(stderr,
+			"hintvm ctl: unknown option '%s' (see hintvm ctl --help)\n",
+			argv[first]);
+		return 2;
 	}
-	if (argc != 3) {
+	if (argc - first < 2) {
 		usage(stderr);
 		return 2;
 	}
-	if (strlen(argv[1]) >= sizeof(addr.sun_path)) {
-		fprintf(stderr, "hintvm ctl: socket path '%s' is too long\n",
-			argv[1]);
+	line = request_line(argc - first - 1, argv + first + 1);
+	if (!line)
 		return 2;
-	}
-	strcpy(addr.sun_path, argv[1]);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-		fprintf(stderr,
-			"hintvm ctl: cannot connect to %s: %s (is a VM running with --control %s?)\n",
-			argv[1], strerror(errno), argv[1]);
+	if (ctl_conn_open(&c, argv[first]) < 0) {
+		fprintf(stderr, "hintvm ctl: %s\n", hvm_last_error());
+		free(line);
 		return 2;
 	}
 	/*
-	 * No SIGPIPE: a VM that refuses us (another user) answers and closes
-	 * before the request is sent; its reply is still there to read.
+	 * A VM that refuses us (another user) answers and closes before the
+	 * request is sent (EPIPE): its reply is still there to read.
 	 */
-	line[0] = (struct iovec){ argv[2], strlen(argv[2]) };
-	line[1] = (struct iovec){ "\n", 1 };
-	msg = (struct msghdr){ .msg_iov = line, .msg_iovlen = 2 };
-	if (sendmsg(fd, &msg, MSG_NOSIGNAL) < 0 && errno != EPIPE)
-		fprintf(stderr, "hintvm ctl: cannot send to %s: %s\n", argv[1],
-			strerror(errno));
-	while (used < sizeof(reply) - 1) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-
-		if (poll(&p, 1, REPLY_TIMEOUT_MS) <= 0)
-			break;
-		n = read(fd, reply + used, sizeof(reply) - 1 - used);
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-		if (memchr(reply, '\n', used))
-			break;
-	}
-	close(fd);
-	reply[used] = '\0';
-	if (!used) {
-		fprintf(stderr, "hintvm ctl: %s did not answer\n", argv[1]);
+	if (ctl_conn_send(&c, line) < 0 && errno != EPIPE)
+		fprintf(stderr, "hintvm ctl: cannot send to %s: %s\n",
+			argv[first], strerror(errno));
+	free(line);
+	reply = ctl_conn_read_line(&c, REPLY_TIMEOUT_MS);
+	if (!reply) {
+		fprintf(stderr, "hintvm ctl: %s did not answer%s\n",
+			argv[first], errno == ETIMEDOUT ? " within 5 s" : "");
+		ctl_conn_close(&c);
 		return 2;
 	}
-	fputs(reply, stdout);
-	return strstr(reply, "\"ok\":true") ? 0 : 1;
+	puts(reply);
+	fflush(stdout);
+	status = reply_ok(reply) ? 0 : 1;
+	if (status == 0 && strstr(reply, "\"subscribed\":true"))
+		status = stream_events(&c, count);
+	ctl_conn_close(&c);
+	return status;
 }

@@ -108,9 +108,8 @@ static void print_help(void)
 	size_t n;
 
 	opts = hvm_options(&n);
-	printf("usage: hintvm run [OPTIONS]\n\n"
-	       "Boot a virtual machine. Without --kernel, boots the built-in test kernel\n"
-	       "(-p \"test=NAME\" picks its payload: hello, ipi, smp-count, fault, cpuid, hint).\n\n");
+	printf("usage: hintvm run [OPTIONS]\n\n%s\n\n",
+	       cli_command("run")->description);
 	for (size_t i = 0; i < n; i++) {
 		char left[48];
 

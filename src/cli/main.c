@@ -5,21 +5,13 @@
 #include "cli.h"
 #include "hintvm/hintvm.h"
 
-static const struct cli_command commands[] = {
-	{ "run", "boot a virtual machine", cmd_run },
-	{ "ctl", "query or steer a running VM through its control socket",
-	  cmd_ctl },
-};
-
-#define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
-
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: hintvm [--help] [--version] COMMAND [ARGS]\n\n"
 		     "commands:\n");
-	for (size_t i = 0; i < NR_COMMANDS; i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name,
-			commands[i].summary);
+	for (unsigned int i = 0; i < cli_nr_commands; i++)
+		fprintf(out, "  %-8s %s\n", cli_commands[i].name,
+			cli_commands[i].summary);
 	fprintf(out, "\nhintvm COMMAND --help describes a command.\n");
 }
 
@@ -37,14 +29,14 @@ int main(int argc, char **argv)
 		printf("hintvm %s\n", hvm_version());
 		return 0;
 	}
-	for (size_t i = 0; i < NR_COMMANDS; i++) {
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+	for (unsigned int i = 0; i < cli_nr_commands; i++) {
+		if (!strcmp(argv[1], cli_commands[i].name))
+			return cli_commands[i].run(argc - 1, argv + 1);
 	}
 	fprintf(stderr,
 		"hintvm: '%s' is not a command; expected one of:", argv[1]);
-	for (size_t i = 0; i < NR_COMMANDS; i++)
-		fprintf(stderr, " %s", commands[i].name);
+	for (unsigned int i = 0; i < cli_nr_commands; i++)
+		fprintf(stderr, " %s", cli_commands[i].name);
 	fprintf(stderr, " (see hintvm --help)\n");
 	return HVM_STATUS_USAGE;
 }

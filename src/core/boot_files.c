@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "core/boot_files.h"
 #include "core/builtin_kernel.h"
@@ -13,7 +14,7 @@
 int kernel_file_open(const struct vm *vm, size_t max, struct kernel_file *k)
 {
 	const char *path = vm->cfg->kernel;
-	uint8_t *data;
+	const uint8_t *data;
 	size_t size;
 	int r;
 
@@ -28,14 +29,15 @@ int kernel_file_open(const struct vm *vm, size_t max, struct kernel_file *k)
 		k->name = "(built-in test kernel)";
 		return 0;
 	}
-	r = read_whole_file(path, "kernel", max, &data, &size);
+	/* Mapped, not read: loaders copy only the loadable parts. */
+	r = map_whole_file(path, "kernel", max, &data, &size);
 	if (r < 0)
 		return r;
 	*k = (struct kernel_file){
 		.data = data,
 		.size = size,
 		.name = path,
-		.owned = data,
+		.mapped = size,
 	};
 	return 0;
 }
@@ -43,6 +45,8 @@ int kernel_file_open(const struct vm *vm, size_t max, struct kernel_file *k)
 void kernel_file_release(struct kernel_file *k)
 {
 	free(k->owned);
+	if (k->mapped)
+		munmap((void *)k->data, k->mapped);
 	*k = (struct kernel_file){ 0 };
 }
 

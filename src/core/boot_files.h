@@ -19,6 +19,7 @@ struct kernel_file {
 	size_t size;
 	const char *name; /* the path, or "(built-in test kernel)" */
 	uint8_t *owned; /* what kernel_file_release() frees */
+	size_t mapped; /* or unmaps: DATA's length when mapped */
 };
 
 /* Read --kernel (at most MAX bytes) or take the built-in test kernel. */

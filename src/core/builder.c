@@ -27,6 +27,7 @@
  * vCPU threads must reach it; vm.c and vcpu.c do not change.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,11 +39,14 @@
 #include "core/vm.h"
 #include "devices/virtio/virtio_vm.h"
 #include "sched/brain.h"
+#include "sched/sched_config.h"
 
 static const struct vm_hooks builder_hooks = {
 	.vcpu_thread_start = sched_vcpu_start,
 	.vcpu_thread_exit = sched_vcpu_exit,
 	.msi_injected = sched_msi_injected,
+	.set_option = sched_set_option,
+	.describe = sched_describe,
 };
 
 /*
@@ -118,6 +122,8 @@ static int builder_assemble(struct vm *vm)
 		r = arch_vm_finalize(vm);
 	if (r == 0)
 		r = vm_register_coalesced(vm);
+	if (r == 0)
+		boot_trace_mark(&vm->boot, BOOT_VM_CREATED);
 	return r;
 }
 
@@ -170,13 +176,12 @@ static int builder_start(struct vm *vm)
 					     "cannot start the console thread");
 	}
 
-	if (vm->cfg->control_path) {
-		r = control_start(vm, vm->cfg->control_path, &vm->control);
-		if (r < 0) {
-			console_stop(vm->console);
-			vm->console = NULL;
-			return r;
-		}
+	/* Named and registered before the guest runs (docs/control-socket.md). */
+	r = control_start(vm, &vm->control);
+	if (r < 0) {
+		console_stop(vm->console);
+		vm->console = NULL;
+		return r;
 	}
 
 	/* Before the vCPUs run: vCPU ioctls (stats fds) wait for KVM_RUN. */
@@ -190,19 +195,26 @@ static int builder_start(struct vm *vm)
 int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
 {
 	struct vm *vm = (struct vm *)handle;
-
+	struct hvm_exit ended;
 	enum log_level caller;
 
 	if (!vm || !vm->started)
 		return hvm_set_error(-EINVAL, "the VM was never started");
 	caller = enter_vm_log(vm);
-	vm_wait_vcpus(vm, exit);
+	vm_wait_vcpus(vm, &ended);
+	if (exit)
+		*exit = ended;
 	/* What the guest printed last reaches the reader, if it reads. */
 	console_out_flush(vm->console_out, 250);
+	/* Subscribers hear how it ended before the socket goes away. */
+	event_post(&vm->events, VM_EVENT_EXIT, -1,
+		   (uint64_t)hvm_exit_status(&ended),
+		   hvm_exit_reason_name(ended.reason), ended.detail);
 	control_stop(vm->control);
 	vm->control = NULL;
 	console_stop(vm->console);
 	vm->console = NULL;
+	boot_trace_mark(&vm->boot, BOOT_REPORT);
 	sched_vm_stopped(vm); /* --stats, --stats-json */
 	log_set_level(caller);
 	return 0;
@@ -228,6 +240,8 @@ void hvm_vm_destroy(struct hvm_vm *handle)
 {
 	struct vm *vm = (struct vm *)handle;
 	enum log_level caller;
+	double joined_ms;
+	bool report;
 
 	if (!vm)
 		return;
@@ -235,7 +249,20 @@ void hvm_vm_destroy(struct hvm_vm *handle)
 		hvm_vm_stop(handle);
 		hvm_vm_wait(handle, NULL);
 	}
+	/* The last boot phase: closing the VM fd is where KVM tears down. */
+	report = vm->started && vm->cfg->sched && vm->cfg->sched->stats;
+	joined_ms = boot_trace_ms(&vm->boot, BOOT_REPORT);
 	caller = enter_vm_log(vm);
 	builder_teardown(vm);
 	log_set_level(caller);
+	if (report) {
+		struct boot_trace done = { 0 };
+		double ms;
+
+		boot_trace_mark(&done, BOOT_TORN_DOWN);
+		ms = boot_trace_ms(&done, BOOT_TORN_DOWN);
+		fprintf(stderr,
+			"  boot: torn down %.2f ms after process start (teardown %.2f ms)\n",
+			ms, joined_ms >= 0 ? ms - joined_ms : 0);
+	}
 }

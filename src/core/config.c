@@ -16,6 +16,7 @@
 #include "core/file.h"
 #include "core/log.h"
 #include "core/parse.h"
+#include "core/registry.h"
 #include "sched/sched_config.h"
 
 #define HVM_MIN_MEM (4ULL << 20)
@@ -126,6 +127,21 @@ static int parse_console(struct hvm_config *cfg, const char *name,
 		return hvm_set_error(
 			-EINVAL,
 			"--%s: '%s' is not a console; expected serial, virtio or none",
+			name, value ? value : "");
+	return 0;
+}
+
+static int parse_irqchip(struct hvm_config *cfg, const char *name,
+			 const char *value)
+{
+	if (value && !strcmp(value, "split"))
+		cfg->arch.irqchip = IRQCHIP_SPLIT;
+	else if (value && !strcmp(value, "kernel"))
+		cfg->arch.irqchip = IRQCHIP_KERNEL;
+	else
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is not an irqchip mode; expected split or kernel",
 			name, value ? value : "");
 	return 0;
 }
@@ -333,7 +349,22 @@ static int parse_cpu_features(struct hvm_config *cfg, const char *name,
 static int parse_control(struct hvm_config *cfg, const char *name,
 			 const char *value)
 {
+	if (value && !strcmp(value, "none")) {
+		free(cfg->control_path);
+		cfg->control_path = NULL;
+		cfg->control_none = true;
+		return 0;
+	}
+	cfg->control_none = false;
 	return set_string(&cfg->control_path, name, value);
+}
+
+static int parse_name(struct hvm_config *cfg, const char *name,
+		      const char *value)
+{
+	int r = registry_check_name(value);
+
+	return r < 0 ? r : set_string(&cfg->name, name, value);
 }
 
 static int parse_config_file(struct hvm_config *cfg, const char *name,
@@ -378,14 +409,20 @@ static const struct option_def options[] = {
 	{ { "rr-partner", 0, NULL,
 	    "add the request/response benchmark partner (bench/, x86)" },
 	  parse_rr_partner },
+	{ { "irqchip", 0, "MODE",
+	    "x86 interrupt controllers: split (I/O APIC in hintvm, no PIC/PIT; default where KVM has it) or kernel (all in KVM, with the PIT)" },
+	  parse_irqchip },
 	{ { "cpu-features", 0, "LIST",
 	    "arm64: optional vCPU features pmu, sve, pauth (default none)" },
 	  parse_cpu_features },
 	{ { "dtb-dump", 0, "FILE",
 	    "arm64: also write the generated device tree blob to FILE" },
 	  parse_dtb_dump },
-	{ { "control", 0, "PATH",
-	    "serve a control socket at PATH (see hintvm ctl)" },
+	{ { "name", 0, "NAME",
+	    "name the VM for hintvm ctl, ls and top (default vm-PID)" },
+	  parse_name },
+	{ { "control", 0, "PATH|none",
+	    "control socket at PATH instead of the runtime directory, or none" },
 	  parse_control },
 	{ { "config", 0, "FILE", "read options from FILE (key = value lines)" },
 	  parse_config_file },
@@ -476,6 +513,7 @@ void config_free_fields(struct hvm_config *cfg)
 	free(cfg->kvm_path);
 	free(cfg->arch.dtb_dump);
 	free(cfg->control_path);
+	free(cfg->name);
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		free(cfg->disks[i].path);
 	for (unsigned int i = 0; i < cfg->nr_nets; i++)
@@ -510,7 +548,7 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 		return NULL;
 	*copy = *cfg;
 	copy->kernel = copy->initrd = copy->cmdline = copy->kvm_path = NULL;
-	copy->control_path = copy->arch.dtb_dump = NULL;
+	copy->control_path = copy->arch.dtb_dump = copy->name = NULL;
 	copy->sched = NULL;
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		copy->disks[i].path = NULL;
@@ -521,6 +559,7 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 	    dup_field(&copy->cmdline, cfg->cmdline) ||
 	    dup_field(&copy->kvm_path, cfg->kvm_path) ||
 	    dup_field(&copy->control_path, cfg->control_path) ||
+	    dup_field(&copy->name, cfg->name) ||
 	    dup_field(&copy->arch.dtb_dump, cfg->arch.dtb_dump);
 	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++)
 		r = dup_field(&copy->disks[i].path, cfg->disks[i].path);

@@ -21,6 +21,13 @@ struct sched_options; /* sched/sched_config.h */
 
 enum console_kind { CONSOLE_SERIAL, CONSOLE_NONE, CONSOLE_VIRTIO };
 
+/*
+ * x86 interrupt controllers (--irqchip): split (LAPICs in KVM, the I/O APIC
+ * in hintvm, no PIC, no PIT) or kernel (KVM's LAPICs, I/O APIC, PICs and
+ * PIT). AUTO is split where KVM offers it, else kernel.
+ */
+enum irqchip_mode { IRQCHIP_AUTO, IRQCHIP_SPLIT, IRQCHIP_KERNEL };
+
 /* virtio devices (src/devices/virtio), one entry per --disk / --net. */
 #define HVM_MAX_DISKS 8
 #define HVM_MAX_NETS 4
@@ -47,6 +54,7 @@ struct hvm_arch_config {
 	char *dtb_dump; /* arm64: write the generated device tree here */
 	uint32_t cpu_features; /* arm64: CPU_FEATURE_* (--cpu-features) */
 	bool rr_partner; /* x86: the rr benchmark's host-side partner */
+	enum irqchip_mode irqchip; /* x86: --irqchip */
 };
 
 struct hvm_config {
@@ -62,7 +70,9 @@ struct hvm_config {
 	int console_out_fd;
 	int verbosity;
 	char *kvm_path;
-	char *control_path; /* --control: Unix socket, NULL for none */
+	char *name; /* --name; NULL: generated when the VM starts */
+	char *control_path; /* --control PATH; NULL: in the runtime directory */
+	bool control_none; /* --control none: no control socket at all */
 	struct hvm_disk_config disks[HVM_MAX_DISKS];
 	unsigned int nr_disks;
 	struct hvm_net_config nets[HVM_MAX_NETS];

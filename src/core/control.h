@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The control socket of a running VM (`--control PATH`): a Unix stream
- * socket that answers one-line text requests with one-line JSON, so a shell
- * (`hintvm ctl PATH status`) or an orchestration tool can query and steer
- * the VM. Protocol in docs/control-socket.md.
+ * The control socket of a running VM: a Unix stream socket, registered
+ * under the VM's name in the runtime directory (core/registry.h) unless
+ * `--control none`, that speaks protocol v1 (core/control_proto.h,
+ * docs/control-socket.md) so that `hintvm ctl`, `ls`, `top` and
+ * orchestration tools can query and steer the VM and subscribe to its
+ * events. One thread serves every client and subscriber; it never blocks
+ * on one (non-blocking sockets, bounded buffers), and the VM's threads
+ * never wait for it.
  */
 #ifndef HVM_CORE_CONTROL_H
 #define HVM_CORE_CONTROL_H
@@ -13,15 +17,28 @@
 struct vm;
 struct control;
 
-/* Bind PATH and serve it from a thread of its own. */
-int control_start(struct vm *vm, const char *path, struct control **out);
+/*
+ * Name the VM (cfg->name or a generated one), bind its socket (cfg->
+ * control_path, or NAME.sock in the runtime directory; none with
+ * cfg->control_none), register it and start the control thread, which
+ * also serves hvm_vm_event_fd() subscribers. A runtime directory that
+ * cannot be used is an error only when the user named the VM.
+ */
+int control_start(struct vm *vm, struct control **out);
+
+/* Deliver what subscribers are owed, close every client, unregister. */
 void control_stop(struct control *ctl);
 
+/* A new subscriber's end of a socket pair (hvm_vm_event_fd). */
+int control_event_fd(struct control *ctl);
+
 /*
- * Answer one request line (without the newline) into REPLY; exposed for
- * unit tests. Returns 0, or -1 when the line was not a valid request (the
- * reply then carries the error).
+ * Answer one request line of LEN bytes: the reply line (malloc'ed, with
+ * '\n', *REPLY_LEN bytes), or NULL on ENOMEM. *SUBSCRIBE is set when the
+ * line was a valid `events` request the caller must now serve. Runs on
+ * the control thread; exposed for tests.
  */
-int control_handle(struct vm *vm, const char *request, char *reply, size_t len);
+char *control_answer(struct control *ctl, const char *line, size_t len,
+		     size_t *reply_len, int *subscribe);
 
 #endif

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -140,5 +141,41 @@ int read_whole_file(const char *path, const char *what, size_t max,
 	close(fd);
 	*data = buf;
 	*size = done;
+	return 0;
+}
+
+int map_whole_file(const char *path, const char *what, size_t max,
+		   const uint8_t **data, size_t *size)
+{
+	struct stat st;
+	void *map;
+	int fd;
+
+	fd = open_host_input(path, O_RDONLY | O_CLOEXEC, &st);
+	if (fd < 0) {
+		errno = -fd;
+		return hvm_set_errno_error("cannot open %s %s", what, path);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return hvm_set_error(-EINVAL, "%s %s is not a regular file",
+				     what, path);
+	}
+	if ((uint64_t)st.st_size > max) {
+		close(fd);
+		return hvm_set_error(-EFBIG,
+				     "%s %s is %lld bytes; at most %zu fit",
+				     what, path, (long long)st.st_size, max);
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return hvm_set_error(-EINVAL, "%s %s is empty", what, path);
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return hvm_set_errno_error("cannot map %s %s", what, path);
+	*data = map;
+	*size = (size_t)st.st_size;
 	return 0;
 }

@@ -35,4 +35,15 @@ int open_host_input(const char *path, int flags, struct stat *st);
  */
 int file_lock_like_qemu(int fd, bool write);
 
+/*
+ * The same checks, but map PATH read-only (MAP_PRIVATE) instead of copying
+ * it: a loader that copies parts of a large file (a 66 MiB vmlinux whose
+ * loadable segments are half of it) then touches only those. Release with
+ * munmap(*DATA, *SIZE). A file truncated while mapped faults (SIGBUS) on
+ * access, as with any mapped file: hintvm only reads it before the guest
+ * runs, from the file the user named.
+ */
+int map_whole_file(const char *path, const char *what, size_t max,
+		   const uint8_t **data, size_t *size);
+
 #endif

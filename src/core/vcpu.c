@@ -136,6 +136,8 @@ static void handle_io(struct vcpu *vcpu)
 				is_write))
 			vcpu->pio_exits_unclaimed++;
 	}
+	if (is_write)
+		vm_coalesce_on_write(vcpu->vm, true, run->io.port);
 }
 
 static void handle_mmio(struct vcpu *vcpu)
@@ -148,6 +150,8 @@ static void handle_mmio(struct vcpu *vcpu)
 	if (!bus_access(&vcpu->vm->mmio, run->mmio.phys_addr, run->mmio.data,
 			len, run->mmio.is_write))
 		vcpu->mmio_exits_unclaimed++;
+	if (run->mmio.is_write)
+		vm_coalesce_on_write(vcpu->vm, false, run->mmio.phys_addr);
 }
 
 static void handle_system_event(struct vcpu *vcpu)
@@ -330,9 +334,10 @@ static void vcpu_park(struct vcpu *vcpu)
 
 	pthread_mutex_lock(&vm->lock);
 	vm->parked_vcpus++;
-	pthread_cond_broadcast(&vm->cond);
-	while (atomic_load(&vm->paused) && !atomic_load(&vm->stopping))
-		vm_wait_locked(vm);
+	pthread_cond_broadcast(&vm->cond); /* a pause waiter counts us */
+	pthread_mutex_unlock(&vm->lock);
+	vm_park_wait(vm);
+	pthread_mutex_lock(&vm->lock);
 	vm->parked_vcpus--;
 	pthread_mutex_unlock(&vm->lock);
 }
@@ -340,11 +345,16 @@ static void vcpu_park(struct vcpu *vcpu)
 static void vcpu_run_loop(struct vcpu *vcpu)
 {
 	struct vm *vm = vcpu->vm;
+	bool first_run = true;
 
 	while (!atomic_load(&vm->stopping)) {
 		if (atomic_load(&vm->paused)) {
 			vcpu_park(vcpu);
 			continue;
+		}
+		if (first_run) {
+			boot_trace_mark(&vm->boot, BOOT_FIRST_RUN);
+			first_run = false;
 		}
 		int r = ioctl(vcpu->fd, KVM_RUN, 0);
 		int err = errno;
@@ -439,25 +449,15 @@ static uint64_t stat_exits(const void *ctx, unsigned int id)
 	return sum;
 }
 
-static uint64_t stat_exit_io(const void *ctx, unsigned int id)
-{
-	return exit_count(ctx, id, KVM_EXIT_IO);
-}
-
-static uint64_t stat_exit_mmio(const void *ctx, unsigned int id)
-{
-	return exit_count(ctx, id, KVM_EXIT_MMIO);
-}
-
-static uint64_t stat_exit_hlt(const void *ctx, unsigned int id)
-{
-	return exit_count(ctx, id, KVM_EXIT_HLT);
-}
-
-static uint64_t stat_exit_intr(const void *ctx, unsigned int id)
-{
-	return exit_count(ctx, id, KVM_EXIT_INTR);
-}
+#define EXIT_STAT(fn, reason)                                \
+	static uint64_t fn(const void *ctx, unsigned int id) \
+	{                                                    \
+		return exit_count(ctx, id, reason);          \
+	}
+EXIT_STAT(stat_exit_io, KVM_EXIT_IO)
+EXIT_STAT(stat_exit_mmio, KVM_EXIT_MMIO)
+EXIT_STAT(stat_exit_hlt, KVM_EXIT_HLT)
+EXIT_STAT(stat_exit_intr, KVM_EXIT_INTR)
 
 /* Exits to userspace as the run loop counted them (context: the vm). */
 static const struct stat_desc vcpu_stats[] = {

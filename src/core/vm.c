@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -110,13 +112,31 @@ int vm_irq_line_set(void *opaque, uint32_t gsi, bool level)
 	return 0;
 }
 
+void vm_console_output(void *opaque)
+{
+	struct vm *vm = opaque;
+
+	if (atomic_load_explicit(&vm->boot.at_ns[BOOT_FIRST_CONSOLE],
+				 memory_order_relaxed) ||
+	    !boot_trace_mark(&vm->boot, BOOT_FIRST_CONSOLE))
+		return;
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		for (unsigned int r = 0;
+		     r < BOOT_EXIT_REASONS && r < VCPU_EXIT_REASONS; r++)
+			vm->boot.exits_before_console[r] +=
+				atomic_load(&vm->vcpus[i].exits[r]);
+}
+
 void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason, uint32_t code,
 		     int vcpu, const char *fmt, ...)
 {
+	bool first = false;
 	va_list ap;
 
 	pthread_mutex_lock(&vm->lock);
 	if (!vm->exit_recorded) {
+		boot_trace_mark(&vm->boot, BOOT_GUEST_STOP);
+		first = true;
 		vm->exit_recorded = true;
 		vm->exit.reason = reason;
 		vm->exit.debug_code = code;
@@ -126,10 +146,14 @@ void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason, uint32_t code,
 		va_end(ap);
 	}
 	atomic_store(&vm->stopping, true);
-	pthread_cond_broadcast(&vm->cond); /* parked vCPUs, pause waiters */
+	pthread_cond_broadcast(&vm->cond); /* pause waiters */
 	pthread_mutex_unlock(&vm->lock);
+	vm_park_wake(vm);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		vcpu_kick(&vm->vcpus[i]);
+	if (first)
+		event_post(&vm->events, VM_EVENT_STATE, -1, 0, "stopping",
+			   NULL);
 }
 
 /* The vCPU that is handling the current exit on this thread, or -1. */
@@ -173,34 +197,60 @@ int vm_check_config(const struct hvm_config *cfg)
 	return 0;
 }
 
-static int vm_register_coalesced_bus(struct vm *vm, struct bus *bus, bool pio)
+/*
+ * Coalesced zones are registered with KVM on the first write that exits
+ * to them, not at creation: each registration is an io-bus update whose
+ * SRCU grace period KVM must see completed when the VM is destroyed,
+ * which kept a VM that lives a few ms alive ~15 ms longer on these hosts
+ * (docs/benchmarks.md, startup). A guest that never writes the region
+ * (Linux with kvm's NOP_IO_DELAY never writes port 0x80) never pays.
+ */
+static bool coalescing_possible(const struct vm *vm, bool pio)
 {
-	for (size_t i = 0; i < bus->nr; i++) {
-		const struct bus_region *r = &bus->regions[i];
-		struct kvm_coalesced_mmio_zone zone = {
-			.addr = r->base,
-			.size = (uint32_t)r->len,
-			.pio = pio,
-		};
+	return vm->kvm.coalesced_mmio_page && (!pio || vm->kvm.coalesced_pio);
+}
 
-		if (!r->coalesced)
-			continue;
-		if (!vm->kvm.coalesced_mmio_page ||
-		    (pio && !vm->kvm.coalesced_pio))
-			continue; /* every write exits: slower, still right */
-		if (ioctl(vm->fd, KVM_REGISTER_COALESCED_MMIO, &zone) < 0)
-			return hvm_set_errno_error(
-				"KVM_REGISTER_COALESCED_MMIO for %s failed",
-				r->name);
-	}
-	return 0;
+static void vm_count_coalesced(struct vm *vm, const struct bus *bus, bool pio)
+{
+	for (size_t i = 0; i < bus->nr; i++)
+		if (bus->regions[i].coalesced && coalescing_possible(vm, pio))
+			atomic_fetch_add(&vm->coalesced_pending, 1);
 }
 
 int vm_register_coalesced(struct vm *vm)
 {
-	int r = vm_register_coalesced_bus(vm, &vm->pio, true);
+	vm_count_coalesced(vm, &vm->pio, true);
+	vm_count_coalesced(vm, &vm->mmio, false);
+	return 0;
+}
 
-	return r < 0 ? r : vm_register_coalesced_bus(vm, &vm->mmio, false);
+void vm_coalesce_on_write(struct vm *vm, bool pio, uint64_t addr)
+{
+	const struct bus *bus = pio ? &vm->pio : &vm->mmio;
+	const struct bus_region *r;
+	struct kvm_coalesced_mmio_zone zone;
+	bool done = false;
+
+	if (!atomic_load_explicit(&vm->coalesced_pending, memory_order_relaxed))
+		return;
+	r = bus_lookup(bus, addr, 1);
+	if (!r || !r->coalesced || !coalescing_possible(vm, pio))
+		return;
+	zone = (struct kvm_coalesced_mmio_zone){ .addr = r->base,
+						 .size = (uint32_t)r->len,
+						 .pio = pio };
+	pthread_mutex_lock(&vm->coalesced_lock);
+	for (unsigned int i = 0; i < vm->nr_coalesced_live; i++)
+		done |= vm->coalesced_live[i] == r;
+	if (!done && vm->nr_coalesced_live < VM_MAX_COALESCED) {
+		/* Failing costs speed (every write exits), not correctness. */
+		if (ioctl(vm->fd, KVM_REGISTER_COALESCED_MMIO, &zone) < 0)
+			pr_warn("KVM_REGISTER_COALESCED_MMIO for %s failed: %s",
+				r->name, strerror(errno));
+		vm->coalesced_live[vm->nr_coalesced_live++] = r;
+		atomic_fetch_sub(&vm->coalesced_pending, 1);
+	}
+	pthread_mutex_unlock(&vm->coalesced_lock);
 }
 
 struct vm *vm_alloc(const struct hvm_config *cfg, const struct vm_hooks *hooks)
@@ -213,13 +263,14 @@ struct vm *vm_alloc(const struct hvm_config *cfg, const struct vm_hooks *hooks)
 	}
 	vm->fd = -1;
 	vm->kvm.fd = -1;
+	vm->events.wake_fd = -1;
 	vm->hooks = hooks;
 	pthread_mutex_init(&vm->lock, NULL);
 	pthread_mutex_init(&vm->coalesced_lock, NULL);
 	pthread_cond_init(&vm->cond, NULL);
 	vm->power = (struct power_sink){ .event = vm_power_event, .ctx = vm };
 	vm->cfg = config_dup(cfg);
-	if (!vm->cfg) {
+	if (!vm->cfg || event_ring_init(&vm->events) < 0) {
 		hvm_set_error(-ENOMEM, "out of memory");
 		vm_free(vm);
 		return NULL;
@@ -292,6 +343,7 @@ void vm_free(struct vm *vm)
 	pthread_mutex_destroy(&vm->coalesced_lock);
 	pthread_mutex_destroy(&vm->lock);
 	pthread_cond_destroy(&vm->cond);
+	event_ring_destroy(&vm->events);
 	hvm_config_free(vm->cfg);
 	free(vm);
 }
@@ -348,6 +400,7 @@ void vm_stop_async(struct vm *vm)
 	 * stop without a recorded reason into HVM_EXIT_STOPPED.
 	 */
 	atomic_store(&vm->stopping, true);
+	vm_park_wake(vm);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		vcpu_kick(&vm->vcpus[i]);
 }
@@ -368,21 +421,35 @@ int vm_vcpu_fd(const struct vm *vm, unsigned int id)
 	return id < vm->nr_vcpus ? vm->vcpus[id].fd : -1;
 }
 
+/*
+ * Every waiter on vm->cond is woken by an event: a vCPU thread that parks
+ * or ends, a resume, a stop request. A stop from a signal handler
+ * (hvm_vm_stop) kicks the vCPUs and wakes parked ones through the futex;
+ * their ending then wakes the rest. No timed polling.
+ */
 void vm_wait_locked(struct vm *vm)
 {
-	struct timespec deadline;
+	pthread_cond_wait(&vm->cond, &vm->lock);
+}
 
-	/*
-	 * hvm_vm_stop() may run in a signal handler, which cannot signal a
-	 * condition variable: never sleep long without re-checking.
-	 */
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_nsec += 50 * 1000 * 1000;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
+void vm_park_wait(struct vm *vm)
+{
+	for (;;) {
+		uint32_t seq = atomic_load(&vm->park_seq);
+
+		if (!atomic_load(&vm->paused) || atomic_load(&vm->stopping))
+			return;
+		/* EAGAIN: bumped since the load; EINTR: a kick. Look again. */
+		syscall(SYS_futex, &vm->park_seq, FUTEX_WAIT_PRIVATE, seq, NULL,
+			NULL, 0);
 	}
-	pthread_cond_timedwait(&vm->cond, &vm->lock, &deadline);
+}
+
+void vm_park_wake(struct vm *vm)
+{
+	atomic_fetch_add(&vm->park_seq, 1);
+	syscall(SYS_futex, &vm->park_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL,
+		NULL, 0);
 }
 
 int vm_pause(struct vm *vm)
@@ -398,16 +465,22 @@ int vm_pause(struct vm *vm)
 	       !atomic_load(&vm->stopping))
 		vm_wait_locked(vm);
 	pthread_mutex_unlock(&vm->lock);
+	event_post(&vm->events, VM_EVENT_STATE, -1, 0, "paused", NULL);
 	return 0;
 }
 
 int vm_resume(struct vm *vm)
 {
+	bool was_paused;
+
 	if (!vm->started)
 		return hvm_set_error(-EINVAL, "the VM is not running");
 	pthread_mutex_lock(&vm->lock);
-	atomic_store(&vm->paused, false);
+	was_paused = atomic_exchange(&vm->paused, false);
 	pthread_cond_broadcast(&vm->cond);
 	pthread_mutex_unlock(&vm->lock);
+	vm_park_wake(vm);
+	if (was_paused)
+		event_post(&vm->events, VM_EVENT_STATE, -1, 0, "running", NULL);
 	return 0;
 }

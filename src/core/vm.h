@@ -13,8 +13,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/boot_trace.h"
 #include "core/bus.h"
 #include "core/console.h"
+#include "core/events.h"
 #include "core/config.h"
 #include "core/guest_memory.h"
 #include "core/kvm_host.h"
@@ -42,6 +44,13 @@ struct vm_hooks {
 	void (*vcpu_thread_exit)(struct vm *vm, unsigned int id);
 	/* A device model injected an MSI with address ADDR from userspace. */
 	void (*msi_injected)(struct vm *vm, uint64_t addr);
+	/*
+	 * Control requests for the scheduling brain: change run-time setting
+	 * KEY (-ENOENT: not one it knows), and the settings as they are now
+	 * as a JSON object, snprintf-like.
+	 */
+	int (*set_option)(struct vm *vm, const char *key, const char *value);
+	int (*describe)(struct vm *vm, char *buf, size_t len);
 };
 
 /* Exit reasons are counted per vCPU; KVM's numbers are below this. */
@@ -92,16 +101,24 @@ struct vm {
 	unsigned int nr_vcpus;
 	struct kvm_coalesced_mmio_ring *coalesced_ring; /* in vCPU 0's page */
 	pthread_mutex_t coalesced_lock;
+	/* Coalesced regions KVM knows about (registered on first write). */
+#define VM_MAX_COALESCED 8
+	const struct bus_region *coalesced_live[VM_MAX_COALESCED];
+	unsigned int nr_coalesced_live;
+	atomic_uint coalesced_pending; /* regions not registered yet */
 	struct power_sink power;
 	struct console *console;
 	struct console_out *console_out; /* guest output, for every device */
 	struct control *control;
+	char name[66]; /* --name or generated; set when the VM starts */
+	struct event_ring events; /* for subscribers (core/events.h) */
 	struct console_sink
 		console_sink; /* set by whoever owns the console device */
 	const struct vm_hooks *hooks; /* filled by the builder */
 	void *arch; /* owned by src/arch/<arch> */
 	struct virtio_vm *virtio; /* src/devices/virtio/virtio_vm.c */
 	struct sched_vm *sched; /* owned by src/sched/brain.c */
+	struct boot_trace boot; /* when each start/exit phase was reached */
 
 	/* Lifecycle: the first stop request wins and is what wait reports. */
 	pthread_mutex_t lock;
@@ -109,6 +126,7 @@ struct vm {
 	atomic_bool stopping;
 	atomic_bool paused;
 	unsigned int parked_vcpus; /* vCPUs waiting in vcpu_park() */
+	_Atomic uint32_t park_seq; /* futex: bumped to wake parked vCPUs */
 	bool started;
 	unsigned int running_vcpus;
 	struct hvm_exit exit;
@@ -178,6 +196,12 @@ int vm_register_pio(struct vm *vm, uint64_t port, uint64_t len,
 int vm_register_mmio(struct vm *vm, uint64_t gpa, uint64_t len,
 		     const struct bus_ops *ops, void *dev, const char *name);
 
+/*
+ * A write to ADDR exited to userspace: if it lies in a coalesced region
+ * KVM does not batch yet, register the region now (vm.c says why).
+ */
+void vm_coalesce_on_write(struct vm *vm, bool pio, uint64_t addr);
+
 /* Drive an interrupt line of the in-kernel irqchip (struct irq_line). */
 int vm_irq_line_set(void *vm, uint32_t gsi, bool level);
 
@@ -194,9 +218,23 @@ void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason, uint32_t code,
  * them run again. Not for signal handlers. Returns -EINVAL unless running.
  */
 int vm_pause(struct vm *vm);
-/* Wait on vm->cond (vm->lock held) for at most a short while. */
+/* Wait on vm->cond (vm->lock held) until someone broadcasts it. */
 void vm_wait_locked(struct vm *vm);
+
+/*
+ * Park the calling vCPU thread until the VM is resumed or stopping, and
+ * wake every parked one (async-signal-safe: hvm_vm_stop may run in a
+ * signal handler, which cannot use vm->cond).
+ */
+void vm_park_wait(struct vm *vm);
+void vm_park_wake(struct vm *vm);
 int vm_resume(struct vm *vm);
+
+/*
+ * The guest wrote its first console byte (any console device): records
+ * the phase and the exits taken so far. Cheap after the first call.
+ */
+void vm_console_output(void *vm);
 
 /* The vCPU whose exit this thread is handling, or -1. */
 extern _Thread_local int current_vcpu_id;

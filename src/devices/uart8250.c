@@ -81,6 +81,8 @@ struct uart8250 {
 	pthread_mutex_t lock;
 	struct irq_line irq;
 	struct console_out *out;
+	void (*output_notify)(void *ctx);
+	void *output_notify_ctx;
 	bool irq_level;
 
 	uint8_t ier;
@@ -199,6 +201,8 @@ static void uart_transmit(struct uart8250 *uart, uint8_t byte)
 			uart->lsr_errors |= LSR_OE;
 	} else {
 		console_out_write(uart->out, &byte, 1);
+		if (uart->output_notify)
+			uart->output_notify(uart->output_notify_ctx);
 	}
 
 	uart->thri_pending = true;
@@ -360,6 +364,13 @@ struct uart8250 *uart8250_create(struct irq_line irq, struct console_out *out)
 	uart->dlm = UART_DEFAULT_DIVISOR >> 8;
 	uart->msr = uart_modem_inputs(uart);
 	return uart;
+}
+
+void uart8250_set_output_notify(struct uart8250 *uart, void (*notify)(void *),
+				void *ctx)
+{
+	uart->output_notify = notify;
+	uart->output_notify_ctx = ctx;
 }
 
 void uart8250_destroy(struct uart8250 *uart)

@@ -31,6 +31,10 @@ void uart8250_destroy(struct uart8250 *uart);
  */
 size_t uart8250_receive(struct uart8250 *uart, const uint8_t *buf, size_t len);
 
+/* Call NOTIFY(CTX) whenever the guest transmits a byte (boot tracing). */
+void uart8250_set_output_notify(struct uart8250 *uart, void (*notify)(void *),
+				void *ctx);
+
 /* The console sink that feeds host input to UART (uart8250_receive). */
 struct console_sink uart8250_console_sink(struct uart8250 *uart);
 

@@ -24,7 +24,8 @@
  */
 #define BOOSTS_PER_SECOND 20
 
-void brain_boost_vcpu(struct sched_vm *s, unsigned int target, uint32_t us)
+void brain_boost_vcpu(struct sched_vm *s, unsigned int target, uint32_t us,
+		      const char *cause)
 {
 	struct vcpu_track *t = &s->vcpus[target];
 	pid_t tid = vm_vcpu_tid(s->vm, target);
@@ -70,6 +71,7 @@ void brain_boost_vcpu(struct sched_vm *s, unsigned int target, uint32_t us)
 	atomic_fetch_add(&t->boosts, 1);
 	pthread_cond_signal(&s->cond); /* the sched thread times the restore */
 	pthread_mutex_unlock(&s->boost_lock);
+	event_post_boost(&s->vm->events, (int)target, cause);
 }
 
 /* Called with boost_lock held. Restores boosts that ran out (or all). */
@@ -162,5 +164,5 @@ void sched_msi_injected(struct vm *vm, uint64_t addr)
 	if (!tid || !thread_runnable(tid))
 		return;
 	atomic_fetch_add(&t->irq_boosts, 1);
-	brain_boost_vcpu(s, dest, us);
+	brain_boost_vcpu(s, dest, us, "irq");
 }

@@ -45,7 +45,7 @@ static void read_allowed(struct sched_vm *s)
 	s->nr_allowed = n;
 }
 
-static void set_halt_poll(struct sched_vm *s, uint32_t ns)
+void brain_set_halt_poll(struct sched_vm *s, uint32_t ns)
 {
 	int r;
 
@@ -58,6 +58,7 @@ static void set_halt_poll(struct sched_vm *s, uint32_t ns)
 		return;
 	}
 	s->halt_poll_changes++;
+	event_post(&s->vm->events, VM_EVENT_HALT_POLL, -1, ns, NULL, NULL);
 }
 
 int sched_vm_create(struct vm *vm)
@@ -126,7 +127,7 @@ int sched_vm_create(struct vm *vm)
 		}
 	}
 	if (s->create.first.set_halt_poll && s->state.halt_poll_set)
-		set_halt_poll(s, s->create.first.halt_poll_ns);
+		brain_set_halt_poll(s, s->create.first.halt_poll_ns);
 	atomic_store(&s->commit, (int)s->state.commit);
 	if (s->opt.settings.hints)
 		kernel_hints_set_commit(vm->fd, &s->kernel, s->state.commit);
@@ -336,13 +337,15 @@ static void brain_tick(struct sched_vm *s, uint64_t interval_ns)
 	if (act->apply_pin)
 		apply_pinning(s, act);
 	if (act->set_halt_poll)
-		set_halt_poll(s, act->halt_poll_ns);
+		brain_set_halt_poll(s, act->halt_poll_ns);
 	if (act->commit_changed) {
 		s->commit_changes++;
 		kernel_hints_set_commit(s->vm->fd, &s->kernel,
 					act->next.commit);
 		pr_info("sched: host is now %s for this VM",
 			commit_state_name(act->next.commit));
+		event_post(&s->vm->events, VM_EVENT_COMMIT, -1, 0,
+			   commit_state_name(act->next.commit), NULL);
 	}
 	s->state = act->next;
 	atomic_store(&s->commit, (int)s->state.commit);
@@ -364,25 +367,32 @@ static void print_table(struct sched_vm *s)
 	free(buf);
 }
 
-/* The sched thread starts before the vCPU threads: wait for them. */
+/*
+ * The sched thread starts before the vCPU threads: wait for them. Each
+ * vCPU thread wakes us once it has published its tid (sched_vcpu_start),
+ * and sched_vm_stopped() does on the way out: no polling, so a VM that
+ * ends at once does not wait for a sleep here.
+ */
 static void wait_for_tids(struct sched_vm *s)
 {
-	for (int tries = 0; tries < 2000; tries++) {
+	pthread_mutex_lock(&s->boost_lock);
+	for (;;) {
 		bool all = true;
 
 		for (unsigned int i = 0; i < s->nr_vcpus && all; i++)
 			all = vm_vcpu_tid(s->vm, i) != 0;
-		if (all || __atomic_load_n(&s->stop, __ATOMIC_RELAXED))
-			return;
-		usleep(1000);
+		if (all || s->stop)
+			break;
+		pthread_cond_wait(&s->cond, &s->boost_lock);
 	}
+	pthread_mutex_unlock(&s->boost_lock);
 }
 
 static void *brain_thread(void *arg)
 {
 	struct sched_vm *s = arg;
 	uint64_t interval = BRAIN_INTERVAL_MS * 1000000ull;
-	uint64_t print_every = s->opt.stats_interval_ms * 1000000ull;
+	uint64_t print_every;
 	uint64_t last_tick, last_print, next_boost = UINT64_MAX;
 
 	pthread_setname_np(pthread_self(), "hintvm-sched");
@@ -399,6 +409,8 @@ static void *brain_thread(void *arg)
 		uint64_t now = hvm_monotonic_ns(), wake = last_tick + interval;
 		struct timespec ts;
 
+		/* Under boost_lock: `set stats-interval` changes it. */
+		print_every = s->opt.stats_interval_ms * 1000000ull;
 		if (print_every && s->opt.stats &&
 		    last_print + print_every < wake)
 			wake = last_print + print_every;
@@ -475,7 +487,13 @@ void sched_vcpu_start(struct vm *vm, unsigned int id)
 	const struct policy_action *a;
 	int r = 0;
 
-	if (!s || !s->create.first.apply_pin || id >= POLICY_MAX_VCPUS)
+	if (!s)
+		return;
+	/* Our tid is published: the sched thread may be waiting for it. */
+	pthread_mutex_lock(&s->boost_lock);
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->boost_lock);
+	if (!s->create.first.apply_pin || id >= POLICY_MAX_VCPUS)
 		return;
 	/* Pinned before the first KVM_RUN: no migration right after start. */
 	a = &s->create.first;

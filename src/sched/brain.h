@@ -60,4 +60,13 @@ void sched_vm_stopped(struct vm *vm);
 int sched_format_stats(struct vm *vm, bool json, char *buf, size_t len);
 int sched_stat(struct vm *vm, const char *name, uint64_t *value);
 
+/*
+ * The control socket's requests the brain answers (src/sched/runtime.c):
+ * change a run-time setting (-ENOENT: not one of the brain's run-time
+ * keys; -EINVAL: bad value, reason recorded), and the settings as they are
+ * now as one JSON object (snprintf-like).
+ */
+int sched_set_option(struct vm *vm, const char *key, const char *value);
+int sched_describe(struct vm *vm, char *buf, size_t len);
+
 #endif

@@ -111,11 +111,16 @@ struct sched_vm {
  * when the boost began), restore the boosts that ran out by NOW (or ALL)
  * and return when the next one does, forget a vCPU whose thread ended.
  */
-void brain_boost_vcpu(struct sched_vm *s, unsigned int target, uint32_t us);
+/* CAUSE ("hint", "irq") names the boost for event subscribers. */
+void brain_boost_vcpu(struct sched_vm *s, unsigned int target, uint32_t us,
+		      const char *cause);
 uint64_t brain_restore_boosts(struct sched_vm *s, uint64_t now, bool all);
 void brain_boost_vcpu_exited(struct sched_vm *s, unsigned int id);
 
 /* Refresh every KVM statistics snapshot (caller holds s->lock). */
 void brain_read_kvm_stats(struct sched_vm *s);
+
+/* KVM_CAP_HALT_POLL to NS (caller holds s->lock); tells subscribers. */
+void brain_set_halt_poll(struct sched_vm *s, uint32_t ns);
 
 #endif

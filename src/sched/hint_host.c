@@ -45,7 +45,8 @@ static void hint_deliver(void *ctx, const struct hint_event *ev)
 			return;
 	}
 	if (d.boost_vcpu >= 0 && (unsigned int)d.boost_vcpu < s->nr_vcpus)
-		brain_boost_vcpu(s, (unsigned int)d.boost_vcpu, d.boost_us);
+		brain_boost_vcpu(s, (unsigned int)d.boost_vcpu, d.boost_us,
+				 "hint");
 	if (d.yield_self) {
 		/* We are on the writer's vCPU thread: give its CPU away. */
 		sched_yield();

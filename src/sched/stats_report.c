@@ -56,51 +56,32 @@ KSTAT_GETTER(v_poll_ok_ns, "halt_poll_success_ns")
 KSTAT_GETTER(v_poll_bad_ns, "halt_poll_fail_ns")
 KSTAT_GETTER(v_halt_wait_ns, "halt_wait_ns")
 
-static uint64_t v_run_ns(const void *ctx, unsigned int id)
-{
-	return track(ctx, id)->sched.run_ns;
-}
+/* VCPU_STAT(fn, expr): a getter returning EXPR of the vcpu_track T. */
+#define VCPU_STAT(fn, expr)                                  \
+	static uint64_t fn(const void *ctx, unsigned int id) \
+	{                                                    \
+		const struct vcpu_track *t = track(ctx, id); \
+		return (uint64_t)(expr);                     \
+	}
 
+VCPU_STAT(v_run_ns, t->sched.run_ns)
 /* Run-queue wait from schedstat: what the guest sees as steal time. */
-static uint64_t v_wait_ns(const void *ctx, unsigned int id)
-{
-	return track(ctx, id)->sched.wait_ns;
-}
+VCPU_STAT(v_wait_ns, t->sched.wait_ns)
+VCPU_STAT(v_yields, atomic_load(&t->yields))
+VCPU_STAT(v_boosts, atomic_load(&t->boosts))
+VCPU_STAT(v_irq_boosts, atomic_load(&t->irq_boosts))
 
-static uint64_t v_yields(const void *ctx, unsigned int id)
-{
-	return atomic_load(&track(ctx, id)->yields);
-}
+/* HINT_STAT(fn, field): a getter returning the hint channel's FIELD. */
+#define HINT_STAT(fn, field)                                 \
+	static uint64_t fn(const void *ctx, unsigned int id) \
+	{                                                    \
+		return hints_of(ctx, id).field;              \
+	}
 
-static uint64_t v_boosts(const void *ctx, unsigned int id)
-{
-	return atomic_load(&track(ctx, id)->boosts);
-}
-
-static uint64_t v_irq_boosts(const void *ctx, unsigned int id)
-{
-	return atomic_load(&track(ctx, id)->irq_boosts);
-}
-
-static uint64_t v_hint_accepted(const void *ctx, unsigned int id)
-{
-	return hints_of(ctx, id).accepted;
-}
-
-static uint64_t v_hint_dropped(const void *ctx, unsigned int id)
-{
-	return hints_of(ctx, id).dropped;
-}
-
-static uint64_t v_hint_invalid(const void *ctx, unsigned int id)
-{
-	return hints_of(ctx, id).invalid;
-}
-
-static uint64_t v_hint_named_holder(const void *ctx, unsigned int id)
-{
-	return hints_of(ctx, id).named_holder;
-}
+HINT_STAT(v_hint_accepted, accepted)
+HINT_STAT(v_hint_dropped, dropped)
+HINT_STAT(v_hint_invalid, invalid)
+HINT_STAT(v_hint_named_holder, named_holder)
 
 /*
  * KVM's own counters have no name or JSON key here: by name they are found
@@ -194,212 +175,119 @@ static const char *halt_poll_mode(const struct sched_options *o)
 
 /* ---- the VM table (context: struct sched_vm) ---- */
 
-static const struct sched_vm *vms(const void *ctx)
-{
-	return ctx;
-}
+/*
+ * VM_STAT(fn, expr): a getter returning EXPR of the sched_vm S;
+ * VM_TEXT(fn, expr): the same for a STAT_NAME's text (BUF, LEN at hand).
+ */
+#define VM_STAT(fn, expr)                                    \
+	static uint64_t fn(const void *ctx, unsigned int id) \
+	{                                                    \
+		const struct sched_vm *s = ctx;              \
+		return (uint64_t)(expr);                     \
+	}
+#define VM_TEXT(fn, expr)                                             \
+	static const char *fn(const void *ctx, char *buf, size_t len) \
+	{                                                             \
+		const struct sched_vm *s = ctx;                       \
+		return (expr);                                        \
+	}
 
-static uint64_t m_elapsed_ns(const void *ctx, unsigned int id)
-{
-	const struct sched_vm *s = vms(ctx);
+VM_STAT(m_elapsed_ns,
+	(s->end_ns ? s->end_ns : hvm_monotonic_ns()) - s->start_ns)
+VM_STAT(m_running, !s->end_ns)
+VM_STAT(m_allowed_cpus, s->nr_allowed)
+VM_STAT(m_pressure, s->pressure.avg10_centi)
+VM_STAT(m_have_pressure, s->have_pressure)
+VM_STAT(m_throttled_ns, s->throttled_ns_total)
+VM_TEXT(m_kernel_text, s->kernel_path)
+VM_STAT(m_kernel_yield_calls, atomic_load(&s->kernel_yield_calls))
+VM_STAT(m_kernel_yields, atomic_load(&s->kernel_yields))
+/* Guest console output (core/console_out): a stalled reader shows here. */
+VM_STAT(m_console_written, console_out_written(s->vm->console_out))
+VM_STAT(m_console_dropped, console_out_dropped(s->vm->console_out))
+VM_STAT(m_sched_hints, s->opt.settings.hints)
+VM_STAT(m_commit, s->state.commit)
+VM_TEXT(m_commit_text, commit_state_name(s->state.commit))
+VM_STAT(m_commit_changes, s->commit_changes)
+VM_STAT(m_pin, s->state.pin)
+VM_TEXT(m_pin_text, pin_plan_name(s->state.pin))
+VM_STAT(m_hlt_exits_disabled, s->exits_hlt_disabled)
+VM_STAT(m_pause_exits_disabled, s->exits_pause_disabled)
+VM_STAT(m_halt_poll_mode, s->opt.settings.halt_poll)
+VM_TEXT(m_halt_poll_mode_text, halt_poll_mode(&s->opt))
+VM_STAT(m_halt_poll_ns,
+	s->state.halt_poll_set ? s->state.halt_poll_ns : UINT64_MAX)
+VM_STAT(m_pins_applied, atomic_load(&s->pins_applied))
+VM_STAT(m_halt_poll_changes, s->halt_poll_changes)
+VM_STAT(m_ticks, s->ticks)
+VM_STAT(m_actuator_errors, s->actuator_errors)
+VM_STAT(m_boost_failures, atomic_load(&s->boost_failures))
+VM_STAT(m_pv_enabled, s->pv.enabled)
+VM_TEXT(m_pv_enabled_text, pv_format(s->pv.enabled, buf, len))
+VM_STAT(m_pv_masked_hypercall, s->pv.masked_hypercall)
+VM_TEXT(m_pv_masked_hypercall_text, pv_format(s->pv.masked_hypercall, buf, len))
+VM_STAT(m_pv_masked_needs, s->pv.masked_needs)
+VM_TEXT(m_pv_masked_needs_text, pv_format(s->pv.masked_needs, buf, len))
+VM_STAT(m_pv_masked_unsupported, s->pv.masked_unsupported)
+VM_TEXT(m_pv_masked_unsupported_text,
+	pv_format(s->pv.masked_unsupported, buf, len))
+VM_STAT(m_hypercalls_work, s->hypercalls_work)
+VM_STAT(m_hint_foreign, s->hints_registered ? s->hints.foreign_writes : 0)
 
-	return (s->end_ns ? s->end_ns : hvm_monotonic_ns()) - s->start_ns;
-}
-
-static uint64_t m_running(const void *ctx, unsigned int id)
-{
-	return !vms(ctx)->end_ns;
-}
-
-static uint64_t m_allowed_cpus(const void *ctx, unsigned int id)
-{
-	return vms(ctx)->nr_allowed;
-}
-
-static uint64_t m_pressure(const void *ctx, unsigned int id)
-{
-	return vms(ctx)->pressure.avg10_centi;
-}
-
-static uint64_t m_have_pressure(const void *ctx, unsigned int id)
-{
-	return vms(ctx)->have_pressure;
-}
-
-static uint64_t m_throttled_ns(const void *ctx, unsigned int id)
-{
-	return vms(ctx)->throttled_ns_total;
-}
-
+/* For a text-only entry: no number behind it. */
 static uint64_t m_none(const void *ctx, unsigned int id)
 {
 	return 0;
 }
 
-static const char *m_kernel_text(const void *ctx, char *buf, size_t len)
-{
-	return vms(ctx)->kernel_path;
-}
-
-static uint64_t m_kernel_yield_calls(const void *ctx, unsigned int id)
-{
-	return atomic_load(&vms(ctx)->kernel_yield_calls);
-}
-
-static uint64_t m_kernel_yields(const void *ctx, unsigned int id)
-{
-	return atomic_load(&vms(ctx)->kernel_yields);
-}
-
-static uint64_t m_sched_hints(const void *ctx, unsigned int id)
-{
-	return vms(ctx)->opt.settings.hints;
-}
-
-static uint64_t m_commit(const void *ctx, unsigned int id)
-{
-	return (uint64_t)vms(ctx)->state.commit;
-}
-
-static const char *m_commit_text(const void *ctx, char *buf, size_t len)
-{
-	return commit_state_name(vms(ctx)->state.commit);
-}
-
-static uint64_t m_commit_changes(const void *ctx, unsigned int id)
-{
-	return vms(ctx)->commit_changes;
-}
-
-static uint64_t m_pin(const void *ctx, unsigned int id)
-{
-	return (uint64_t)vms(ctx)->state.pin;
-}
-
-static const char *m_pin_text(const void *ctx, char *buf, size_t len)
-{
-	return pin_plan_name(vms(ctx)->state.pin);
-}
-
-static uint64_t m_hlt_exits_disabled(const void *ctx, unsigned int id)
-{
-	return vms(ctx)->exits_hlt_disabled;
-}
-
-static uint64_t m_pause_exits_disabled(const void *ctx, unsigned int id)
-{
-	return vms(ctx)->exits_pause_disabled;
-}
-
-static uint64_t m_halt_poll_mode(const void *ctx, unsigned int id)
-{
-	return (uint64_t)vms(ctx)->opt.settings.halt_poll;
-}
-
-static const char *m_halt_poll_mode_text(const void *ctx, char *buf, size_t len)
-{
-	return halt_poll_mode(&vms(ctx)->opt);
-}
-
-static uint64_t m_halt_poll_ns(const void *ctx, unsigned int id)
-{
-	const struct sched_vm *s = vms(ctx);
-
-	return s->state.halt_poll_set ? s->state.halt_poll_ns : UINT64_MAX;
-}
-
-static uint64_t m_pins_applied(const void *ctx, unsigned int id)
-{
-	return atomic_load(&vms(ctx)->pins_applied);
-}
-
-static uint64_t m_halt_poll_changes(const void *ctx, unsigned int id)
-{
-	return vms(ctx)->halt_poll_changes;
-}
-
-static uint64_t m_ticks(const void *ctx, unsigned int id)
-{
-	return vms(ctx)->ticks;
-}
-
-static uint64_t m_actuator_errors(const void *ctx, unsigned int id)
-{
-	return vms(ctx)->actuator_errors;
-}
-
-static uint64_t m_boost_failures(const void *ctx, unsigned int id)
-{
-	return atomic_load(&vms(ctx)->boost_failures);
-}
-
-static uint64_t m_pv_enabled(const void *ctx, unsigned int id)
-{
-	return vms(ctx)->pv.enabled;
-}
-
-static const char *m_pv_enabled_text(const void *ctx, char *buf, size_t len)
-{
-	return pv_format(vms(ctx)->pv.enabled, buf, len);
-}
-
-static uint64_t m_pv_masked_hypercall(const void *ctx, unsigned int id)
-{
-	return vms(ctx)->pv.masked_hypercall;
-}
-
-static const char *m_pv_masked_hypercall_text(const void *ctx, char *buf,
-					      size_t len)
-{
-	return pv_format(vms(ctx)->pv.masked_hypercall, buf, len);
-}
-
-static uint64_t m_pv_masked_needs(const void *ctx, unsigned int id)
-{
-	return vms(ctx)->pv.masked_needs;
-}
-
-static const char *m_pv_masked_needs_text(const void *ctx, char *buf,
-					  size_t len)
-{
-	return pv_format(vms(ctx)->pv.masked_needs, buf, len);
-}
-
-static uint64_t m_pv_masked_unsupported(const void *ctx, unsigned int id)
-{
-	return vms(ctx)->pv.masked_unsupported;
-}
-
-static const char *m_pv_masked_unsupported_text(const void *ctx, char *buf,
-						size_t len)
-{
-	return pv_format(vms(ctx)->pv.masked_unsupported, buf, len);
-}
-
-static uint64_t m_hypercalls_work(const void *ctx, unsigned int id)
-{
-	return vms(ctx)->hypercalls_work;
-}
-
-/* Guest console output (core/console_out): a stalled reader shows here. */
-static uint64_t m_console_written(const void *ctx, unsigned int id)
-{
-	return console_out_written(vms(ctx)->vm->console_out);
-}
-
-static uint64_t m_console_dropped(const void *ctx, unsigned int id)
-{
-	return console_out_dropped(vms(ctx)->vm->console_out);
-}
-
-static uint64_t m_hint_foreign(const void *ctx, unsigned int id)
-{
-	const struct sched_vm *s = vms(ctx);
-
-	return s->hints_registered ? s->hints.foreign_writes : 0;
-}
-
 /* The VM scope: "vm.NAME" by name, the top of the JSON document. */
+/* The boot phases (core/boot_trace.h): ns from process start. */
+static uint64_t boot_phase_ns(const void *ctx, enum boot_phase phase)
+{
+	uint64_t at = atomic_load(
+		&((const struct sched_vm *)ctx)->vm->boot.at_ns[phase]);
+
+	return at ? at - boot_trace_process_start_ns() : UINT64_MAX;
+}
+
+#define BOOT_PHASE_GETTER(fn, phase)                         \
+	static uint64_t fn(const void *ctx, unsigned int id) \
+	{                                                    \
+		return boot_phase_ns(ctx, phase);            \
+	}
+BOOT_PHASE_GETTER(m_boot_vm_created, BOOT_VM_CREATED)
+BOOT_PHASE_GETTER(m_boot_first_run, BOOT_FIRST_RUN)
+BOOT_PHASE_GETTER(m_boot_first_console, BOOT_FIRST_CONSOLE)
+BOOT_PHASE_GETTER(m_boot_guest_stop, BOOT_GUEST_STOP)
+BOOT_PHASE_GETTER(m_boot_vcpus_joined, BOOT_REPORT)
+
+/* Exits of all vCPUs before the guest's first console byte, by kind. */
+static uint64_t boot_exits(const void *ctx, unsigned int reason)
+{
+	return ((const struct sched_vm *)ctx)
+		->vm->boot.exits_before_console[reason];
+}
+
+#define BOOT_EXITS_GETTER(fn, reason)                        \
+	static uint64_t fn(const void *ctx, unsigned int id) \
+	{                                                    \
+		return boot_exits(ctx, reason);              \
+	}
+BOOT_EXITS_GETTER(m_boot_exits_io, KVM_EXIT_IO)
+BOOT_EXITS_GETTER(m_boot_exits_mmio, KVM_EXIT_MMIO)
+BOOT_EXITS_GETTER(m_boot_exits_hlt, KVM_EXIT_HLT)
+BOOT_EXITS_GETTER(m_boot_exits_intr, KVM_EXIT_INTR)
+BOOT_EXITS_GETTER(m_boot_exits_ioapic_eoi, KVM_EXIT_IOAPIC_EOI)
+
+static uint64_t m_boot_exits_total(const void *ctx, unsigned int id)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int r = 0; r < BOOT_EXIT_REASONS; r++)
+		sum += boot_exits(ctx, r);
+	return sum;
+}
+
 static const struct stat_desc vm_stats[] = {
 	{ .name = "elapsed_ns", .json = "elapsed_ns", .get = m_elapsed_ns },
 	{ .name = "running",
@@ -509,7 +397,81 @@ static const struct stat_desc vm_stats[] = {
 	  .kind = STAT_FLAG,
 	  .get = m_hypercalls_work },
 	{ .name = "hint_foreign", .get = m_hint_foreign },
+	{ .name = "boot.vm_created_ns",
+	  .json = "boot.vm_created_ns",
+	  .kind = STAT_OPTIONAL,
+	  .get = m_boot_vm_created },
+	{ .name = "boot.first_kvm_run_ns",
+	  .json = "boot.first_kvm_run_ns",
+	  .kind = STAT_OPTIONAL,
+	  .get = m_boot_first_run },
+	{ .name = "boot.first_console_byte_ns",
+	  .json = "boot.first_console_byte_ns",
+	  .kind = STAT_OPTIONAL,
+	  .get = m_boot_first_console },
+	{ .name = "boot.guest_stop_ns",
+	  .json = "boot.guest_stop_ns",
+	  .kind = STAT_OPTIONAL,
+	  .get = m_boot_guest_stop },
+	{ .name = "boot.vcpus_joined_ns",
+	  .json = "boot.vcpus_joined_ns",
+	  .kind = STAT_OPTIONAL,
+	  .get = m_boot_vcpus_joined },
+	{ .name = "boot.exits_before_console",
+	  .json = "boot.exits_before_console",
+	  .get = m_boot_exits_total },
+	{ .name = "boot.exits_before_console_io",
+	  .json = "boot.exits_before_console_io",
+	  .get = m_boot_exits_io },
+	{ .name = "boot.exits_before_console_mmio",
+	  .json = "boot.exits_before_console_mmio",
+	  .get = m_boot_exits_mmio },
+	{ .name = "boot.exits_before_console_hlt",
+	  .json = "boot.exits_before_console_hlt",
+	  .get = m_boot_exits_hlt },
+	{ .name = "boot.exits_before_console_intr",
+	  .json = "boot.exits_before_console_intr",
+	  .get = m_boot_exits_intr },
+	{ .name = "boot.exits_before_console_ioapic_eoi",
+	  .json = "boot.exits_before_console_ioapic_eoi",
+	  .get = m_boot_exits_ioapic_eoi },
 };
+
+/*
+ * The boot phases as two text lines: ms from process start, and the
+ * exits before the first console byte (core/boot_trace.h).
+ */
+static void format_boot(const struct sched_vm *s, struct stat_text *t)
+{
+	const struct boot_trace *b = &s->vm->boot;
+	static const struct {
+		unsigned int reason;
+		const char *name;
+	} kinds[] = {
+		{ KVM_EXIT_IO, "io" },
+		{ KVM_EXIT_MMIO, "mmio" },
+		{ KVM_EXIT_HLT, "hlt" },
+		{ KVM_EXIT_INTR, "intr" },
+		{ KVM_EXIT_IOAPIC_EOI, "ioapic_eoi" },
+	};
+
+	stat_put(t, "  boot (ms from process start):");
+	for (enum boot_phase p = BOOT_VM_CREATED; p < BOOT_TORN_DOWN; p++) {
+		double ms = boot_trace_ms(b, p);
+
+		if (ms >= 0)
+			stat_put(t, " %s %.2f", boot_phase_name(p), ms);
+		else
+			stat_put(t, " %s -", boot_phase_name(p));
+	}
+	stat_put(t, "\n  boot exits before the first console byte: %llu",
+		 (unsigned long long)m_boot_exits_total(s, 0));
+	for (size_t i = 0; i < ARRAY_LEN(kinds); i++)
+		stat_put(t, ", %s %llu", kinds[i].name,
+			 (unsigned long long)
+				 b->exits_before_console[kinds[i].reason]);
+	stat_put(t, "\n");
+}
 
 /* ---- the three readers ---- */
 
@@ -558,6 +520,7 @@ static void format_table(struct sched_vm *s, struct stat_text *t)
 		!s->opt.settings.hints		  ? "off"
 		: s->state.commit == COMMIT_UNDER ? "received, not acted on"
 						  : "acted on");
+	format_boot(s, t);
 	if (s->state.halt_poll_set)
 		stat_put(t, "  halt-poll value: %u ns\n",
 			 s->state.halt_poll_ns);

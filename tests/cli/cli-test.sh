@@ -9,6 +9,8 @@ hintvm=$1
 kernel_elf=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Every VM registers itself; keep this run's VMs to itself.
+export HINTVM_RUNTIME_DIR=$tmp/run
 n=0
 failed=0
 have_kvm=0
@@ -61,6 +63,7 @@ expect "-c 0" 2 "--cpus: '0' is not a valid vCPU count; expected a number from 1
 expect "-c 9999" 2 "--cpus: '9999'" -- run -c 9999
 expect "bad switch value" 2 "--hugepages: 'maybe'" -- run --hugepages=maybe
 expect "bad console" 2 "--console: 'vga'" -- run --console vga
+expect "bad irqchip" 2 "--irqchip: 'pic'" -- run --irqchip pic
 printf 'cpus = 2\nmemory = 1G\n' >"$tmp/bad.conf"
 expect "malformed config line" 2 "bad.conf:2: unknown option 'memory'" -- run --config "$tmp/bad.conf"
 expect "missing config file" 2 "cannot read config file $tmp/none.conf" -- run --config "$tmp/none.conf"
@@ -320,7 +323,7 @@ if [ $have_kvm = 1 ]; then
 	expect "ctl status while paused" 0 '"state":"paused"' -- ctl "$sock" status
 	expect "ctl resume" 0 '"state":"running"' -- ctl "$sock" resume
 	expect "ctl unknown request" 1 "unknown request 'reboot-now'; expected status" -- ctl "$sock" reboot-now
-	expect "ctl oversized request" 1 "longer than" -- ctl "$sock" "$(head -c 600 /dev/zero | tr '\0' 'y')"
+	expect "ctl oversized request" 1 "longer than" -- ctl "$sock" "$(head -c 1100 /dev/zero | tr '\0' 'y')"
 	expect "a second VM on the same socket is refused" 2 "another VM is serving $sock" -- run --control "$sock"
 	# Idle connections cannot starve the socket: with 100 of them open
 	# (none sends anything) a real request is still answered; a partial

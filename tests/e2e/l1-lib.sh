@@ -29,11 +29,12 @@ field() { # KEY LINE -> value of KEY=... in LINE
 
 # Run a VMM under e2e-run (tests/e2e/e2e-run.c): its console goes to LOG;
 # sets RUN (the e2e-run line), STATUS, INIT_MS (when MARKER first appeared)
-# and WALL_MS.
+# and WALL_MS. The command's stdin is RUN_VM_INPUT when set, else /dev/null.
 run_vm() { # LOG MARKER -- COMMAND...
 	log=$1 marker=$2
 	shift 3
-	RUN=$(e2e-run -t "$TIMEOUT" -m "$marker" -o "$log" -- "$@")
+	RUN=$(e2e-run -t "$TIMEOUT" -m "$marker" -o "$log" \
+		-i "${RUN_VM_INPUT:-/dev/null}" -- "$@")
 	STATUS=$(field status "$RUN")
 	INIT_MS=$(field marker_ms "$RUN")
 	WALL_MS=$(field wall_ms "$RUN")

@@ -47,6 +47,10 @@ boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS [ARGS]
 		-p "$cmdline" -c "$cpus" -m "$MEM"
 	guest=$(grep -m 1 "$MARKER" "$log" | tr -d '\r')
 	echo "E2E-TIME name=$name vmm=hintvm kernel=$label cpus=$cpus boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS guest_uptime_s=$(field uptime "$guest")"
+	# Where the boot went (--stats, src/core/boot_trace.c): phases in ms
+	# from hintvm's start, and the exits before the guest's first console
+	# byte, which under "quiet" is init's first line.
+	echo "E2E-INFO name=$name $(grep -a -m 1 'boot (ms from' "$log" | tr -d '\r' | sed 's/^ *//');$(grep -a -m 1 'boot exits before' "$log" | tr -d '\r' | sed 's/^ *boot//')"
 	problems="" clocksource=""
 	[ "$STATUS" = "$expect" ] ||
 		problems="$problems exit status $STATUS, expected $expect;"
@@ -382,10 +386,46 @@ virtio_rng_console_case() {
 	fi
 }
 
+# Serial input: the guest prints a prompt, a typist on hintvm's stdin (a
+# fifo) answers once it appears, and the guest echoes what it read.
+SERIAL_LINE=typed-on-the-l1-host
+serial_input_case() { # NAME
+	name=$1
+	virtio_precheck $name || return
+	fifo=/tmp/$name.fifo
+	LOG=/tmp/$name.log
+	rm -f $fifo
+	mkfifo $fifo
+	: > $LOG
+	(
+		i=0
+		while ! grep -q "E2E-GUEST serial ready" $LOG && [ $i -lt 1200 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		echo $SERIAL_LINE
+		exec sleep $TIMEOUT # keep stdin open until the VM is gone
+	) > $fifo &
+	typist=$!
+	RUN_VM_INPUT=$fifo
+	virtio_boot $name serial --rng
+	RUN_VM_INPUT=
+	kill $typist 2>/dev/null
+	problems=""
+	virtio_check_run
+	got=$(guest_line "serial got=")
+	[ "$got" = "E2E-GUEST serial got=$SERIAL_LINE" ] ||
+		problems="$problems guest read \"$got\" from ttyS0;"
+	rng=$(field rng "$(guest_line "serial rng=")")
+	[ ${#rng} = 16 ] || problems="$problems no bytes from virtio-rng;"
+	virtio_report $name "the guest read \"$SERIAL_LINE\" from ttyS0 (IRQ 4) and 8 bytes from virtio-rng"
+}
+
 virtio_blk_ext4_case
 virtio_blk_ro_case
 virtio_net_case
 virtio_rng_console_case
+serial_input_case serial-input
 
 # ---- Linux guest workloads (docs/benchmarks.md) ---------------------------
 # The virtio guest with 2 vCPUs and no device, e2e.virtio=bench: it runs
@@ -508,6 +548,22 @@ tlbflush_bench() {
 
 tlbflush_case
 tlbflush_bench
+
+# ---- the in-kernel irqchip (--irqchip kernel) -----------------------------
+# The default is the split irqchip; a representative subset again with
+# KVM's irqchip and PIT: SMP, poweroff, reboot, panic, serial input with
+# virtio. Through a wrapper, so every case above can run unchanged.
+HINTVM_SPLIT=$HINTVM
+HINTVM=/tmp/hintvm-irqchip-kernel
+printf '#!/bin/sh\nverb=$1\nshift\nexec %s "$verb" --irqchip kernel "$@"\n' \
+	"$HINTVM_SPLIT" > $HINTVM
+chmod 755 $HINTVM
+[ -x "$HINTVM_SPLIT" ] || rm -f $HINTVM
+boot_case boot-pvh-2cpu-irqchip-kernel vmlinux "$VMLINUX" 2 poweroff $STATUS_POWEROFF
+boot_case reboot-irqchip-kernel vmlinux "$VMLINUX" 1 reboot $STATUS_REBOOT
+boot_case panic-irqchip-kernel vmlinux "$VMLINUX" 1 panic $STATUS_CRASH
+serial_input_case serial-input-irqchip-kernel
+HINTVM=$HINTVM_SPLIT
 
 # Last: QEMU in this L1 is information only, and a QEMU that wedges the L1
 # must not cost hintvm's results (tests/e2e/run then reports it skipped).

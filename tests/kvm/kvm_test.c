@@ -21,6 +21,21 @@ void kvm_test_require_kvm(void)
 	close(fd);
 }
 
+struct hvm_config *kvm_test_config_new(void)
+{
+	struct hvm_config *cfg = hvm_config_new();
+	const char *irqchip = getenv("KVM_TEST_IRQCHIP");
+
+	if (cfg && irqchip && *irqchip &&
+	    hvm_config_set(cfg, "irqchip", irqchip) < 0) {
+		fprintf(stderr, "KVM_TEST_IRQCHIP=%s: %s\n", irqchip,
+			hvm_last_error());
+		hvm_config_free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
 static char *read_all(int fd)
 {
 	off_t size = lseek(fd, 0, SEEK_END);
@@ -34,7 +49,7 @@ static char *read_all(int fd)
 int guest_boot(struct guest_run *run, const char *kernel, unsigned int cpus,
 	       const char *cmdline, const char *const *extra)
 {
-	struct hvm_config *cfg = hvm_config_new();
+	struct hvm_config *cfg = kvm_test_config_new();
 	int out = memfd_create("guest-console", MFD_CLOEXEC);
 	struct hvm_vm *vm;
 	char ncpus[16];

@@ -17,6 +17,13 @@ struct guest_run {
 	char *output; /* everything the guest wrote to its serial port */
 };
 
+/*
+ * hvm_config_new() plus what the whole run asks for: KVM_TEST_IRQCHIP
+ * (split or kernel) selects --irqchip, so meson runs the suite once per
+ * interrupt-controller mode. NULL on failure.
+ */
+struct hvm_config *kvm_test_config_new(void);
+
 /* Exit with the skip status, saying why, when /dev/kvm is unusable. */
 void kvm_test_require_kvm(void);
 

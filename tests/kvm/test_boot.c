@@ -99,6 +99,24 @@ static void test_default_payload_is_hello(void **state)
 	guest_run_free(&run);
 }
 
+/* The test kernel in an ELF32 container boots like the ELF64 original. */
+static void test_elf32_pvh_kernel_boots(void **state)
+{
+	const char *kernel = getenv("KVM_TEST_ELF32_KERNEL");
+	struct guest_run run;
+
+	if (!kernel || !*kernel) {
+		printf("SKIP: KVM_TEST_ELF32_KERNEL not set (meson sets it)\n");
+		skip();
+	}
+	assert_int_equal(guest_boot(&run, kernel, 2, "test=hello", NULL), 0);
+	print_output_on_failure(&run);
+	assert_int_equal(run.exit.reason, HVM_EXIT_POWEROFF);
+	assert_string_equal(result_field(&run, "ok"), "1");
+	assert_string_equal(result_field(&run, "cpus"), "2");
+	guest_run_free(&run);
+}
+
 static void test_triple_fault_is_a_crash(void **state)
 {
 	for (unsigned int cpus = 1; cpus <= 2; cpus++) {
@@ -154,6 +172,7 @@ int main(void)
 		cmocka_unit_test(test_cpuid_2),
 		cmocka_unit_test(test_cpuid_4),
 		cmocka_unit_test(test_default_payload_is_hello),
+		cmocka_unit_test(test_elf32_pvh_kernel_boots),
 		cmocka_unit_test(test_triple_fault_is_a_crash),
 		cmocka_unit_test(test_debug_exit_passes_the_code_through),
 		cmocka_unit_test(test_cpuid_marks_a_kvm_guest),

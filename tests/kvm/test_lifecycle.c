@@ -54,7 +54,7 @@ static long long thread_runtime(const char *name)
 
 static struct hvm_vm *start_spinning_vm(unsigned int cpus, int out)
 {
-	struct hvm_config *cfg = hvm_config_new();
+	struct hvm_config *cfg = kvm_test_config_new();
 	struct hvm_vm *vm;
 	char n[8];
 

@@ -48,7 +48,7 @@ struct sched_run {
 static void boot(struct sched_run *r, unsigned int cpus, const char *cmdline,
 		 const char *const *options)
 {
-	struct hvm_config *cfg = hvm_config_new();
+	struct hvm_config *cfg = kvm_test_config_new();
 	const char *kernel = getenv("HINTVM_TEST_KERNEL");
 	int out = memfd_create("guest-console", MFD_CLOEXEC);
 	char ncpus[16];
@@ -153,7 +153,19 @@ static void test_stats_count_exits_and_halts(void **state)
 	assert_int_equal(hvm_vm_stats(r.vm, 1, table, (size_t)n + 1), n);
 	assert_true(table[0] == '{');
 	assert_non_null(strstr(table, "\"halt_successful_poll\":"));
+	assert_non_null(strstr(table, "\"first_console_byte_ns\":"));
 	free(table);
+
+	/* The boot phases, in the order a boot reaches them. */
+	assert_true(stat(&r, "vm.boot.vm_created_ns") > 0);
+	assert_true(stat(&r, "vm.boot.first_kvm_run_ns") >=
+		    stat(&r, "vm.boot.vm_created_ns"));
+	assert_true(stat(&r, "vm.boot.first_console_byte_ns") >=
+		    stat(&r, "vm.boot.first_kvm_run_ns"));
+	assert_true(stat(&r, "vm.boot.guest_stop_ns") >=
+		    stat(&r, "vm.boot.first_console_byte_ns"));
+	assert_true(stat(&r, "vm.boot.vcpus_joined_ns") >=
+		    stat(&r, "vm.boot.guest_stop_ns"));
 
 	uint64_t v;
 	assert_int_equal(hvm_vm_stat(r.vm, "no_such_stat", &v), -2);

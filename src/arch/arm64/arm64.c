@@ -145,6 +145,7 @@ static int arm64_setup_devices(struct vm *vm)
 	if (!a->uart || !a->pvpanic)
 		return hvm_set_error(-ENOMEM, "out of memory for devices");
 	vm->console_sink = uart8250_console_sink(a->uart);
+	uart8250_set_output_notify(a->uart, vm_console_output, vm);
 	r = vm_register_mmio(vm, ARM64_UART_GPA, UART8250_REGS,
 			     &uart8250_bus_ops, a->uart, "ttyS0");
 	if (!r)
@@ -214,6 +215,10 @@ int arch_vm_init(struct vm *vm)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	vm->arch = a;
 	a->gic.fd = -1;
+	if (vm->cfg->arch.irqchip == IRQCHIP_SPLIT)
+		return hvm_set_error(
+			-EINVAL,
+			"--irqchip split is for x86 guests; arm64 always uses KVM's vGICv3");
 	a->mpidr = calloc(vm->cfg->cpus, sizeof(*a->mpidr));
 	if (!a->mpidr)
 		return hvm_set_error(-ENOMEM, "out of memory");

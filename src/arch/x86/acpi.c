@@ -292,7 +292,8 @@ static void *at(struct acpi_builder *b, size_t off)
 	return b->buf + off;
 }
 
-static size_t build_madt(struct acpi_builder *b, unsigned int nr_vcpus)
+static size_t build_madt(struct acpi_builder *b, unsigned int nr_vcpus,
+			 bool legacy_pic)
 {
 	size_t len = sizeof(struct acpi_madt) +
 		     nr_vcpus * sizeof(struct madt_local_apic) +
@@ -307,7 +308,7 @@ static size_t build_madt(struct acpi_builder *b, unsigned int nr_vcpus)
 	madt = at(b, off);
 	header_init(&madt->header, "APIC", (uint32_t)len, 5);
 	madt->local_apic_address = X86_LAPIC_GPA;
-	madt->flags = MADT_PCAT_COMPAT;
+	madt->flags = legacy_pic ? MADT_PCAT_COMPAT : 0;
 	p = (uint8_t *)(madt + 1);
 	for (unsigned int i = 0; i < nr_vcpus; i++) {
 		struct madt_local_apic lapic = {
@@ -333,7 +334,7 @@ static size_t build_madt(struct acpi_builder *b, unsigned int nr_vcpus)
 	 * No IRQ0 -> GSI2 override, unlike QEMU: hintvm keeps KVM's default
 	 * GSI routing, where the in-kernel PIT raises GSI 0 on I/O APIC pin
 	 * 0 (QEMU installs its own routing to move it to pin 2). The MP
-	 * table says the same.
+	 * table says the same. With the split irqchip there is no PIT.
 	 */
 	/* The SCI is level-triggered, active high (as QEMU describes it). */
 	struct madt_int_override sci = {
@@ -349,7 +350,7 @@ static size_t build_madt(struct acpi_builder *b, unsigned int nr_vcpus)
 }
 
 int acpi_build_tables(struct guest_memory *mem, unsigned int nr_vcpus,
-		      struct acpi_layout *layout)
+		      bool legacy_pic, struct acpi_layout *layout)
 {
 	struct acpi_builder *b;
 	size_t rsdp_off, xsdt_off, fadt_off, facs_off, dsdt_off, madt_off;
@@ -377,7 +378,7 @@ int acpi_build_tables(struct guest_memory *mem, unsigned int nr_vcpus,
 		b->overflow = 1;
 	dsdt_off = reserve(b, sizeof(struct acpi_header) + dsdt_len,
 			   ACPI_TABLE_ALIGN);
-	madt_off = build_madt(b, nr_vcpus);
+	madt_off = build_madt(b, nr_vcpus, legacy_pic);
 	if (b->overflow) {
 		free(b);
 		return hvm_set_error(-E2BIG,

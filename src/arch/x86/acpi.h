@@ -15,6 +15,7 @@
 #ifndef HVM_ARCH_X86_ACPI_H
 #define HVM_ARCH_X86_ACPI_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct guest_memory;
@@ -29,10 +30,12 @@ struct acpi_layout {
 };
 
 /*
- * Write the tables for NR_VCPUS vCPUs (APIC IDs 0..NR_VCPUS-1). Returns 0
- * and fills LAYOUT (may be NULL), or -errno with a message.
+ * Write the tables for NR_VCPUS vCPUs (APIC IDs 0..NR_VCPUS-1). LEGACY_PIC:
+ * the machine has the dual 8259 (the in-kernel irqchip); without it the
+ * MADT says there is none. Returns 0 and fills LAYOUT (may be NULL), or
+ * -errno with a message.
  */
 int acpi_build_tables(struct guest_memory *mem, unsigned int nr_vcpus,
-		      struct acpi_layout *layout);
+		      bool legacy_pic, struct acpi_layout *layout);
 
 #endif

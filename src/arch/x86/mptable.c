@@ -92,8 +92,15 @@ static uint8_t checksum(const void *p, size_t len)
 	return (uint8_t)-sum;
 }
 
+/* ISA IRQs with an I/O APIC entry: without a PIC and PIT, neither the
+ * timer (0) nor the cascade (2) exists. */
+static bool isa_irq_wired(unsigned int irq, bool legacy_pic)
+{
+	return legacy_pic || (irq != 0 && irq != 2);
+}
+
 int mptable_write(const struct guest_memory *mem, uint64_t gpa, uint64_t max,
-		  unsigned int nr_cpus)
+		  unsigned int nr_cpus, bool legacy_pic)
 {
 	size_t size = sizeof(struct mpf_intel) + sizeof(struct mpc_table) +
 		      nr_cpus * sizeof(struct mpc_cpu) +
@@ -103,6 +110,7 @@ int mptable_write(const struct guest_memory *mem, uint64_t gpa, uint64_t max,
 	uint8_t ioapic_id = (uint8_t)nr_cpus; /* after the last CPU */
 	struct mpf_intel *mpf;
 	struct mpc_table *mpc;
+	uint16_t entries = (uint16_t)(nr_cpus + 1 + 1 + 1); /* + LINT1 */
 	uint8_t *p;
 
 	if (nr_cpus == 0 || nr_cpus > X86_MAX_VCPUS || size > max || !base)
@@ -141,6 +149,8 @@ int mptable_write(const struct guest_memory *mem, uint64_t gpa, uint64_t max,
 	p += sizeof(ioapic);
 	/* KVM's default routing sends ISA IRQ n to I/O APIC pin n. */
 	for (unsigned int irq = 0; irq < ISA_IRQS; irq++) {
+		if (!isa_irq_wired(irq, legacy_pic))
+			continue;
 		struct mpc_intsrc src = {
 			.type = MP_INTSRC,
 			.irqtype = MP_IRQ_INT,
@@ -151,6 +161,7 @@ int mptable_write(const struct guest_memory *mem, uint64_t gpa, uint64_t max,
 		};
 		memcpy(p, &src, sizeof(src));
 		p += sizeof(src);
+		entries++;
 	}
 	struct mpc_intsrc lint0 = { .type = MP_LINTSRC,
 				    .irqtype = MP_IRQ_EXTINT,
@@ -160,8 +171,11 @@ int mptable_write(const struct guest_memory *mem, uint64_t gpa, uint64_t max,
 				    .irqtype = MP_IRQ_NMI,
 				    .dstapic = MP_APIC_ALL,
 				    .dstirq = 1 };
-	memcpy(p, &lint0, sizeof(lint0));
-	p += sizeof(lint0);
+	if (legacy_pic) { /* the 8259's output, on the BSP's LINT0 */
+		memcpy(p, &lint0, sizeof(lint0));
+		p += sizeof(lint0);
+		entries++;
+	}
 	memcpy(p, &lint1, sizeof(lint1));
 	p += sizeof(lint1);
 
@@ -170,7 +184,7 @@ int mptable_write(const struct guest_memory *mem, uint64_t gpa, uint64_t max,
 	mpc->spec = 4;
 	memcpy(mpc->oem, "HINTVM  ", 8);
 	memcpy(mpc->productid, "hintvm      ", 12);
-	mpc->count = (uint16_t)(nr_cpus + 1 + 1 + ISA_IRQS + 2);
+	mpc->count = entries;
 	mpc->lapic = X86_LAPIC_GPA;
 	mpc->checksum = checksum(mpc, mpc->length);
 

@@ -59,6 +59,111 @@ static int find_pvh_note(const uint8_t *img, uint64_t off, uint64_t len,
 	return 0;
 }
 
+/*
+ * The ELF header and program headers in their 64-bit form, whichever class
+ * the file is: ELF32 PVH kernels (unikernels, test frameworks; QEMU and
+ * Xen boot them) then take the same checks as ELF64 ones.
+ */
+struct elf_view {
+	unsigned int elf_class;
+	uint16_t machine;
+	uint64_t phoff;
+	uint16_t phentsize, phnum;
+};
+
+static int read_elf_header(const uint8_t *img, size_t size, const char *name,
+			   struct elf_view *v)
+{
+	uint16_t want_machine;
+	size_t ehdr_size, phdr_size;
+
+	if (size < EI_NIDENT)
+		return hvm_set_error(
+			-EINVAL,
+			"kernel %s: truncated ELF header (%zu bytes, need %zu)",
+			name, size, sizeof(Elf64_Ehdr));
+	if (memcmp(img, ELFMAG, SELFMAG))
+		return hvm_set_error(-EINVAL, "kernel %s is not an ELF file",
+				     name);
+	v->elf_class = img[EI_CLASS];
+	if ((v->elf_class != ELFCLASS64 && v->elf_class != ELFCLASS32) ||
+	    img[EI_DATA] != ELFDATA2LSB)
+		return hvm_set_error(
+			-EINVAL,
+			"kernel %s: expected a 32- or 64-bit little-endian ELF, found class %u data %u",
+			name, img[EI_CLASS], img[EI_DATA]);
+	ehdr_size = v->elf_class == ELFCLASS64 ? sizeof(Elf64_Ehdr)
+					       : sizeof(Elf32_Ehdr);
+	phdr_size = v->elf_class == ELFCLASS64 ? sizeof(Elf64_Phdr)
+					       : sizeof(Elf32_Phdr);
+	if (size < ehdr_size)
+		return hvm_set_error(
+			-EINVAL,
+			"kernel %s: truncated ELF header (%zu bytes, need %zu)",
+			name, size, ehdr_size);
+	if (v->elf_class == ELFCLASS64) {
+		Elf64_Ehdr eh;
+
+		memcpy(&eh, img, sizeof(eh));
+		v->machine = eh.e_machine;
+		v->phoff = eh.e_phoff;
+		v->phentsize = eh.e_phentsize;
+		v->phnum = eh.e_phnum;
+	} else {
+		Elf32_Ehdr eh;
+
+		memcpy(&eh, img, sizeof(eh));
+		v->machine = eh.e_machine;
+		v->phoff = eh.e_phoff;
+		v->phentsize = eh.e_phentsize;
+		v->phnum = eh.e_phnum;
+	}
+	/* The 32-bit PVH entry is the same either way; the container only
+	 * says how the image was linked (i386, or x86-64 in ELF32). */
+	want_machine = v->elf_class == ELFCLASS64 ? EM_X86_64 : EM_386;
+	if (v->machine != want_machine && v->machine != EM_X86_64)
+		return hvm_set_error(
+			-EINVAL,
+			"kernel %s is an ELF for machine %u (%s); expected x86-64 (%u)%s",
+			name, v->machine,
+			v->machine == EM_AARCH64 ? "arm64" : "not x86",
+			EM_X86_64,
+			v->elf_class == ELFCLASS32 ? " or i386 (3)" : "");
+	if (v->phentsize != phdr_size || v->phnum == 0 || v->phnum > MAX_PHDRS)
+		return hvm_set_error(
+			-EINVAL,
+			"kernel %s: program header table has %u entries of %u bytes; expected 1-%d of %zu",
+			name, v->phnum, v->phentsize, MAX_PHDRS, phdr_size);
+	if (!range_in_file(size, v->phoff, (uint64_t)v->phnum * phdr_size))
+		return hvm_set_error(
+			-EINVAL,
+			"kernel %s: program headers at offset %llu lie beyond the end of the file (%zu bytes)",
+			name, (unsigned long long)v->phoff, size);
+	return 0;
+}
+
+static void read_phdr(const uint8_t *img, const struct elf_view *v,
+		      unsigned int i, Elf64_Phdr *out)
+{
+	Elf32_Phdr p32;
+
+	if (v->elf_class == ELFCLASS64) {
+		memcpy(out, img + v->phoff + i * sizeof(*out), sizeof(*out));
+		return;
+	}
+	memcpy(&p32, img + v->phoff + i * sizeof(p32), sizeof(p32));
+	*out = (Elf64_Phdr){
+		.p_type = p32.p_type,
+		.p_flags = p32.p_flags,
+		.p_offset = p32.p_offset,
+		.p_vaddr = p32.p_vaddr,
+		.p_paddr = p32.p_paddr,
+		.p_filesz = p32.p_filesz,
+		.p_memsz = p32.p_memsz,
+		.p_align = p32.p_align,
+	};
+}
+
 int pvh_load_elf(const uint8_t *img, size_t size, const char *name,
 		 const struct guest_memory *mem, uint64_t min_load_addr,
 		 struct pvh_image *out)
@@ -66,51 +171,20 @@ int pvh_load_elf(const uint8_t *img, size_t size, const char *name,
 	Elf64_Phdr phdrs[MAX_PHDRS];
 	uint64_t entry = 0;
 	bool have_entry = false;
-	Elf64_Ehdr eh;
+	struct elf_view eh = { 0 };
+	int r;
 
-	if (size < sizeof(eh))
-		return hvm_set_error(
-			-EINVAL,
-			"kernel %s: truncated ELF header (%zu bytes, need %zu)",
-			name, size, sizeof(eh));
-	memcpy(&eh, img, sizeof(eh));
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG))
-		return hvm_set_error(-EINVAL, "kernel %s is not an ELF file",
-				     name);
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB)
-		return hvm_set_error(
-			-EINVAL,
-			"kernel %s: expected a 64-bit little-endian ELF, found class %u data %u",
-			name, eh.e_ident[EI_CLASS], eh.e_ident[EI_DATA]);
-	if (eh.e_machine != EM_X86_64)
-		return hvm_set_error(
-			-EINVAL,
-			"kernel %s is an ELF for machine %u (%s); expected x86-64 (%u)",
-			name, eh.e_machine,
-			eh.e_machine == EM_AARCH64 ? "arm64" : "not x86-64",
-			EM_X86_64);
-	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
-	    eh.e_phnum > MAX_PHDRS)
-		return hvm_set_error(
-			-EINVAL,
-			"kernel %s: program header table has %u entries of %u bytes; expected 1-%d of %zu",
-			name, eh.e_phnum, eh.e_phentsize, MAX_PHDRS,
-			sizeof(Elf64_Phdr));
-	if (!range_in_file(size, eh.e_phoff,
-			   (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr)))
-		return hvm_set_error(
-			-EINVAL,
-			"kernel %s: program headers at offset %llu lie beyond the end of the file (%zu bytes)",
-			name, (unsigned long long)eh.e_phoff, size);
-	memcpy(phdrs, img + eh.e_phoff, eh.e_phnum * sizeof(Elf64_Phdr));
+	r = read_elf_header(img, size, name, &eh);
+	if (r < 0)
+		return r;
+	for (unsigned int i = 0; i < eh.phnum; i++)
+		read_phdr(img, &eh, i, &phdrs[i]);
 
 	/* Validate everything before touching guest memory. */
 	out->load_start = UINT64_MAX;
 	out->load_end = 0;
-	for (unsigned int i = 0; i < eh.e_phnum; i++) {
+	for (unsigned int i = 0; i < eh.phnum; i++) {
 		const Elf64_Phdr *p = &phdrs[i];
-		int r;
 
 		if (p->p_type == PT_NOTE) {
 			if (!range_in_file(size, p->p_offset, p->p_filesz))
@@ -188,7 +262,7 @@ int pvh_load_elf(const uint8_t *img, size_t size, const char *name,
 			"kernel %s: PVH entry 0x%llx is above 4 GiB; the 32-bit entry point must lie below 0x100000000",
 			name, (unsigned long long)entry);
 
-	for (unsigned int i = 0; i < eh.e_phnum; i++) {
+	for (unsigned int i = 0; i < eh.phnum; i++) {
 		const Elf64_Phdr *p = &phdrs[i];
 		uint8_t *dst;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * PVH boot: an ELF kernel carrying a XEN_ELFNOTE_PHYS32_ENTRY note is loaded
+ * PVH boot: an ELF kernel (ELF64, or ELF32 as i386 or x86-64) carrying a XEN_ELFNOTE_PHYS32_ENTRY note is loaded
  * at its physical addresses and entered in 32-bit protected mode with EBX
  * pointing at a struct hvm_start_info (Xen's PVH ABI, which Linux, QEMU,
  * Firecracker and cloud-hypervisor share).

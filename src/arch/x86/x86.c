@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The x86-64 machine: in-kernel irqchip and PIT, RAM below the 3 GiB MMIO
+ * The x86-64 machine: split irqchip (or KVM's with the PIT), RAM below the 3 GiB MMIO
  * hole and above 4 GiB, the legacy platform devices Linux probes, kernel
  * loading (PVH ELF), and the per-vCPU state (CPUID, MSRs, LAPIC, registers).
  */
@@ -18,6 +18,7 @@
 #include "arch/x86/cpuid.h"
 #include "arch/x86/e820.h"
 #include "arch/x86/hypercall_probe.h"
+#include "arch/x86/irqchip.h"
 #include "arch/x86/mptable.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/pvh.h"
@@ -45,8 +46,10 @@
 #define APIC_LVT1 0x360
 #define APIC_MODE_EXTINT 0x700
 #define APIC_MODE_NMI 0x400
+#define APIC_LVT_MASKED (1u << 16)
 
 struct x86_vm {
+	struct x86_irqchip irqchip;
 	struct kvm_cpuid2 *supported_cpuid;
 	struct cpuid_vm_params cpuid;
 	struct uart8250 *uart;
@@ -71,7 +74,6 @@ static struct x86_vm *x86(struct vm *vm)
 }
 
 static const struct kvm_required_cap x86_caps[] = {
-	{ KVM_CAP_PIT2, "KVM_CAP_PIT2 (in-kernel PIT)" },
 	{ KVM_CAP_SET_TSS_ADDR, "KVM_CAP_SET_TSS_ADDR" },
 	{ KVM_CAP_EXT_CPUID, "KVM_CAP_EXT_CPUID" },
 	{ KVM_CAP_MP_STATE, "KVM_CAP_MP_STATE" },
@@ -117,22 +119,6 @@ int arch_idle_exits_disable(int vm_fd, bool hlt, bool pause)
 	if (!cap.args[0])
 		return 0;
 	return ioctl(vm_fd, KVM_ENABLE_CAP, &cap) < 0 ? -errno : 0;
-}
-
-static int x86_create_irqchip(struct vm *vm)
-{
-	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
-
-	if (ioctl(vm->fd, KVM_SET_IDENTITY_MAP_ADDR,
-		  &(uint64_t){ X86_KVM_IDENTITY_MAP_GPA }) < 0)
-		return hvm_set_errno_error("KVM_SET_IDENTITY_MAP_ADDR");
-	if (ioctl(vm->fd, KVM_SET_TSS_ADDR, X86_KVM_TSS_GPA) < 0)
-		return hvm_set_errno_error("KVM_SET_TSS_ADDR");
-	if (ioctl(vm->fd, KVM_CREATE_IRQCHIP, 0) < 0)
-		return hvm_set_errno_error("KVM_CREATE_IRQCHIP");
-	if (ioctl(vm->fd, KVM_CREATE_PIT2, &pit) < 0)
-		return hvm_set_errno_error("KVM_CREATE_PIT2");
-	return 0;
 }
 
 static int x86_setup_memory(struct vm *vm)
@@ -214,9 +200,7 @@ static int x86_setup_pci(struct vm *vm)
 static int x86_setup_devices(struct vm *vm)
 {
 	struct x86_vm *a = x86(vm);
-	struct irq_line com1 = { .set_level = vm_irq_line_set,
-				 .ctx = vm,
-				 .gsi = X86_COM1_IRQ };
+	struct irq_line com1 = x86_irqchip_line(&a->irqchip, X86_COM1_IRQ);
 	int r;
 
 	a->uart = uart8250_create(com1, vm->console_out);
@@ -227,6 +211,7 @@ static int x86_setup_devices(struct vm *vm)
 	if (!a->uart || !a->rtc || !a->kbc || !a->pm || !a->pvpanic)
 		return hvm_set_error(-ENOMEM, "out of memory for devices");
 	vm->console_sink = uart8250_console_sink(a->uart);
+	uart8250_set_output_notify(a->uart, vm_console_output, vm);
 
 	r = vm_register_pio(vm, X86_COM1_PORT, UART8250_REGS, &uart8250_bus_ops,
 			    a->uart, "ttyS0");
@@ -400,7 +385,7 @@ int arch_vm_init(struct vm *vm)
 					      KVM_CAP_TSC_DEADLINE_TIMER) > 0,
 		.kvm_features = x86_pv_features(vm, a),
 	};
-	r = x86_create_irqchip(vm);
+	r = x86_irqchip_create(vm, &a->irqchip);
 	if (!r)
 		r = x86_setup_memory(vm);
 	if (!r)
@@ -463,8 +448,11 @@ static int x86_vcpu_set_msrs(struct vcpu *vcpu)
 	return 0;
 }
 
-/* LINT0 as ExtINT (the PIC) and LINT1 as NMI, as firmware leaves them. */
-static int x86_vcpu_set_lapic(struct vcpu *vcpu)
+/*
+ * LINT0 as ExtINT (the PIC) and LINT1 as NMI, as firmware leaves them;
+ * with no PIC (split irqchip) LINT0 stays masked, so Linux keeps it so.
+ */
+static int x86_vcpu_set_lapic(struct vm *vm, struct vcpu *vcpu)
 {
 	struct kvm_lapic_state lapic;
 	uint32_t v;
@@ -474,6 +462,10 @@ static int x86_vcpu_set_lapic(struct vcpu *vcpu)
 					   vcpu->id);
 	memcpy(&v, &lapic.regs[APIC_LVT0], 4);
 	v = (v & ~0x700u) | APIC_MODE_EXTINT;
+	if (x86(vm)->irqchip.split)
+		v |= APIC_LVT_MASKED;
+	else
+		v &= ~APIC_LVT_MASKED;
 	memcpy(&lapic.regs[APIC_LVT0], &v, 4);
 	memcpy(&v, &lapic.regs[APIC_LVT1], 4);
 	v = (v & ~0x700u) | APIC_MODE_NMI;
@@ -538,7 +530,7 @@ int arch_vcpu_init(struct vm *vm, struct vcpu *vcpu)
 	if (!r)
 		r = x86_vcpu_set_msrs(vcpu);
 	if (!r)
-		r = x86_vcpu_set_lapic(vcpu);
+		r = x86_vcpu_set_lapic(vm, vcpu);
 	if (r)
 		return r;
 	/* Registers come back with every exit: crash reports need no ioctl. */
@@ -604,11 +596,12 @@ static int x86_write_start_info(struct vm *vm)
 int arch_vm_finalize(struct vm *vm)
 {
 	/* ACPI for Linux; the MP table stays for acpi=off and tiny kernels. */
+	bool legacy_pic = !x86(vm)->irqchip.split;
 	int r = mptable_write(&vm->mem, X86_MPTABLE_GPA, X86_MPTABLE_MAX,
-			      vm->nr_vcpus);
+			      vm->nr_vcpus, legacy_pic);
 
 	if (!r)
-		r = acpi_build_tables(&vm->mem, vm->nr_vcpus, NULL);
+		r = acpi_build_tables(&vm->mem, vm->nr_vcpus, legacy_pic, NULL);
 	if (!r && !x86(vm)->linux64)
 		r = x86_write_start_info(vm);
 	return r;
@@ -616,7 +609,7 @@ int arch_vm_finalize(struct vm *vm)
 
 int arch_vcpu_exit(struct vcpu *vcpu)
 {
-	return -ENOSYS;
+	return x86_irqchip_vcpu_exit(&x86(vcpu->vm)->irqchip, vcpu);
 }
 
 int arch_virtio_mmio_slot(struct vm *vm, struct arch_virtio_mmio_slot *slot)
@@ -659,6 +652,7 @@ void arch_vm_destroy(struct vm *vm)
 	pvpanic_destroy(a->pvpanic);
 	pci_host_destroy(a->pci);
 	rr_partner_destroy(a->rr);
+	x86_irqchip_destroy(&a->irqchip);
 	free(a->supported_cpuid);
 	free(a);
 	vm->arch = NULL;

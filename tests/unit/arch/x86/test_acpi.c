@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -85,7 +86,7 @@ static void test_rsdp_and_xsdt(void **state)
 	struct acpi_layout l;
 	uint64_t xsdt;
 
-	assert_int_equal(acpi_build_tables(&mem, 2, &l), 0);
+	assert_int_equal(acpi_build_tables(&mem, 2, true, &l), 0);
 	assert_int_equal(l.rsdp, X86_ACPI_GPA);
 	assert_int_equal(scan_for_rsdp(), l.rsdp);
 	assert_int_equal(ram[l.rsdp + 15], 2); /* revision */
@@ -105,7 +106,7 @@ static void test_fadt_registers(void **state)
 	struct acpi_layout l;
 	uint64_t f;
 
-	assert_int_equal(acpi_build_tables(&mem, 1, &l), 0);
+	assert_int_equal(acpi_build_tables(&mem, 1, true, &l), 0);
 	f = l.fadt;
 	assert_int_equal(check_table(f, "FACP"), 276);
 	assert_int_equal(ram[f + 8], 6); /* revision */
@@ -226,7 +227,7 @@ static void test_dsdt_s5_package(void **state)
 	uint64_t typ[2] = { 99, 99 };
 	uint32_t len;
 
-	assert_int_equal(acpi_build_tables(&mem, 1, &l), 0);
+	assert_int_equal(acpi_build_tables(&mem, 1, true, &l), 0);
 	len = check_table(l.dsdt, "DSDT");
 	assert_int_equal(ram[l.dsdt + 8], 2); /* 64-bit integers */
 	assert_int_equal(find_s5(ram + l.dsdt + 36, len - 36, typ), 0);
@@ -496,7 +497,7 @@ static int dsdt_devices(struct aml_device *devs, int max)
 	struct acpi_layout l;
 	uint32_t len;
 
-	assert_int_equal(acpi_build_tables(&mem, 1, &l), 0);
+	assert_int_equal(acpi_build_tables(&mem, 1, true, &l), 0);
 	len = check_table(l.dsdt, "DSDT");
 	return find_devices(ram + l.dsdt + 36, len - 36, devs, max);
 }
@@ -577,7 +578,7 @@ static void test_dsdt_pci_root_bridge(void **state)
 	}
 }
 
-static void check_madt(unsigned int nr_vcpus)
+static void check_madt(unsigned int nr_vcpus, bool legacy_pic)
 {
 	struct guest_memory mem = mem_with_ram();
 	struct acpi_layout l;
@@ -585,10 +586,11 @@ static void check_madt(unsigned int nr_vcpus)
 	uint32_t len;
 	uint64_t p, end;
 
-	assert_int_equal(acpi_build_tables(&mem, nr_vcpus, &l), 0);
+	assert_int_equal(acpi_build_tables(&mem, nr_vcpus, legacy_pic, &l), 0);
 	len = check_table(l.madt, "APIC");
 	assert_int_equal(rd32(l.madt + 36), X86_LAPIC_GPA);
-	assert_int_equal(rd32(l.madt + 40) & 1, 1); /* PCAT_COMPAT */
+	/* PCAT_COMPAT: the dual 8259 exists (in-kernel irqchip only). */
+	assert_int_equal(rd32(l.madt + 40) & 1, legacy_pic);
 	end = l.madt + len;
 	for (p = l.madt + 44; p < end; p += ram[p + 1]) {
 		assert_true(ram[p + 1] >= 2);
@@ -629,10 +631,12 @@ static void check_madt(unsigned int nr_vcpus)
 
 static void test_madt_one_entry_per_vcpu(void **state)
 {
-	check_madt(1);
-	check_madt(2);
-	check_madt(64);
-	check_madt(ACPI_MAX_VCPUS);
+	check_madt(1, true);
+	check_madt(2, true);
+	check_madt(64, true);
+	check_madt(ACPI_MAX_VCPUS, true);
+	check_madt(1, false);
+	check_madt(ACPI_MAX_VCPUS, false);
 }
 
 static void test_rejects_bad_vcpu_counts_and_missing_ram(void **state)
@@ -640,11 +644,12 @@ static void test_rejects_bad_vcpu_counts_and_missing_ram(void **state)
 	struct guest_memory mem = mem_with_ram();
 	struct guest_memory none = { 0 };
 
-	assert_int_equal(acpi_build_tables(&mem, 0, NULL), -EINVAL);
-	assert_int_equal(acpi_build_tables(&mem, ACPI_MAX_VCPUS + 1, NULL),
-			 -EINVAL);
+	assert_int_equal(acpi_build_tables(&mem, 0, true, NULL), -EINVAL);
+	assert_int_equal(
+		acpi_build_tables(&mem, ACPI_MAX_VCPUS + 1, true, NULL),
+		-EINVAL);
 	assert_non_null(strstr(hvm_error_message(), "256 vCPUs"));
-	assert_int_equal(acpi_build_tables(&none, 1, NULL), -EFAULT);
+	assert_int_equal(acpi_build_tables(&none, 1, true, NULL), -EFAULT);
 }
 
 int main(void)

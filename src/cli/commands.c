@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The subcommands, their options and help: one table for all uses. */
+#include <string.h>
+
+#include "cli.h"
+
+const char *const cli_ctl_requests[] = { "status", "info",   "stats", "stat",
+					 "pause",  "resume", "stop",  "set",
+					 "events", NULL };
+
+const char *const cli_ctl_set_keys[] = { "halt-poll", "pin", "sched-hints",
+					 "stats-interval", NULL };
+
+static const struct cli_option ctl_options[] = {
+	{ "count", "N", "with events: exit after N events" },
+	{ "help", NULL, "show this help" },
+	{ NULL, NULL, NULL },
+};
+
+static const struct cli_option ls_options[] = {
+	{ "json", NULL, "print one JSON array of the VMs' status replies" },
+	{ "help", NULL, "show this help" },
+	{ NULL, NULL, NULL },
+};
+
+static const struct cli_option top_options[] = {
+	{ "once", NULL, "print one frame after one interval and exit" },
+	{ "json", NULL, "JSON instead of a table, one line per frame" },
+	{ "interval", "SECONDS", "refresh interval, 0.1 to 3600 (default 1)" },
+	{ "sort", "KEY",
+	  "order VMs by name, cpu, steal or exits (keys n, c, s, e)" },
+	{ "help", NULL, "show this help" },
+	{ NULL, NULL, NULL },
+};
+
+const struct cli_command cli_commands[] = {
+	{ "run", "boot a virtual machine", cmd_run, "[OPTIONS]",
+	  "Boot a virtual machine. Without --kernel, boots the built-in test kernel\n"
+	  "(-p \"test=NAME\" picks its payload: hello, ipi, smp-count, fault, cpuid, hint).\n"
+	  "The VM is registered under its --name with a control socket unless\n"
+	  "--control none.",
+	  NULL },
+	{ "ctl", "query or steer a running VM through its control socket",
+	  cmd_ctl, "[--count N] NAME|SOCKET REQUEST [ARGS]",
+	  "Send REQUEST to the control socket of a running VM (its name, as\n"
+	  "`hintvm ls` shows it, or a socket path containing a '/') and print\n"
+	  "the VM's one-line JSON reply. Requests: status, info, stats,\n"
+	  "stat NAME, pause, resume, stop, set KEY VALUE (halt-poll, pin,\n"
+	  "sched-hints, stats-interval), events (one line per event until the\n"
+	  "VM ends), or a protocol v1 JSON object, sent as it is.\n"
+	  "Exit status: 0 the VM answered ok, 1 it refused, 2 nobody answered.",
+	  ctl_options },
+	{ "ls", "list the running VMs", cmd_ls, "[--json]",
+	  "List the running VMs of the runtime directory: name, pid, vCPUs,\n"
+	  "memory, state, commit state and uptime, each from the VM itself.",
+	  ls_options },
+	{ "top", "watch every running VM's vCPUs live", cmd_top,
+	  "[--once] [--json] [--interval SECONDS] [--sort KEY]",
+	  "Show every running VM, refreshed every interval: per VM and per vCPU\n"
+	  "the run/wait (steal) split, exits per second by kind, the halt-poll\n"
+	  "window and its success rate, commit state, pinning and boosts.",
+	  top_options },
+};
+
+const unsigned int cli_nr_commands =
+	sizeof(cli_commands) / sizeof(cli_commands[0]);
+
+const struct cli_command *cli_command(const char *name)
+{
+	for (unsigned int i = 0; i < cli_nr_commands; i++)
+		if (!strcmp(cli_commands[i].name, name))
+			return &cli_commands[i];
+	return NULL;
+}
+
+void cli_usage(FILE *out, const char *name)
+{
+	const struct cli_command *c = cli_command(name);
+
+	if (!c)
+		return;
+	fprintf(out, "usage: hintvm %s %s\n\n%s\n", c->name, c->synopsis,
+		c->description);
+	if (!c->options)
+		return;
+	fprintf(out, "\n");
+	for (const struct cli_option *o = c->options; o->name; o++) {
+		char left[48];
+
+		snprintf(left, sizeof(left), "--%s%s%s", o->name,
+			 o->arg ? " " : "", o->arg ? o->arg : "");
+		fprintf(out, "  %-20s %s\n", left, o->help);
+	}
+}

@@ -1,0 +1,282 @@
+#!/bin/bash
+# Operating several VMs as a person or a script does: names and the
+# registry, hintvm ls, every control request and its errors, event
+# subscriptions (several, one of them too slow), hintvm top --once and
+# --json, and top's full screen driven in tmux. TAP output; skips without
+# /dev/kvm. usage: control-test.sh HINTVM
+set -u
+hintvm=$1
+tmp=$(mktemp -d)
+export HINTVM_RUNTIME_DIR=$tmp/run
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	tmux -L "hvm-test-$$" kill-server 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1)); failed=$((failed + 1))
+	echo "not ok $n - $1"
+	sed 's/^/# /' "$tmp/err" "$tmp/out" 2>/dev/null | head -20
+}
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+
+# expect NAME STATUS PATTERN -- ARGS...: as in cli-test.sh.
+expect() {
+	local name=$1 want=$2 pattern=$3
+	shift 4
+	timeout 60 "$hintvm" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+	local got=$?
+	if [ "$got" -ne "$want" ]; then
+		echo "# exit status $got, expected $want" >>"$tmp/err"
+		not_ok "$name"
+	elif [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$tmp/err" "$tmp/out"; then
+		echo "# output does not match /$pattern/" >>"$tmp/err"
+		not_ok "$name"
+	else
+		ok "$name"
+	fi
+}
+
+# A VM spinning at CPL3 until stopped, in the background.
+start_vm() {
+	"$hintvm" run -p "test=smp-count iterations=4294967296" --console none "$@" \
+		</dev/null >>"$tmp/vms.log" 2>&1 &
+	pids+=($!)
+	last_pid=$!
+}
+
+wait_for() {
+	for _ in $(seq 100); do [ -e "$1" ] && return 0; sleep 0.1; done
+	return 1
+}
+
+expect "ls with no VM" 0 '^NAME +PID +VCPUS' -- ls
+expect "ctl NAME of no VM" 2 "no VM named 'nobody' in $HINTVM_RUNTIME_DIR" -- ctl nobody status
+expect "--name with a slash" 2 "--name: 'a/b' has a character outside" -- run --name a/b
+expect "ctl with a bad --count" 2 "--count '0' is not a positive number" -- ctl --count 0 x events
+expect "top with a bad --sort" 2 "--sort 'size' is not a key" -- top --sort size
+
+if [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
+	skip "running VMs" "/dev/kvm is not usable"
+	echo "1..$n"
+	exit 0
+fi
+
+# Three VMs: two named, one with its socket elsewhere, one unnamed.
+start_vm -c 2 --name web-1
+web_pid=$last_pid
+start_vm --name db --control "$tmp/db.sock"
+start_vm -m 64M
+anon_pid=$last_pid
+start_vm --name hidden --control none
+wait_for "$HINTVM_RUNTIME_DIR/web-1.sock" && wait_for "$HINTVM_RUNTIME_DIR/db.sock" &&
+	wait_for "$HINTVM_RUNTIME_DIR/vm-$anon_pid.sock"
+sleep 0.3
+
+expect "ls lists every registered VM" 0 "^web-1 +$web_pid +2 +256M +running" -- ls
+if grep -q '^db ' "$tmp/out" && grep -q "^vm-$anon_pid " "$tmp/out" && ! grep -q hidden "$tmp/out"; then
+	ok "ls: --control PATH is registered, a generated name too, --control none is not"
+else
+	not_ok "ls: --control PATH is registered, a generated name too, --control none is not"
+fi
+expect "ls --json" 0 '"name":"db".*"socket":"[^"]*/db.sock"' -- ls --json
+if [ "$(stat -c %a "$HINTVM_RUNTIME_DIR/web-1.sock")" = 600 ] &&
+	[ "$(stat -c %a "$HINTVM_RUNTIME_DIR")" = 700 ]; then
+	ok "socket 0600, runtime directory 0700"
+else
+	not_ok "socket 0600, runtime directory 0700"
+fi
+expect "a second VM of the same name is refused" 2 "a VM named 'web-1' is already running" -- run --name web-1
+
+# Every request, by name and by path, as words and as JSON.
+expect "status by name" 0 '"state":"running","vcpus":2,"mem_mib":256,"name":"web-1"' -- ctl web-1 status
+expect "status by path" 0 '"name":"db"' -- ctl "$tmp/db.sock" status
+expect "status through the registry's link" 0 '"name":"db"' -- ctl db status
+expect "info: the effective configuration" 0 '"info":\{"name":"web-1".*"cpus":2.*"sched":\{"commit"' -- ctl web-1 info
+expect "stats: the --stats-json document" 0 '"stats":\{"elapsed_ns":[0-9]+.*"vcpus":\[' -- ctl web-1 stats
+expect "stat NAME" 0 '"name":"exits","value":[0-9]+' -- ctl web-1 stat exits
+expect "stat of an unknown name" 1 '"code":"unknown-stat"' -- ctl web-1 stat no-such-thing
+expect "set halt-poll" 0 '"key":"halt-poll","value":"20000".*"halt_poll_ns":20000' -- ctl web-1 set halt-poll 20000
+expect "set halt-poll back to auto" 0 '"halt_poll":"auto"' -- ctl web-1 set halt-poll auto
+expect "set pin" 0 '"pin":"none"' -- ctl web-1 set pin none
+expect "set sched-hints" 0 '"sched_hints":false' -- ctl web-1 set sched-hints off
+expect "set stats-interval" 0 '"stats_interval_ms":500' -- ctl web-1 set stats-interval 0.5
+expect "set with a bad value" 1 '"code":"bad-value","error":"--halt-poll: .soon. is not a halt-poll setting' -- ctl web-1 set halt-poll soon
+expect "set of an option fixed at creation" 1 '"code":"not-at-runtime"' -- ctl web-1 set cpus 4
+expect "set of no option" 1 '"code":"unknown-key"' -- ctl web-1 set colour blue
+expect "a pin list outside the allowed CPUs" 1 '"code":"bad-value".*host CPU 1000' -- ctl web-1 set pin 1000
+expect "unknown request" 1 '"code":"unknown-request"' -- ctl web-1 reboot-now
+expect "missing argument" 1 '"code":"bad-request","error":"expected .stat NAME.' -- ctl web-1 stat
+expect "JSON with an id" 0 '^\{"v":1,"id":"q1","ok":true,"state":"running"' -- ctl web-1 '{"v":1,"id":"q1","cmd":"status"}'
+expect "unsupported version" 1 '"id":7,"ok":false,"code":"unsupported-version"' -- ctl web-1 '{"v":9,"id":7,"cmd":"status"}'
+expect "broken JSON" 1 '"code":"bad-json"' -- ctl web-1 '{"cmd":'
+expect "pause" 0 '"state":"paused"' -- ctl web-1 pause
+expect "resume" 0 '"state":"running"' -- ctl web-1 resume
+
+# Several requests on one connection are answered in order.
+python3 - "$HINTVM_RUNTIME_DIR/web-1.sock" >"$tmp/out" 2>&1 <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b'{"id":1,"cmd":"status"}\n{"id":2,"cmd":"stat","name":"exits"}\nbogus\n')
+f = s.makefile()
+for _ in range(3):
+    print(f.readline().strip())
+PY
+if sed -n 1p "$tmp/out" | grep -q '"id":1,"ok":true' && sed -n 2p "$tmp/out" | grep -q '"id":2,"ok":true' &&
+	sed -n 3p "$tmp/out" | grep -q '"code":"unknown-request"'; then
+	ok "requests on one connection answered in order"
+else
+	not_ok "requests on one connection answered in order"
+fi
+
+# Two subscribers see the same events; a third never reads and loses some.
+"$hintvm" ctl db events >"$tmp/sub1" 2>&1 &
+sub1=$!
+"$hintvm" ctl --count 2 db events >"$tmp/sub2" 2>&1 &
+sub2=$!
+python3 - "$tmp/db.sock" "$tmp/slow" >"$tmp/slow.out" 2>&1 <<'PY' &
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(sys.argv[1])
+s.sendall(b"events\n")
+open(sys.argv[2] + ".subscribed", "w").close()
+for _ in range(300):  # read nothing until told to, 30 s at most
+    if os.path.exists(sys.argv[2] + ".go"):
+        break
+    time.sleep(0.1)
+f = s.makefile()
+for line in f:
+    if '"event":"lost"' in line:
+        print("lost", int(line.split('"count":')[1].rstrip("}\n")), flush=True)
+    if '"event":"exit"' in line:
+        print("exit", flush=True)
+        break
+PY
+slow=$!
+wait_for "$tmp/slow.subscribed"
+for _ in $(seq 50); do grep -q '"subscribed":true' "$tmp/sub1" "$tmp/sub2" 2>/dev/null &&
+	[ "$(grep -l subscribed "$tmp/sub1" "$tmp/sub2" | wc -l)" = 2 ] && break; sleep 0.1; done
+expect "status counts the subscribers" 0 '"subscribers":3' -- ctl db status
+# Flood: each set is two events (the setting and the halt-poll window).
+python3 - "$tmp/db.sock" >"$tmp/flood.out" 2>&1 <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile()
+for i in range(3000):
+    s.sendall(b"set halt-poll %d\n" % (1000 + i % 2))
+    f.readline()
+print("done")
+PY
+wait $sub2
+if [ "$(grep -c '"event":"set"' "$tmp/sub2")" = 1 ] && grep -q '"key":"halt-poll"' "$tmp/sub2"; then
+	ok "ctl events --count 2 ends after two events"
+else
+	cp "$tmp/sub2" "$tmp/out"; not_ok "ctl events --count 2 ends after two events"
+fi
+expect "the VM still answers at once" 0 '"state":"running"' -- ctl db status
+expect "status counts the events the slow one lost" 0 '"events_lost":[1-9]' -- ctl db status
+touch "$tmp/slow.go"
+for _ in $(seq 100); do grep -q '^lost' "$tmp/slow.out" && break; sleep 0.1; done
+if grep -Eq '^lost [1-9]' "$tmp/slow.out"; then
+	ok "the slow subscriber is told how many events it lost"
+else
+	cp "$tmp/slow.out" "$tmp/out"; not_ok "the slow subscriber is told how many events it lost"
+fi
+expect "stop" 0 '"state":"stopping"' -- ctl db stop
+wait $slow
+if grep -q '^exit' "$tmp/slow.out"; then
+	ok "the slow subscriber, reading again, gets the exit event"
+else
+	cp "$tmp/slow.out" "$tmp/out"; not_ok "the slow subscriber, reading again, gets the exit event"
+fi
+wait $sub1
+# Under load even a reader can fall behind: then it must be told. So: seq
+# numbers only grow, every gap is announced by a lost event of its size,
+# and the stream ends with the exit event.
+if python3 - "$tmp/sub1" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+events = [e for e in lines if "event" in e]
+expect, pending_lost = None, 0
+for e in events:
+    if e["event"] == "lost":
+        pending_lost += e["count"]
+        continue
+    if expect is not None and e["seq"] != expect + pending_lost:
+        sys.exit("seq %d after %d with %d announced lost" % (e["seq"], expect, pending_lost))
+    expect, pending_lost = e["seq"] + 1, 0
+sets = sum(1 for e in events if e["event"] == "set")
+assert sets > 0, "no set events"
+assert any(e["event"] == "state" and e["state"] == "stopping" for e in events), "no stopping"
+assert events[-1]["event"] == "exit" and events[-1]["status"] == 10, "last is not the exit"
+PY
+then
+	ok "a reading subscriber's stream is complete or says what it lost, and ends with the exit"
+else
+	cp "$tmp/sub1" "$tmp/out"; not_ok "a reading subscriber's stream is complete or says what it lost, and ends with the exit"
+fi
+if [ ! -e "$tmp/db.sock" ] && [ ! -e "$HINTVM_RUNTIME_DIR/db.sock" ]; then
+	ok "the socket and its registry link are gone with the VM"
+else
+	not_ok "the socket and its registry link are gone with the VM"
+fi
+
+# A VM killed outright leaves its entry: the next look cleans it.
+kill -9 "$anon_pid"
+sleep 0.2
+expect "ls after a VM died" 0 "^web-1 " -- ls
+if ! grep -q "^vm-$anon_pid " "$tmp/out" && [ ! -e "$HINTVM_RUNTIME_DIR/vm-$anon_pid.sock" ]; then
+	ok "a dead VM's entry is removed"
+else
+	not_ok "a dead VM's entry is removed"
+fi
+
+# top: one frame for scripts, JSON, and the full screen as a person sees it.
+expect "top --once" 0 "^web-1 +$web_pid +running .* all +[0-9.]+ +[0-9.]+" -- top --once --interval 0.5
+if grep -Eq '^ +1 +[0-9.]+ +[0-9.]+' "$tmp/out"; then
+	ok "top --once shows a line per vCPU"
+else
+	not_ok "top --once shows a line per vCPU"
+fi
+expect "top --once --json" 0 '"vms":\[\{"run_pct":[0-9.]+,"steal_pct":[0-9.]+,.*"name":"web-1".*"vcpus":\[\{' -- top --once --json --interval 0.5
+if command -v tmux >/dev/null; then
+	sock="hvm-test-$$"
+	tmux -L "$sock" new-session -d -x 160 -y 40 "HINTVM_RUNTIME_DIR=$HINTVM_RUNTIME_DIR $hintvm top --interval 0.5"
+	seen=0
+	for _ in $(seq 50); do
+		tmux -L "$sock" capture-pane -p >"$tmp/out" 2>/dev/null
+		grep -Eq "^web-1 +$web_pid +running" "$tmp/out" && grep -q "sort: name" "$tmp/out" && { seen=1; break; }
+		sleep 0.1
+	done
+	if [ $seen = 1 ]; then ok "top in a terminal shows the VMs"; else not_ok "top in a terminal shows the VMs"; fi
+	tmux -L "$sock" send-keys c
+	for _ in $(seq 30); do
+		tmux -L "$sock" capture-pane -p >"$tmp/out" 2>/dev/null
+		grep -q "sort: cpu" "$tmp/out" && break
+		sleep 0.1
+	done
+	if grep -q "sort: cpu" "$tmp/out"; then ok "top: c sorts by CPU"; else not_ok "top: c sorts by CPU"; fi
+	tmux -L "$sock" send-keys q
+	for _ in $(seq 30); do tmux -L "$sock" has-session 2>/dev/null || break; sleep 0.1; done
+	if tmux -L "$sock" has-session 2>/dev/null; then not_ok "top: q quits"; else ok "top: q quits"; fi
+else
+	skip "top in a terminal" "tmux is missing"
+fi
+
+expect "stop by name" 0 '"state":"stopping"' -- ctl web-1 stop
+wait "$web_pid"
+st=$?
+if [ $st = 10 ]; then ok "the VM stopped through ctl NAME exits 10"; else echo "# status $st" >"$tmp/err"; not_ok "the VM stopped through ctl NAME exits 10"; fi
+expect "ls is empty again but for the unlisted VM" 0 "" -- ls
+if [ "$(wc -l <"$tmp/out")" = 1 ]; then ok "no VM left listed"; else not_ok "no VM left listed"; fi
+echo "1..$n"
+[ $failed = 0 ]
