@@ -30,6 +30,7 @@ struct console_out {
 	pthread_cond_t cond; /* data queued, data written, stopping */
 	int fd;
 	bool reader_gone; /* EPIPE and friends: drop from now on */
+	bool flush_timed_out; /* the reader stalled once: no grace at stop */
 	bool stopping;
 	uint64_t stop_deadline_ns;
 	pthread_t thread;
@@ -134,7 +135,9 @@ void console_out_destroy(struct console_out *out)
 	if (out->fd >= 0) {
 		pthread_mutex_lock(&out->lock);
 		out->stopping = true;
-		out->stop_deadline_ns = hvm_monotonic_ns() + STOP_GRACE_NS;
+		out->stop_deadline_ns =
+			hvm_monotonic_ns() +
+			(out->flush_timed_out ? 0 : STOP_GRACE_NS);
 		pthread_cond_broadcast(&out->cond);
 		pthread_mutex_unlock(&out->lock);
 		pthread_join(out->thread, NULL);
@@ -207,6 +210,7 @@ int console_out_flush(struct console_out *out, unsigned int timeout_ms)
 		struct timespec ts;
 
 		if (now >= deadline) {
+			out->flush_timed_out = true;
 			r = -ETIMEDOUT;
 			break;
 		}
