@@ -8,13 +8,14 @@
  * pointer authentication, PMUv3; and whether the scheduling-hint page
  * the tree names answers with its magic and this machine's vCPU count.
  * On KVM (its vendor hypervisor UID) it also reports the vendor services'
- * FEATURES bits of the kernel/ series: pv_preempted (function 64, the PV
- * time preempted flag) and pv_tlb_flush (function 65), which hintvm's
- * --pv turns off per VM.
+ * FEATURES bits of the kernel/ series: pv_preempted (function 66, the
+ * vCPU-state structure with the preempted flag) and pv_tlb_flush (function
+ * 67), which hintvm's --pv turns off per VM.
  */
 #include "machine.h"
 #include "payload.h"
 #include "sched/hint_abi.h"
+#include "sched/kvm_hint_uapi.h"
 
 #define SMCCC_VERSION 0x80000000
 #define SMCCC_ARCH_FEATURES 0x80000001
@@ -28,9 +29,6 @@
 #define KVM_UID_1 0xe911c52e
 #define KVM_UID_2 0x564bcaa9
 #define KVM_UID_3 0x743a004d
-/* FEATURES returns functions 64-95 in R2 (kernel/ series numbers). */
-#define KVM_FUNC_PV_PREEMPTED 64
-#define KVM_FUNC_PV_TLB_FLUSH 65
 
 static uint64_t st_ipa[MAX_CPUS];
 static uint64_t smccc_version;
@@ -158,9 +156,9 @@ static bool cpuid_report(struct result *r)
 		result_add(r, "st_ipa", "0x%lx", st_ipa[0]);
 	if (on_kvm) {
 		result_add(r, "pv_preempted", "%d",
-			   vendor_feature(KVM_FUNC_PV_PREEMPTED));
+			   vendor_feature(HVM_KVM_FUNC_PV_VCPU_STATE));
 		result_add(r, "pv_tlb_flush", "%d",
-			   vendor_feature(KVM_FUNC_PV_TLB_FLUSH));
+			   vendor_feature(HVM_KVM_FUNC_PV_TLB_FLUSH));
 	}
 	result_add(r, "midr", "0x%lx", read_sysreg(midr_el1));
 	result_add(r, "sve", "%d", has_sve());

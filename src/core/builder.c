@@ -64,6 +64,9 @@ static enum log_level enter_vm_log(const struct vm *vm)
 
 static void builder_teardown(struct vm *vm)
 {
+	/* A start that failed half-way leaves the socket registered. */
+	control_stop(vm->control);
+	vm->control = NULL;
 	vm_destroy_vcpus(vm);
 	virtio_vm_destroy(vm); /* its I/O may point into guest RAM */
 	sched_vm_destroy(vm);
@@ -189,7 +192,12 @@ static int builder_start(struct vm *vm)
 	if (r < 0)
 		pr_warn("%s; running without scheduling management",
 			hvm_error_message());
-	return vm_start_vcpus(vm);
+	r = vm_start_vcpus(vm);
+	/* After the vCPUs: the guest's first instruction waits for nothing. */
+	if (r == 0 && control_serve(vm->control) < 0)
+		pr_warn("%s; the control socket will not answer",
+			hvm_error_message());
+	return r;
 }
 
 int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)

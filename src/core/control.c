@@ -914,8 +914,22 @@ static int open_socket(struct control *ctl)
 		}
 		entry[0] = '\0';
 	}
-	if (!cfg->control_path)
-		return bind_socket(ctl, entry);
+	if (!cfg->control_path) {
+		r = bind_socket(ctl, entry);
+		/* As above: a host that cannot give an unnamed VM its default
+		 * socket (a kernel without AF_UNIX) still runs the VM. */
+		if (r < 0 && !cfg->name) {
+			pr_warn("no control socket: %s", hvm_error_message());
+			if (ctl->listen_fd >= 0)
+				close(ctl->listen_fd);
+			ctl->listen_fd = -1;
+			if (ctl->path[0])
+				unlink(ctl->path);
+			ctl->path[0] = '\0';
+			return 0;
+		}
+		return r;
+	}
 	r = bind_socket(ctl, cfg->control_path);
 	if (r < 0 || !entry[0])
 		return r;
@@ -944,7 +958,6 @@ static void unregister(struct control *ctl)
 int control_start(struct vm *vm, struct control **out)
 {
 	struct control *ctl = calloc(1, sizeof(*ctl));
-	sigset_t all, old;
 	int r;
 
 	if (!ctl)
@@ -967,16 +980,6 @@ int control_start(struct vm *vm, struct control **out)
 	r = open_socket(ctl);
 	if (r < 0)
 		goto fail;
-	/* Signals are for the vCPU threads and the application. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&ctl->thread, NULL, control_thread, ctl);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r) {
-		r = hvm_set_error(-r, "cannot start the control thread");
-		goto fail;
-	}
-	ctl->thread_started = true;
 	if (ctl->path[0])
 		pr_info("control socket of '%s': %s", vm->name, ctl->path);
 	*out = ctl;
@@ -984,6 +987,24 @@ int control_start(struct vm *vm, struct control **out)
 fail:
 	control_stop(ctl);
 	return r;
+}
+
+int control_serve(struct control *ctl)
+{
+	sigset_t all, old;
+	int r;
+
+	if (!ctl || ctl->thread_started)
+		return 0;
+	/* Signals are for the vCPU threads and the application. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = log_thread_create(&ctl->thread, control_thread, ctl);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r)
+		return hvm_set_error(-r, "cannot start the control thread");
+	ctl->thread_started = true;
+	return 0;
 }
 
 void control_stop(struct control *ctl)

@@ -20,11 +20,19 @@ struct control;
 /*
  * Name the VM (cfg->name or a generated one), bind its socket (cfg->
  * control_path, or NAME.sock in the runtime directory; none with
- * cfg->control_none), register it and start the control thread, which
- * also serves hvm_vm_event_fd() subscribers. A runtime directory that
- * cannot be used is an error only when the user named the VM.
+ * cfg->control_none) and register it; control_serve() then starts the
+ * thread that serves it and hvm_vm_event_fd() subscribers. A runtime
+ * directory that cannot be used is an error only when the user named
+ * the VM.
  */
 int control_start(struct vm *vm, struct control **out);
+
+/*
+ * Start the control thread. Separate from control_start() so that the
+ * guest's first instruction does not wait for a thread to be created:
+ * connections made before it runs wait in the listen backlog.
+ */
+int control_serve(struct control *ctl);
 
 /* Deliver what subscribers are owed, close every client, unregister. */
 void control_stop(struct control *ctl);

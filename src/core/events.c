@@ -33,8 +33,7 @@ int event_ring_init(struct event_ring *r)
 	pthread_mutex_init(&r->lock, NULL);
 	r->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (r->wake_fd < 0)
-		return hvm_set_error(-errno, "cannot create an eventfd: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("cannot create an eventfd");
 	return 0;
 }
 

@@ -43,18 +43,20 @@ int registry_open_dir(char *buf, size_t len)
 
 	if (r < 0)
 		return r;
+	r = mkdir(buf, 0700) < 0 ? -errno : 0;
 	/* A bare system (an initramfs) may have no /run or /tmp yet. */
-	if (mkdir(buf, 0700) < 0 && errno == ENOENT &&
-	    (!strcmp(buf, "/run/hintvm") || !strncmp(buf, "/tmp/", 5)))
+	if (r == -ENOENT &&
+	    (!strcmp(buf, "/run/hintvm") || !strncmp(buf, "/tmp/", 5))) {
 		mkdir(buf[1] == 'r' ? "/run" : "/tmp",
 		      buf[1] == 'r' ? 0755 : 01777);
-	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		r = mkdir(buf, 0700) < 0 ? -errno : 0;
+	}
+	if (r < 0 && r != -EEXIST)
 		return hvm_set_error(
-			-errno, "cannot create the runtime directory %s: %s",
-			buf, strerror(errno));
+			r, "cannot create the runtime directory %s: %s", buf,
+			strerror(-r));
 	if (lstat(buf, &st) < 0)
-		return hvm_set_error(-errno, "cannot use %s: %s", buf,
-				     strerror(errno));
+		return hvm_set_errno_error("cannot use %s", buf);
 	if (!S_ISDIR(st.st_mode))
 		return hvm_set_error(
 			-ENOTDIR, "the runtime directory %s is not a directory",
@@ -188,8 +190,8 @@ int registry_claim(const char *dir, const char *name, char *entry, size_t len)
 int registry_link(const char *entry, const char *target)
 {
 	if (symlink(target, entry) < 0)
-		return hvm_set_error(-errno, "cannot register %s as %s: %s",
-				     target, entry, strerror(errno));
+		return hvm_set_errno_error("cannot register %s as %s", target,
+					   entry);
 	return 0;
 }
 
@@ -212,8 +214,7 @@ int registry_list(const char *dir, bool remove_stale,
 	if (!d)
 		return errno == ENOENT
 			       ? 0
-			       : hvm_set_error(-errno, "cannot read %s: %s",
-					       dir, strerror(errno));
+			       : hvm_set_errno_error("cannot read %s", dir);
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name), suffix = strlen(ENTRY_SUFFIX);
 		struct registry_entry e;
@@ -348,8 +349,7 @@ int hvm_control_connect(const char *name_or_path)
 		return r;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return hvm_set_error(-errno, "cannot create a socket: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("cannot create a socket");
 	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
 		r = -errno;
 		close(fd);

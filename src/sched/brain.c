@@ -90,6 +90,9 @@ int sched_vm_create(struct vm *vm)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	s->start_ns = hvm_monotonic_ns();
 	kernel_hints_probe(vm->fd, &s->kernel);
+	r = kernel_hints_apply(vm->fd, &s->kernel, &s->opt.kvm_control);
+	if (r < 0)
+		return r;
 	kernel_hints_describe(&s->kernel, s->kernel_path,
 			      sizeof(s->kernel_path));
 

@@ -93,6 +93,12 @@ int sched_parse_pv(struct hvm_config *cfg, const char *name, const char *value)
 	return pv_parse(value, &cfg->sched->pv);
 }
 
+int sched_parse_kvm_control(struct hvm_config *cfg, const char *name,
+			    const char *value)
+{
+	return kernel_controls_parse(name, value, &cfg->sched->kvm_control);
+}
+
 int sched_parse_hints(struct hvm_config *cfg, const char *name,
 		      const char *value)
 {

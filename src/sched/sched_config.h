@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sched/kernel_hints.h"
 #include "sched/policy.h"
 #include "sched/pv.h"
 
@@ -24,6 +25,7 @@
 struct sched_options {
 	struct sched_settings settings;
 	struct pv_request pv;
+	struct kernel_controls kvm_control; /* --kvm-control */
 	bool stats; /* print the table at exit (and every interval) */
 	uint32_t stats_interval_ms; /* 0: only at exit */
 	char stats_json[SCHED_STATS_PATH_MAX]; /* "": none */
@@ -38,6 +40,8 @@ int sched_parse_pin(struct hvm_config *cfg, const char *name,
 int sched_parse_halt_poll(struct hvm_config *cfg, const char *name,
 			  const char *value);
 int sched_parse_pv(struct hvm_config *cfg, const char *name, const char *value);
+int sched_parse_kvm_control(struct hvm_config *cfg, const char *name,
+			    const char *value);
 int sched_parse_hints(struct hvm_config *cfg, const char *name,
 		      const char *value);
 int sched_parse_stats(struct hvm_config *cfg, const char *name,

@@ -117,6 +117,27 @@ static void test_elf32_pvh_kernel_boots(void **state)
 	guest_run_free(&run);
 }
 
+/*
+ * An interrupt through an I/O APIC pin: the rr partner answers through an
+ * irqfd on pin 23, which the guest programs in the I/O APIC. With the
+ * split irqchip (the default) the pin's message reaches KVM as an MSI
+ * route mirrored from hintvm's redirection table; with KVM_TEST_IRQCHIP=
+ * kernel, KVM's own I/O APIC delivers it. Every answer must arrive.
+ */
+static void test_ioapic_pin_delivers_irqfd_answers(void **state)
+{
+	const char *const extra[] = { "rr-partner", NULL };
+	struct guest_run run;
+
+	assert_int_equal(guest_boot(&run, NULL, 1, "test=rr txns=200", extra),
+			 0);
+	print_output_on_failure(&run);
+	assert_int_equal(run.exit.reason, HVM_EXIT_POWEROFF);
+	assert_string_equal(result_field(&run, "ok"), "1");
+	assert_string_equal(result_field(&run, "txns"), "200");
+	guest_run_free(&run);
+}
+
 static void test_triple_fault_is_a_crash(void **state)
 {
 	for (unsigned int cpus = 1; cpus <= 2; cpus++) {
@@ -173,6 +194,7 @@ int main(void)
 		cmocka_unit_test(test_cpuid_4),
 		cmocka_unit_test(test_default_payload_is_hello),
 		cmocka_unit_test(test_elf32_pvh_kernel_boots),
+		cmocka_unit_test(test_ioapic_pin_delivers_irqfd_answers),
 		cmocka_unit_test(test_triple_fault_is_a_crash),
 		cmocka_unit_test(test_debug_exit_passes_the_code_through),
 		cmocka_unit_test(test_cpuid_marks_a_kvm_guest),

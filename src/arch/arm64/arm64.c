@@ -58,6 +58,7 @@ struct arm64_vm {
 	uint64_t initrd_size;
 	void *pvtime; /* host side of the PV time memslot, or NULL */
 	unsigned int pvtime_vcpus; /* vCPUs that publish steal time */
+	bool pv_vcpu_state; /* give vCPUs the series' vCPU-state structure */
 	struct arm64_fdt_mmio_dev virtio[ARM64_VIRTIO_MMIO_SLOTS];
 	unsigned int nr_virtio;
 };
@@ -338,36 +339,66 @@ static int arm64_setup_pv(struct vm *vm, struct vcpu *vcpu)
 	bool have_bmap, pv_time;
 	char names[128];
 
-	/* Kernels before 5.19 have no such register: nothing to control. */
-	have_bmap =
-		get_one_reg(vcpu, KVM_REG_ARM_VENDOR_HYP_BMAP, &reported) == 0;
+	/*
+	 * The series' bits are in the bitmap of vendor functions 64-127, a
+	 * register upstream has since 6.15 (the series' base on 6.12 adds it):
+	 * without it there is nothing to control.
+	 */
+	have_bmap = get_one_reg(vcpu, KVM_REG_ARM_VENDOR_HYP_BMAP_2,
+				&reported) == 0;
 	pv_time = kvm_check_cap(vm->fd, KVM_CAP_STEAL_TIME) > 0;
 	enabled = sched_pv_features(
 		vm, PV_ARCH_ARM64,
 		arm64_pv_supported(pv_time, have_bmap ? reported : 0), true);
 	bmap = arm64_pv_vendor_bmap(reported, enabled);
 	if (have_bmap && bmap != reported) {
-		struct kvm_one_reg reg = { .id = KVM_REG_ARM_VENDOR_HYP_BMAP,
+		struct kvm_one_reg reg = { .id = KVM_REG_ARM_VENDOR_HYP_BMAP_2,
 					   .addr = (uintptr_t)&bmap };
 
 		if (ioctl(vcpu->fd, KVM_SET_ONE_REG, &reg) < 0)
 			return hvm_set_errno_error(
-				"--pv: cannot set the vendor hypervisor bitmap to 0x%llx (KVM reported 0x%llx)",
+				"--pv: cannot set the vendor hypervisor bitmap of functions 64-127 to 0x%llx (KVM reported 0x%llx)",
 				(unsigned long long)bmap,
 				(unsigned long long)reported);
 	}
 	if (have_bmap)
-		pr_info("--pv: guest offered %s (vendor hypervisor bitmap 0x%llx, KVM's 0x%llx)",
+		pr_info("--pv: guest offered %s (vendor hypervisor bitmap 2 0x%llx, KVM's 0x%llx)",
 			pv_format(enabled, names, sizeof(names)),
 			(unsigned long long)bmap, (unsigned long long)reported);
 	else
-		pr_info("--pv: guest offered %s (KVM has no vendor hypervisor bitmap)",
+		pr_info("--pv: guest offered %s (KVM has no bitmap of vendor functions 64-127)",
 			pv_format(enabled, names, sizeof(names)));
+	arm64(vm)->pv_vcpu_state =
+		have_bmap &&
+		(bmap & (1ULL << ARM64_VENDOR_HYP_BIT_PV_PREEMPTED));
 	if (!(enabled & (1u << KVM_FEATURE_STEAL_TIME))) {
 		pr_info("--pv: steal time off: vCPUs get no PV time records");
 		return 0;
 	}
 	return arm64_setup_pvtime(vm);
+}
+
+/*
+ * The kernel/ series' vCPU-state structure (its preempted flag backs the
+ * guest's vcpu_is_preempted()), in the upper half of the PV time memslot.
+ */
+static int arm64_vcpu_pv_state(struct vcpu *vcpu)
+{
+	uint64_t ipa = ARM64_PVTIME_GPA + ARM64_PV_STATE_OFFSET +
+		       (uint64_t)vcpu->id * HVM_PV_VCPU_STATE_SIZE;
+	struct kvm_device_attr attr = {
+		.group = HVM_KVM_ARM_VCPU_PV_STATE_CTRL,
+		.attr = HVM_KVM_ARM_VCPU_PV_STATE_IPA,
+		.addr = (uintptr_t)&ipa,
+	};
+
+	if (ioctl(vcpu->fd, KVM_HAS_DEVICE_ATTR, &attr) < 0)
+		return 0;
+	if (ioctl(vcpu->fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
+		return hvm_set_errno_error(
+			"vCPU %u: cannot place the vCPU-state structure at 0x%llx",
+			vcpu->id, (unsigned long long)ipa);
+	return 0;
 }
 
 /* Steal time: optional, since hosts without it still run guests fine. */
@@ -383,7 +414,7 @@ static int arm64_vcpu_pvtime(struct vm *vm, struct vcpu *vcpu)
 	};
 
 	if (!a->pvtime ||
-	    (vcpu->id + 1) * ARM64_PVTIME_STRIDE > ARM64_PVTIME_SIZE)
+	    (vcpu->id + 1) * ARM64_PVTIME_STRIDE > ARM64_PV_STATE_OFFSET)
 		return 0;
 	if (ioctl(vcpu->fd, KVM_HAS_DEVICE_ATTR, &attr) < 0) {
 		pr_info("vCPU %u: this host's KVM has no PV time (steal time off)",
@@ -395,7 +426,7 @@ static int arm64_vcpu_pvtime(struct vm *vm, struct vcpu *vcpu)
 			"vCPU %u: cannot place PV time at 0x%llx", vcpu->id,
 			(unsigned long long)ipa);
 	a->pvtime_vcpus++;
-	return 0;
+	return a->pv_vcpu_state ? arm64_vcpu_pv_state(vcpu) : 0;
 }
 
 int arch_vcpu_init(struct vm *vm, struct vcpu *vcpu)

@@ -38,10 +38,13 @@
 #define ARM64_HINT_SIZE 0x1000ULL
 #define ARM64_PVPANIC_GPA 0x09020000ULL /* "qemu,pvpanic-mmio", 1 byte */
 /* PV time (steal time) records, 64 bytes per vCPU, in their own memslot
- * outside /memory: the guest finds them through SMCCC, not the FDT. */
+ * outside /memory: the guest finds them through SMCCC, not the FDT. The
+ * upper half holds the kernel/ series' vCPU-state structures (--pv
+ * preempted), also 64 bytes per vCPU. */
 #define ARM64_PVTIME_GPA 0x090a0000ULL
 #define ARM64_PVTIME_SIZE 0x10000ULL
 #define ARM64_PVTIME_STRIDE 64
+#define ARM64_PV_STATE_OFFSET (ARM64_PVTIME_SIZE / 2)
 #define ARM64_VIRTIO_MMIO_GPA 0x0a000000ULL /* slot N at base + N * size */
 #define ARM64_VIRTIO_MMIO_SIZE 0x200ULL
 #define ARM64_VIRTIO_MMIO_SLOTS 32

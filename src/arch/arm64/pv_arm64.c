@@ -3,7 +3,7 @@
 #include "sched/kvm_para_bits.h"
 #include "sched/pv.h"
 
-/* --pv bit -> KVM_REG_ARM_VENDOR_HYP_BMAP bit, for the ones it controls. */
+/* --pv bit -> KVM_REG_ARM_VENDOR_HYP_BMAP_2 bit, for the ones it controls. */
 static const struct {
 	unsigned int pv_bit;
 	unsigned int vendor_bit;

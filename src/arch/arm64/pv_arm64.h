@@ -5,16 +5,18 @@
  *
  *   steal-time  PV time records (DEN0057A; KVM_CAP_STEAL_TIME and
  *               KVM_ARM_VCPU_PVTIME_CTRL)
- *   preempted   the preempted flag in the PV time record: bit 2 of the
- *               firmware pseudo-register KVM_REG_ARM_VENDOR_HYP_BMAP
- *               (KVM vendor hypervisor function 64; kernel/ series);
- *               needs steal-time, the record it lives in
+ *   preempted   the vCPU-state structure with the preempted flag: bit 2
+ *               of the firmware pseudo-register KVM_REG_ARM_VENDOR_HYP_BMAP_2
+ *               (KVM vendor hypervisor function 66; kernel/ series B);
+ *               hintvm places the structures in the PV time memslot, so
+ *               it goes with steal-time
  *   tlb-flush   the deferred TLB-flush hypercall: bit 3 of the same
- *               register (function 65; kernel/ series)
+ *               register (function 67; kernel/ series C)
  *
  * KVM reports the bitmap's default (every bit it implements set) and takes
- * a subset back before the VM first runs; a stock kernel has neither bit,
- * so only bits KVM reported are ever cleared and none is ever set.
+ * a subset back before the VM first runs; a stock kernel has neither bit
+ * (nor, before 6.15, the register), so only bits KVM reported are ever
+ * cleared and none is ever set.
  */
 #ifndef HVM_ARCH_ARM64_PV_ARM64_H
 #define HVM_ARCH_ARM64_PV_ARM64_H
@@ -22,9 +24,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* KVM_REG_ARM_VENDOR_HYP_BMAP bits (an enum in the UAPI, hence repeated). */
-#define ARM64_VENDOR_HYP_BIT_PV_PREEMPTED 2
-#define ARM64_VENDOR_HYP_BIT_PV_TLB_FLUSH 3
+#include "sched/kvm_hint_uapi.h"
+
+/* KVM_REG_ARM_VENDOR_HYP_BMAP_2 bits, bit n for vendor function 64 + n. */
+#define ARM64_VENDOR_HYP_BIT_PV_PREEMPTED \
+	HVM_KVM_VENDOR_HYP_BMAP_2_BIT(HVM_KVM_FUNC_PV_VCPU_STATE)
+#define ARM64_VENDOR_HYP_BIT_PV_TLB_FLUSH \
+	HVM_KVM_VENDOR_HYP_BMAP_2_BIT(HVM_KVM_FUNC_PV_TLB_FLUSH)
 
 /*
  * The --pv bits this host can offer: steal-time with PV_TIME, preempted

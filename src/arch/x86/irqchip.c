@@ -100,11 +100,9 @@ static int create_kernel(struct vm *vm)
 			-ENOTSUP,
 			"--irqchip kernel: this KVM has no in-kernel PIT (KVM_CAP_PIT2)");
 	if (ioctl(vm->fd, KVM_CREATE_IRQCHIP, 0) < 0)
-		return hvm_set_error(-errno, "KVM_CREATE_IRQCHIP: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_CREATE_IRQCHIP");
 	if (ioctl(vm->fd, KVM_CREATE_PIT2, &pit) < 0)
-		return hvm_set_error(-errno, "KVM_CREATE_PIT2: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_CREATE_PIT2");
 	return 0;
 }
 
@@ -117,11 +115,9 @@ int x86_irqchip_create(struct vm *vm, struct x86_irqchip *chip)
 	/* Both modes: KVM's real-mode helpers need these guest pages. */
 	if (ioctl(vm->fd, KVM_SET_IDENTITY_MAP_ADDR,
 		  &(uint64_t){ X86_KVM_IDENTITY_MAP_GPA }) < 0)
-		return hvm_set_error(-errno, "KVM_SET_IDENTITY_MAP_ADDR: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_SET_IDENTITY_MAP_ADDR");
 	if (ioctl(vm->fd, KVM_SET_TSS_ADDR, X86_KVM_TSS_GPA) < 0)
-		return hvm_set_error(-errno, "KVM_SET_TSS_ADDR: %s",
-				     strerror(errno));
+		return hvm_set_errno_error("KVM_SET_TSS_ADDR");
 	if (mode == IRQCHIP_KERNEL)
 		return create_kernel(vm);
 	if (kvm_check_cap(vm->fd, KVM_CAP_SPLIT_IRQCHIP) <= 0) {

@@ -26,6 +26,8 @@ struct virtio_console {
 	struct virtq_chain *chain;
 	struct console_out *out;
 	size_t tx_bytes; /* taken since this kick */
+	void (*output_notify)(void *ctx);
+	void *output_notify_ctx;
 };
 
 static struct virtio_console *to_console(struct virtio_device *vdev)
@@ -55,7 +57,18 @@ static int handle_tx(struct virtio_device *vdev, uint16_t q,
 
 	console_out_writev(con->out, chain->iov, chain->nr_out);
 	con->tx_bytes += chain->out_len;
+	if (con->output_notify)
+		con->output_notify(con->output_notify_ctx);
 	return 0;
+}
+
+void virtio_console_set_output_notify(struct virtio_device *vdev,
+				      void (*notify)(void *), void *ctx)
+{
+	struct virtio_console *con = to_console(vdev);
+
+	con->output_notify = notify;
+	con->output_notify_ctx = ctx;
 }
 
 static const struct virtio_queue_handler tx_queue = {

@@ -20,6 +20,10 @@ struct console_out;
 struct virtio_device *virtio_console_create(const struct virtio_host *host,
 					    struct console_out *out);
 
+/* Call NOTIFY(CTX) whenever the guest writes output (boot tracing). */
+void virtio_console_set_output_notify(struct virtio_device *vdev,
+				      void (*notify)(void *), void *ctx);
+
 /* Give host input to the guest; returns how many bytes it took. */
 size_t virtio_console_receive(void *vdev, const uint8_t *buf, size_t len);
 

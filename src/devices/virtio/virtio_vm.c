@@ -131,6 +131,9 @@ int virtio_vm_create(struct vm *vm)
 
 		r = add(v, con);
 		if (!r)
+			virtio_console_set_output_notify(con, vm_console_output,
+							 vm);
+		if (!r)
 			vm->console_sink = (struct console_sink){
 				.deliver = virtio_console_receive,
 				.ctx = con,

@@ -10,6 +10,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "sched/kvm_hint_uapi.h"
 #include "sched/sched_config.h"
 
 static void test_defaults(void **state)
@@ -51,6 +52,53 @@ static void test_pin(void **state)
 	}
 	assert_int_equal(hvm_config_set(cfg, "pin", NULL), -EINVAL);
 	assert_non_null(strstr(hvm_error_message(), "expected auto, none"));
+	hvm_config_free(cfg);
+}
+
+static void test_kvm_control(void **state)
+{
+	struct hvm_config *cfg = hvm_config_new();
+	struct kernel_controls *c = &cfg->sched->kvm_control;
+
+	/* Nothing is set unless asked for. */
+	assert_false(c->set_ple_window || c->set_spin_policy || c->set_wfi ||
+		     c->set_wfe || c->no_yield);
+	assert_int_equal(hvm_config_set(cfg, "kvm-control",
+					"ple-window=0,spin-policy=no-boost"),
+			 0);
+	assert_true(c->set_ple_window);
+	assert_int_equal(c->ple_window, 0);
+	assert_true(c->set_spin_policy && c->no_boost);
+	assert_int_equal(hvm_config_set(cfg, "kvm-control",
+					"wfi=trap,wfe=notrap,yield=off"),
+			 0);
+	assert_true(c->set_wfi && c->set_wfe && c->no_yield);
+	assert_int_equal(c->wfi, HVM_KVM_ARM_WFX_TRAP);
+	assert_int_equal(c->wfe, HVM_KVM_ARM_WFX_NOTRAP);
+	/* "default" goes back to KVM's; 4096 is a window like any other. */
+	assert_int_equal(
+		hvm_config_set(cfg, "kvm-control",
+			       "ple-window=default,spin-policy=default"),
+		0);
+	assert_int_equal(c->ple_window, UINT32_MAX);
+	assert_false(c->no_boost);
+	assert_int_equal(hvm_config_set(cfg, "kvm-control", "ple-window=4096"),
+			 0);
+	assert_int_equal(c->ple_window, 4096);
+
+	const char *bad[] = { "",
+			      "ple-window",
+			      "ple-window=-1",
+			      "wfi=sometimes",
+			      "yield=maybe",
+			      "spin-policy=x",
+			      "frob=1",
+			      "ple-window=0," };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(hvm_config_set(cfg, "kvm-control", bad[i]),
+				 -EINVAL);
+		assert_non_null(strstr(hvm_error_message(), "--kvm-control"));
+	}
 	hvm_config_free(cfg);
 }
 
@@ -152,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_pv_hints_stats),
 		cmocka_unit_test(test_stats_interval),
 		cmocka_unit_test(test_copy_keeps_sched_options),
+		cmocka_unit_test(test_kvm_control),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
