@@ -191,7 +191,7 @@ int main(void)
 		if (pwrite(fd, ram + DATA, MAX_IO, (off_t)off) != MAX_IO)
 			return 1;
 	close(fd);
-	vdev = virtio_blk_create(&vhost, path, false, false, 0);
+	vdev = virtio_blk_create(&vhost, path, false, false, true, 0);
 	if (!vdev || virtio_device_attach_loop(vdev, loop) ||
 	    virtio_pci_init(&vp, vdev, host, &vhost) ||
 	    event_loop_start(loop, "bench-blk"))

@@ -14,6 +14,7 @@ extern const struct payload payload_spinlock;
 extern const struct payload payload_rr;
 extern const struct payload payload_panic;
 extern const struct payload payload_tlbflush;
+extern const struct payload payload_flood;
 
 /* One line per payload (kept by hand so additions merge cleanly). */
 /* clang-format off */
@@ -30,6 +31,7 @@ const struct payload *const payloads[] = {
 	&payload_rr,
 	&payload_panic,
 	&payload_tlbflush,
+	&payload_flood,
 	NULL,
 };
 /* clang-format on */

@@ -3,20 +3,103 @@
  * hintvm run: options come from the library's option table, so the command
  * line, --config files and embedders accept exactly the same settings.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "hintvm/hintvm.h"
 
-static struct hvm_vm *running_vm;
+/*
+ * SIGINT, SIGTERM and SIGHUP stop the VM. They are blocked from the first
+ * line of cmd_run until the VM is destroyed and read from a signalfd by a
+ * thread of their own, so a signal can neither kill hintvm before the VM
+ * exists (it waits, pending, and stops the VM once there is one) nor reach
+ * a VM that is being freed: the watcher is joined before hvm_vm_destroy.
+ * Every thread the library starts inherits the blocked mask.
+ */
+struct signal_watch {
+	int signal_fd;
+	int wake_fd;
+	struct hvm_vm *vm;
+	pthread_t thread;
+	bool started;
+};
 
-static void stop_on_signal(int sig)
+static void *signal_watch_thread(void *arg)
 {
-	hvm_vm_stop(running_vm);
+	struct signal_watch *w = arg;
+
+	for (;;) {
+		struct pollfd fds[2] = {
+			{ .fd = w->wake_fd, .events = POLLIN },
+			{ .fd = w->signal_fd, .events = POLLIN },
+		};
+		struct signalfd_siginfo info;
+
+		if (poll(fds, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (fds[0].revents)
+			break;
+		if (fds[1].revents &&
+		    read(w->signal_fd, &info, sizeof(info)) == sizeof(info))
+			hvm_vm_stop(w->vm);
+	}
+	return NULL;
+}
+
+static int signal_watch_block(struct signal_watch *w)
+{
+	sigset_t set;
+
+	*w = (struct signal_watch){ .signal_fd = -1, .wake_fd = -1 };
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
+		return -1;
+	w->signal_fd = signalfd(-1, &set, SFD_CLOEXEC);
+	w->wake_fd = eventfd(0, EFD_CLOEXEC);
+	return w->signal_fd < 0 || w->wake_fd < 0 ? -1 : 0;
+}
+
+static int signal_watch_start(struct signal_watch *w, struct hvm_vm *vm)
+{
+	w->vm = vm;
+	w->started = !pthread_create(&w->thread, NULL, signal_watch_thread, w);
+	return w->started ? 0 : -1;
+}
+
+/* Join the watcher: after this no signal touches the VM. */
+static void signal_watch_stop(struct signal_watch *w)
+{
+	uint64_t one = 1;
+
+	if (w->started) {
+		if (write(w->wake_fd, &one, sizeof(one)) != sizeof(one))
+			perror("hintvm: waking the signal thread");
+		pthread_join(w->thread, NULL);
+		w->started = false;
+	}
+}
+
+static void signal_watch_close(struct signal_watch *w)
+{
+	signal_watch_stop(w);
+	if (w->signal_fd >= 0)
+		close(w->signal_fd);
+	if (w->wake_fd >= 0)
+		close(w->wake_fd);
 }
 
 static void print_help(void)
@@ -163,45 +246,64 @@ static void report_exit(const struct hvm_exit *exit)
 	}
 }
 
-int cmd_run(int argc, char **argv)
+static int run_vm(struct hvm_config *cfg, int argc, char **argv,
+		  struct signal_watch *signals)
 {
-	struct hvm_config *cfg = hvm_config_new();
-	struct sigaction sa = { .sa_handler = stop_on_signal };
 	struct hvm_exit exit;
 	struct hvm_vm *vm;
 
-	if (!cfg) {
-		fprintf(stderr, "hintvm: %s\n", hvm_last_error());
+	if (parse_args(cfg, argc, argv) < 0)
 		return HVM_STATUS_USAGE;
-	}
-	if (parse_args(cfg, argc, argv) < 0) {
-		hvm_config_free(cfg);
-		return HVM_STATUS_USAGE;
-	}
 	vm = hvm_vm_create(cfg);
-	hvm_config_free(cfg);
 	if (!vm) {
 		fprintf(stderr, "hintvm: %s\n", hvm_last_error());
 		return HVM_STATUS_USAGE;
 	}
-
-	running_vm = vm;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	/* A signal that came during setup is pending: it stops the VM now. */
+	if (signal_watch_start(signals, vm) < 0) {
+		fprintf(stderr, "hintvm: cannot start the signal thread\n");
+		hvm_vm_destroy(vm);
+		return HVM_STATUS_USAGE;
+	}
 	/* A VM that fails to start never ran guest code: a setup error. */
 	if (hvm_vm_start(vm) < 0) {
 		fprintf(stderr, "hintvm: %s\n", hvm_last_error());
+		signal_watch_stop(signals);
 		hvm_vm_destroy(vm);
 		return HVM_STATUS_USAGE;
 	}
 	if (hvm_vm_wait(vm, &exit) < 0) {
 		fprintf(stderr, "hintvm: %s\n", hvm_last_error());
+		signal_watch_stop(signals);
 		hvm_vm_destroy(vm);
 		return HVM_STATUS_HOST_ERROR;
 	}
+	signal_watch_stop(signals);
 	hvm_vm_destroy(vm);
 	report_exit(&exit);
 	return hvm_exit_status(&exit);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct signal_watch signals;
+	struct hvm_config *cfg;
+	int status;
+
+	/* First: before anything exists that a signal could race with. */
+	if (signal_watch_block(&signals) < 0) {
+		perror("hintvm: cannot set up signal handling");
+		signal_watch_close(&signals);
+		return HVM_STATUS_USAGE;
+	}
+	cfg = hvm_config_new();
+	if (!cfg) {
+		fprintf(stderr, "hintvm: %s\n", hvm_last_error());
+		signal_watch_close(&signals);
+		return HVM_STATUS_USAGE;
+	}
+	status = run_vm(cfg, argc, argv, &signals);
+	hvm_config_free(cfg);
+	signal_watch_close(&signals);
+	return status;
 }

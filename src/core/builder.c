@@ -8,6 +8,7 @@
  *
  * Assembly (hvm_vm_create):
  *   vm_check_config, vm_alloc       config copy, no KVM yet
+ *   console_out_create              guest output buffer and its thread
  *   vm_open_kvm                     /dev/kvm, host checks, KVM_CREATE_VM
  *   sched_vm_create                 exit policy: fixed before vCPUs exist
  *   arch_vm_init                    irqchip, memory, platform devices,
@@ -17,9 +18,10 @@
  *   arch_vm_finalize                tables (MP/ACPI, FDT), GIC init
  *   vm_register_coalesced           regions devices marked coalesced
  * Start (hvm_vm_start): console, control socket, sched thread, vCPUs.
- * Stop (hvm_vm_wait): vCPUs joined, control, console, final statistics.
+ * Stop (hvm_vm_wait): vCPUs joined, console output flushed (bounded),
+ * control, console, final statistics.
  * Tear-down (hvm_vm_destroy): vCPUs, virtio (its I/O may point into guest
- * RAM), sched, arch, then the machinery.
+ * RAM), sched, arch, console output, then the machinery.
  *
  * A new subsystem adds its calls here, and a hook in struct vm_hooks if
  * vCPU threads must reach it; vm.c and vcpu.c do not change.
@@ -31,6 +33,7 @@
 
 #include "core/arch.h"
 #include "core/console.h"
+#include "core/console_out.h"
 #include "core/control.h"
 #include "core/log.h"
 #include "core/vm.h"
@@ -68,6 +71,8 @@ static void builder_teardown(struct vm *vm)
 	virtio_vm_destroy(vm); /* its I/O may point into guest RAM */
 	sched_vm_destroy(vm);
 	arch_vm_destroy(vm);
+	console_out_destroy(vm->console_out); /* after every device */
+	vm->console_out = NULL;
 	vm_free(vm);
 }
 
@@ -100,6 +105,11 @@ static int builder_assemble(struct vm *vm)
 {
 	int r;
 
+	vm->console_out = console_out_create(vm->cfg->console == CONSOLE_NONE
+						     ? -1
+						     : vm->cfg->console_out_fd);
+	if (!vm->console_out)
+		return -ENOMEM; /* the reason is in hvm_error_message() */
 	r = vm_open_kvm(vm);
 	/* Exit policy must be fixed before vCPUs exist (src/sched). */
 	if (r == 0)
@@ -202,6 +212,8 @@ int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
 	vm_wait_vcpus(vm, &ended);
 	if (exit)
 		*exit = ended;
+	/* What the guest printed last reaches the reader, if it reads. */
+	console_out_flush(vm->console_out, 250);
 	/* Subscribers hear how it ended before the socket goes away. */
 	event_post(&vm->events, VM_EVENT_EXIT, -1,
 		   (uint64_t)hvm_exit_status(&ended),

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include "core/arch.h"
 #include "core/config.h"
+#include "core/file.h"
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/registry.h"
@@ -143,7 +146,7 @@ static int parse_irqchip(struct hvm_config *cfg, const char *name,
 	return 0;
 }
 
-/* --disk PATH[,ro][,direct]; repeat for more disks. */
+/* --disk PATH[,ro][,direct][,lock=off]; repeat for more disks. */
 static int parse_disk(struct hvm_config *cfg, const char *name,
 		      const char *value)
 {
@@ -152,7 +155,8 @@ static int parse_disk(struct hvm_config *cfg, const char *name,
 
 	if (!value || !*value || *value == ',')
 		return hvm_set_error(
-			-EINVAL, "--%s needs an image path: PATH[,ro][,direct]",
+			-EINVAL,
+			"--%s needs an image path: PATH[,ro][,direct][,lock=off]",
 			name);
 	if (cfg->nr_disks == HVM_MAX_DISKS)
 		return hvm_set_error(-EINVAL, "--%s: at most %d disks", name,
@@ -166,10 +170,14 @@ static int parse_disk(struct hvm_config *cfg, const char *name,
 			disk.readonly = true;
 		} else if (!strcmp(item, "direct")) {
 			disk.direct = true;
+		} else if (!strcmp(item, "lock=off")) {
+			disk.no_lock = true;
+		} else if (!strcmp(item, "lock=on")) {
+			disk.no_lock = false;
 		} else {
 			hvm_set_error(
 				-EINVAL,
-				"--%s %s: unknown disk option '%s'; expected ro or direct",
+				"--%s %s: unknown disk option '%s'; expected ro, direct or lock=off",
 				name, value, item);
 			free(disk.path);
 			free(copy);
@@ -385,7 +393,7 @@ static const struct option_def options[] = {
 	{ { "console", 0, "KIND",
 	    "guest console: serial (ttyS0 on stdio), virtio (hvc0) or none" },
 	  parse_console },
-	{ { "disk", 'd', "PATH[,ro][,direct]",
+	{ { "disk", 'd', "PATH[,ro][,direct][,lock=off]",
 	    "virtio-blk disk from a raw image or block device (repeatable)" },
 	  parse_disk },
 	{ { "net", 'n', "tap=NAME[,mac=MAC]",
@@ -618,6 +626,32 @@ static char *trim(char *s)
 /* Config files nest at most this deep (a file including itself stops). */
 #define MAX_CONFIG_DEPTH 4
 
+/* A regular file (a FIFO would hang fopen() forever), as a stream. */
+static FILE *open_config(const char *path)
+{
+	struct stat st;
+	FILE *f;
+	int fd = open_host_input(path, O_RDONLY | O_CLOEXEC, &st);
+
+	if (fd < 0) {
+		errno = -fd;
+		hvm_set_errno_error("cannot read config file %s", path);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		hvm_set_error(-EINVAL, "config file %s is not a regular file",
+			      path);
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		hvm_set_errno_error("cannot read config file %s", path);
+		close(fd);
+	}
+	return f;
+}
+
 int hvm_config_load_file(struct hvm_config *cfg, const char *path)
 {
 	static _Thread_local int depth;
@@ -630,9 +664,9 @@ int hvm_config_load_file(struct hvm_config *cfg, const char *path)
 		return hvm_set_error(-ELOOP,
 				     "%s: config files nest more than %d deep",
 				     path, MAX_CONFIG_DEPTH);
-	f = fopen(path, "re");
+	f = open_config(path);
 	if (!f)
-		return hvm_set_errno_error("cannot read config file %s", path);
+		return -EINVAL; /* the reason is in hvm_error_message() */
 	depth++;
 	while (fgets(line, sizeof(line), f)) {
 		char *key, *value, *eq, *hash;

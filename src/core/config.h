@@ -36,6 +36,7 @@ struct hvm_disk_config {
 	char *path;
 	bool readonly;
 	bool direct; /* O_DIRECT: bypass the host page cache */
+	bool no_lock; /* lock=off: no flock, no QEMU-style byte-range locks */
 };
 
 struct hvm_net_config {

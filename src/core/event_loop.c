@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include <liburing.h>
 
+#include "core/clock.h"
 #include "core/event_loop.h"
 #include "core/log.h"
 
@@ -18,6 +20,13 @@ struct event_loop {
 	pthread_t thread;
 	bool started;
 	struct event_op stop_op;
+	struct event_op cancel_op;
+	/*
+	 * Submitted operations whose last completion has not been reaped
+	 * (a multishot poll counts once, until its final CQE). Destroy
+	 * waits for zero: the kernel may write into guest RAM until then.
+	 */
+	_Atomic unsigned int inflight;
 };
 
 int event_loop_create(struct event_loop **out, unsigned int entries)
@@ -43,8 +52,13 @@ bool event_loop_on_thread(const struct event_loop *loop)
 	return loop->started && pthread_equal(pthread_self(), loop->thread);
 }
 
-static void dispatch(struct event_op *op, int32_t res, uint32_t flags)
+static void dispatch(struct event_loop *loop, struct event_op *op, int32_t res,
+		     uint32_t flags)
 {
+	if (!(flags & IORING_CQE_F_MORE))
+		atomic_fetch_sub(&loop->inflight, 1);
+	if (!op || op == &loop->stop_op || op == &loop->cancel_op)
+		return;
 	op->cqe_flags = flags;
 	op->done(op, res);
 }
@@ -80,12 +94,34 @@ static void *loop_thread(void *arg)
 			seen++;
 			if (op == &loop->stop_op)
 				stop = true;
-			else if (op)
-				dispatch(op, cqe->res, cqe->flags);
+			dispatch(loop, op, cqe->res, cqe->flags);
 		}
 		io_uring_cq_advance(&loop->ring, seen);
 	}
 	return NULL;
+}
+
+int event_loop_run_ready(struct event_loop *loop)
+{
+	struct io_uring_cqe *cqe;
+	int ran = 0;
+
+	if (loop->started)
+		return -EBUSY;
+	pthread_mutex_lock(&loop->sq_lock);
+	io_uring_submit(&loop->ring);
+	pthread_mutex_unlock(&loop->sq_lock);
+	while (io_uring_peek_cqe(&loop->ring, &cqe) == 0) {
+		struct event_op *op = io_uring_cqe_get_data(cqe);
+		int32_t res = cqe->res;
+		uint32_t flags = cqe->flags;
+
+		/* Seen before dispatch: done() may submit and complete more. */
+		io_uring_cqe_seen(&loop->ring, cqe);
+		dispatch(loop, op, res, flags);
+		ran++;
+	}
+	return ran;
 }
 
 int event_loop_start(struct event_loop *loop, const char *name)
@@ -126,6 +162,7 @@ static int commit(struct event_loop *loop, struct io_uring_sqe *sqe,
 	int ret;
 
 	io_uring_sqe_set_data(sqe, op);
+	atomic_fetch_add(&loop->inflight, 1);
 	if (event_loop_on_thread(loop))
 		return 0;
 	ret = io_uring_submit(&loop->ring);
@@ -223,6 +260,42 @@ int event_loop_call(struct event_loop *loop, struct event_op *op)
 	return SUBMIT(loop, op, io_uring_prep_nop(sqe_));
 }
 
+/*
+ * After the loop thread is gone: cancel whatever is still in the kernel
+ * and reap it, running each op's done() (with -ECANCELED, or its result
+ * if it finished first) on this thread. Only then may the caller free
+ * buffers or unmap the guest RAM a read was going to fill: closing the
+ * ring alone cancels asynchronously, after this function returned.
+ */
+static void cancel_inflight(struct event_loop *loop)
+{
+	uint64_t start = hvm_monotonic_ns();
+	bool warned = false;
+
+	while (atomic_load(&loop->inflight)) {
+		struct __kernel_timespec wait = { .tv_nsec =
+							  100 * 1000 * 1000 };
+		struct io_uring_cqe *cqe;
+		int ret;
+
+		SUBMIT(loop, &loop->cancel_op,
+		       io_uring_prep_cancel(sqe_, NULL,
+					    IORING_ASYNC_CANCEL_ANY));
+		ret = io_uring_wait_cqe_timeout(&loop->ring, &cqe, &wait);
+		while (ret == 0) {
+			dispatch(loop, io_uring_cqe_get_data(cqe), cqe->res,
+				 cqe->flags);
+			io_uring_cqe_seen(&loop->ring, cqe);
+			ret = io_uring_peek_cqe(&loop->ring, &cqe);
+		}
+		if (!warned && hvm_monotonic_ns() - start > 1000000000ull) {
+			pr_warn("event loop: waiting for %u I/O requests to finish before guest memory goes",
+				atomic_load(&loop->inflight));
+			warned = true;
+		}
+	}
+}
+
 void event_loop_destroy(struct event_loop *loop)
 {
 	if (!loop)
@@ -236,6 +309,7 @@ void event_loop_destroy(struct event_loop *loop)
 			usleep(1000);
 		pthread_join(loop->thread, NULL);
 	}
+	cancel_inflight(loop);
 	io_uring_queue_exit(&loop->ring);
 	pthread_mutex_destroy(&loop->sq_lock);
 	free(loop);

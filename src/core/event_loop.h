@@ -10,8 +10,9 @@
  * Submissions are allowed from any thread; from the loop thread they are
  * batched and submitted once per loop iteration. Buffers and event_op
  * structures must stay valid until their completion callback has run.
- * Destroy the loop before unmapping guest memory: in-flight I/O may still
- * point into it until the ring is torn down.
+ * Destroy the loop before unmapping guest memory: destroy cancels the I/O
+ * still in flight and waits for it (each op's done() runs, usually with
+ * -ECANCELED), so the kernel writes into no buffer after it returns.
  */
 #ifndef HVM_CORE_EVENT_LOOP_H
 #define HVM_CORE_EVENT_LOOP_H
@@ -47,8 +48,18 @@ int event_loop_create(struct event_loop **out, unsigned int entries);
 /* Start the loop thread (named NAME, at most 15 characters). */
 int event_loop_start(struct event_loop *loop, const char *name);
 
-/* Stop the thread (if started), cancel everything, free the loop. */
+/*
+ * Stop the thread (if started), cancel what is in flight and wait for it
+ * (done() callbacks run on the caller's thread), free the loop.
+ */
 void event_loop_destroy(struct event_loop *loop);
+
+/*
+ * For tests and fuzzing, on a loop that was never started: submit what is
+ * queued and run the done() of every completion already there, on the
+ * calling thread. Returns how many ran (0: nothing was ready).
+ */
+int event_loop_run_ready(struct event_loop *loop);
 
 /* True when called on LOOP's own thread. */
 bool event_loop_on_thread(const struct event_loop *loop);

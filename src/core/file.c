@@ -10,6 +10,86 @@
 #include "core/file.h"
 #include "core/log.h"
 
+int open_host_input(const char *path, int flags, struct stat *st)
+{
+	int fd = open(path, flags | O_NONBLOCK), fl, err;
+
+	if (fd < 0)
+		return -errno;
+	fl = fcntl(fd, F_GETFL);
+	if (fstat(fd, st) < 0 || fl < 0 ||
+	    (!(flags & O_NONBLOCK) &&
+	     fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+/* QEMU's lock layout (block/file-posix), so that both see each other. */
+#define QEMU_LOCK_PERM_BASE 100
+#define QEMU_LOCK_SHARED_BASE 200
+#define QEMU_PERM_READ 0 /* BLK_PERM_CONSISTENT_READ */
+#define QEMU_PERM_WRITE 1 /* BLK_PERM_WRITE */
+
+static int ofd_lock_byte(int fd, off_t byte)
+{
+	struct flock fl = { .l_type = F_RDLCK,
+			    .l_whence = SEEK_SET,
+			    .l_start = byte,
+			    .l_len = 1 };
+
+	return fcntl(fd, F_OFD_SETLK, &fl) < 0 ? -errno : 0;
+}
+
+/* Whether another open file holds a lock on BYTE (ours never conflict). */
+static bool ofd_byte_held(int fd, off_t byte)
+{
+	struct flock fl = { .l_type = F_WRLCK,
+			    .l_whence = SEEK_SET,
+			    .l_start = byte,
+			    .l_len = 1 };
+
+	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+}
+
+int file_lock_like_qemu(int fd, bool write)
+{
+	static const char *const perm_name[] = { "read", "write" };
+	static const char *const perm_use[] = { "reading", "writing" };
+	unsigned int perms = 1u << QEMU_PERM_READ;
+	unsigned int unshared = 1u << QEMU_PERM_WRITE;
+	int r;
+
+	if (write)
+		perms |= 1u << QEMU_PERM_WRITE;
+	/* Take ours first, then look: two starting at once both back off. */
+	for (unsigned int n = 0; n < 2; n++) {
+		if ((perms & (1u << n)) &&
+		    (r = ofd_lock_byte(fd, QEMU_LOCK_PERM_BASE + n)) < 0)
+			return r;
+		if ((unshared & (1u << n)) &&
+		    (r = ofd_lock_byte(fd, QEMU_LOCK_SHARED_BASE + n)) < 0)
+			return r;
+	}
+	for (unsigned int n = 0; n < 2; n++) {
+		if ((perms & (1u << n)) &&
+		    ofd_byte_held(fd, QEMU_LOCK_SHARED_BASE + n))
+			return hvm_set_error(
+				-EBUSY,
+				"another process (QEMU or hintvm) does not let others %s it",
+				perm_name[n]);
+		if ((unshared & (1u << n)) &&
+		    ofd_byte_held(fd, QEMU_LOCK_PERM_BASE + n))
+			return hvm_set_error(
+				-EBUSY,
+				"another process (QEMU or hintvm) has it open for %s",
+				perm_use[n]);
+	}
+	return 0;
+}
+
 int read_whole_file(const char *path, const char *what, size_t max,
 		    uint8_t **data, size_t *size)
 {
@@ -18,10 +98,12 @@ int read_whole_file(const char *path, const char *what, size_t max,
 	uint8_t *buf;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	fd = open_host_input(path, O_RDONLY | O_CLOEXEC, &st);
+	if (fd < 0) {
+		errno = -fd;
 		return hvm_set_errno_error("cannot open %s %s", what, path);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	}
+	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		return hvm_set_error(-EINVAL, "%s %s is not a regular file",
 				     what, path);
@@ -69,10 +151,12 @@ int map_whole_file(const char *path, const char *what, size_t max,
 	void *map;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	fd = open_host_input(path, O_RDONLY | O_CLOEXEC, &st);
+	if (fd < 0) {
+		errno = -fd;
 		return hvm_set_errno_error("cannot open %s %s", what, path);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	}
+	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		return hvm_set_error(-EINVAL, "%s %s is not a regular file",
 				     what, path);

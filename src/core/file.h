@@ -2,8 +2,10 @@
 #ifndef HVM_CORE_FILE_H
 #define HVM_CORE_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 /*
  * Read all of PATH into a malloc'ed buffer. WHAT names the file's role in
@@ -12,6 +14,26 @@
  */
 int read_whole_file(const char *path, const char *what, size_t max,
 		    uint8_t **data, size_t *size);
+
+/*
+ * open(PATH, FLAGS) for a host input without ever waiting in open(): with
+ * O_NONBLOCK, so a FIFO (or a device that waits for carrier) cannot hang
+ * hintvm there; then fstat into *ST, and O_NONBLOCK cleared again (io_uring
+ * and plain reads must see an ordinary blocking file). Returns the fd or
+ * -errno; the caller checks the file type in *ST.
+ */
+int open_host_input(const char *path, int flags, struct stat *st);
+
+/*
+ * Take QEMU's locks on an open disk image (the byte-range OFD locks of
+ * QEMU's file-posix driver: byte 100 + n held for permission n, 200 + n
+ * for a permission others may not share; n = 0 consistent read, 1 write),
+ * as a QEMU virtio-blk device would: read, WRITE when writable, and nobody
+ * else may write. Returns 0, or -EBUSY (what conflicts in
+ * hvm_error_message()) when another process, QEMU or hintvm, holds a lock
+ * that excludes ours. Released when FD is closed.
+ */
+int file_lock_like_qemu(int fd, bool write);
 
 /*
  * The same checks, but map PATH read-only (MAP_PRIVATE) instead of copying

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <assert.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 
 static _Thread_local char error_buf[512];
@@ -106,14 +108,10 @@ int log_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
 	return r;
 }
 
+static void log_line(enum log_level level, const char *line);
+
 void log_msg(enum log_level level, const char *fmt, ...)
 {
-	static const char *const prefix[] = {
-		[LOG_ERROR] = "error",
-		[LOG_WARN] = "warning",
-		[LOG_INFO] = "info",
-		[LOG_DEBUG] = "debug",
-	};
 	char line[1024];
 	va_list ap;
 
@@ -122,6 +120,58 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	log_line(level, line);
+}
+
+/* One lock for every limiter: these lines are rare by construction. */
+static pthread_mutex_t ratelimit_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void log_msg_ratelimited(struct log_ratelimit *rl, enum log_level level,
+			 const char *fmt, ...)
+{
+	uint64_t now = hvm_monotonic_ns();
+	unsigned long long suppressed = 0;
+	char line[1024];
+	size_t used;
+	va_list ap;
+
+	if (level > log_level)
+		return;
+	pthread_mutex_lock(&ratelimit_lock);
+	if (!rl->window_start_ns ||
+	    now - rl->window_start_ns >=
+		    LOG_RATELIMIT_INTERVAL_S * 1000000000ull) {
+		rl->window_start_ns = now;
+		rl->printed = 0;
+	}
+	if (rl->printed >= LOG_RATELIMIT_BURST) {
+		rl->suppressed++;
+		pthread_mutex_unlock(&ratelimit_lock);
+		return;
+	}
+	rl->printed++;
+	suppressed = rl->suppressed;
+	rl->suppressed = 0;
+	pthread_mutex_unlock(&ratelimit_lock);
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	used = strlen(line);
+	if (suppressed && used < sizeof(line))
+		snprintf(line + used, sizeof(line) - used,
+			 " (%llu more like this suppressed)", suppressed);
+	log_line(level, line);
+}
+
+static void log_line(enum log_level level, const char *line)
+{
+	static const char *const prefix[] = {
+		[LOG_ERROR] = "error",
+		[LOG_WARN] = "warning",
+		[LOG_INFO] = "info",
+		[LOG_DEBUG] = "debug",
+	};
 	/* One write per line keeps lines whole between vCPU threads. */
 	fprintf(stderr, "hintvm: %s: %s\n", prefix[level], line);
 }

@@ -56,6 +56,36 @@ int log_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * A message a guest can trigger at will goes through a rate limit of its
+ * own (one static struct log_ratelimit per call site): at most
+ * LOG_RATELIMIT_BURST lines per LOG_RATELIMIT_INTERVAL_S seconds; the next
+ * line that passes says how many were suppressed in between.
+ */
+#define LOG_RATELIMIT_BURST 5
+#define LOG_RATELIMIT_INTERVAL_S 5
+
+struct log_ratelimit {
+	unsigned long long window_start_ns;
+	unsigned int printed; /* in this window */
+	unsigned long long suppressed; /* since the last printed line */
+};
+
+void log_msg_ratelimited(struct log_ratelimit *rl, enum log_level level,
+			 const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define pr_warn_ratelimited(...)                                  \
+	do {                                                      \
+		static struct log_ratelimit rl_;                  \
+		log_msg_ratelimited(&rl_, LOG_WARN, __VA_ARGS__); \
+	} while (0)
+#define pr_debug_ratelimited(...)                                  \
+	do {                                                       \
+		static struct log_ratelimit rl_;                   \
+		log_msg_ratelimited(&rl_, LOG_DEBUG, __VA_ARGS__); \
+	} while (0)
+
 #define pr_err(...) log_msg(LOG_ERROR, __VA_ARGS__)
 #define pr_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
 #define pr_info(...) log_msg(LOG_INFO, __VA_ARGS__)

@@ -27,6 +27,7 @@
 struct kvm_run;
 struct kvm_coalesced_mmio_ring;
 struct console;
+struct console_out;
 struct virtio_vm;
 struct sched_vm;
 struct vm;
@@ -107,6 +108,7 @@ struct vm {
 	atomic_uint coalesced_pending; /* regions not registered yet */
 	struct power_sink power;
 	struct console *console;
+	struct console_out *console_out; /* guest output, for every device */
 	struct control *control;
 	char name[66]; /* --name or generated; set when the VM starts */
 	struct event_ring events; /* for subscribers (core/events.h) */

@@ -6,7 +6,7 @@
  * As in QEMU, PANICKED wins when a write sets both bits, bits the device
  * does not know are ignored (and logged once per device, since a guest
  * could otherwise flood the log), and a write with neither known bit does
- * nothing. Only the byte at offset 0 is the register: an MMIO access wider
+ * nothing. CRASH_LOADED is logged under a rate limit, for the same reason. Only the byte at offset 0 is the register: an MMIO access wider
  * than a byte uses its first byte, and bytes beyond the register read as
  * 0xff and ignore writes. The device has no state a guest can change, so
  * it needs no lock; the "unknown bits" note is an atomic flag.
@@ -64,7 +64,8 @@ static void pvpanic_write(void *opaque, uint64_t offset, const uint8_t *data,
 	if (event & PVPANIC_PANICKED)
 		power_sink_event(&dev->power, POWER_GUEST_PANIC, event);
 	else if (event & PVPANIC_CRASH_LOADED)
-		pr_warn("pvpanic: the guest kernel panicked; its crash kernel (kdump) takes over, the VM keeps running");
+		pr_warn_ratelimited(
+			"pvpanic: the guest kernel panicked; its crash kernel (kdump) takes over, the VM keeps running");
 }
 
 const struct bus_ops pvpanic_bus_ops = {

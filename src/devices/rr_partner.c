@@ -220,8 +220,8 @@ static void rr_partner_write(void *dev, uint64_t offset, const uint8_t *data,
 	if (offset == RR_REG_DOORBELL) {
 		if (write(rr->request_fd, &(uint64_t){ 1 }, sizeof(uint64_t)) <
 		    0)
-			pr_warn("rr-partner: doorbell lost: %s",
-				strerror(errno));
+			pr_warn_ratelimited("rr-partner: doorbell lost: %s",
+					    strerror(errno));
 		return;
 	}
 	if (offset == RR_REG_SERVICE_US) {

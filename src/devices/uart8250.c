@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * 16550A register model. Transmission is instantaneous: a byte written to
- * THR goes straight to the host fd, so THR and the shift register are always
- * empty (LSR.THRE and LSR.TEMT always set). Reception is a 4 KiB queue: the
+ * THR goes into the console output buffer (core/console_out.h), which never
+ * blocks and drops what a stalled reader does not take, so THR and the shift
+ * register are always empty (LSR.THRE and LSR.TEMT always set). Reception is a 4 KiB queue: the
  * first 16 bytes stand for the chip's FIFO, the rest for bytes "still on the
  * wire", which is why clearing the receive FIFO drops at most 16 of them.
  *
@@ -10,12 +11,10 @@
  * byte and reads the others as 0; an access that starts beyond the eight
  * registers reads all-ones and writes nothing, like an undecoded port.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
+#include "core/console_out.h"
 #include "devices/uart8250.h"
 
 /* Register offsets (DLAB selects the divisor latch at 0 and 1). */
@@ -81,7 +80,7 @@
 struct uart8250 {
 	pthread_mutex_t lock;
 	struct irq_line irq;
-	int out_fd;
+	struct console_out *out;
 	void (*output_notify)(void *ctx);
 	void *output_notify_ctx;
 	bool irq_level;
@@ -187,24 +186,6 @@ static void uart_rx_clear_fifo(struct uart8250 *uart)
 	uart->rx_count -= drop;
 }
 
-/*
- * Best effort: the console must never stall a vCPU, so a full non-blocking
- * fd or a closed reader loses the output instead of retrying.
- */
-static void uart_emit(int fd, const uint8_t *buf, size_t len)
-{
-	while (fd >= 0 && len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		buf += n;
-		len -= (size_t)n;
-	}
-}
-
 static void uart_transmit(struct uart8250 *uart, uint8_t byte)
 {
 	/*
@@ -219,7 +200,7 @@ static void uart_transmit(struct uart8250 *uart, uint8_t byte)
 		if (!uart_rx_push(uart, byte))
 			uart->lsr_errors |= LSR_OE;
 	} else {
-		uart_emit(uart->out_fd, &byte, 1);
+		console_out_write(uart->out, &byte, 1);
 		if (uart->output_notify)
 			uart->output_notify(uart->output_notify_ctx);
 	}
@@ -366,7 +347,7 @@ const struct bus_ops uart8250_bus_ops = {
 	.write = uart_bus_write,
 };
 
-struct uart8250 *uart8250_create(struct irq_line irq, int out_fd)
+struct uart8250 *uart8250_create(struct irq_line irq, struct console_out *out)
 {
 	struct uart8250 *uart = calloc(1, sizeof(*uart));
 
@@ -377,7 +358,7 @@ struct uart8250 *uart8250_create(struct irq_line irq, int out_fd)
 		return NULL;
 	}
 	uart->irq = irq;
-	uart->out_fd = out_fd;
+	uart->out = out;
 	uart->lcr = UART_DEFAULT_LCR;
 	uart->dll = UART_DEFAULT_DIVISOR & 0xff;
 	uart->dlm = UART_DEFAULT_DIVISOR >> 8;

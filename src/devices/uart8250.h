@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * 16550A-compatible UART (the "8250" Linux drives at ttyS0). Guest output
- * goes to a host fd; host input is queued with uart8250_receive(). Used as a
+ * goes to a console output buffer (never blocking the vCPU); host input is queued with uart8250_receive(). Used as a
  * PIO device on x86 and as an MMIO ns16550a on arm64 (register stride 1).
  */
 #ifndef HVM_DEVICES_UART8250_H
@@ -19,8 +19,10 @@
 
 struct uart8250;
 
-/* OUT_FD receives guest output (-1: discard). Returns NULL on ENOMEM. */
-struct uart8250 *uart8250_create(struct irq_line irq, int out_fd);
+struct console_out;
+
+/* OUT receives guest output (NULL: discard). Returns NULL on ENOMEM. */
+struct uart8250 *uart8250_create(struct irq_line irq, struct console_out *out);
 void uart8250_destroy(struct uart8250 *uart);
 
 /*

@@ -39,8 +39,9 @@ int act_set_halt_poll(int vm_fd, uint32_t ns)
 	return ioctl(vm_fd, KVM_ENABLE_CAP, &cap) < 0 ? -errno : 0;
 }
 
-int act_boost_thread(pid_t tid, int *saved)
+int act_boost_thread(pid_t tid, int ceiling, int *saved)
 {
+	int target = ceiling > ACT_BOOST_NICE ? ceiling : ACT_BOOST_NICE;
 	int prio;
 
 	errno = 0;
@@ -48,10 +49,9 @@ int act_boost_thread(pid_t tid, int *saved)
 	if (prio == -1 && errno)
 		return -errno;
 	*saved = prio;
-	if (prio <= ACT_BOOST_NICE)
+	if (prio <= target)
 		return 0; /* already at least that high */
-	return setpriority(PRIO_PROCESS, (id_t)tid, ACT_BOOST_NICE) < 0 ? -errno
-									: 0;
+	return setpriority(PRIO_PROCESS, (id_t)tid, target) < 0 ? -errno : 0;
 }
 
 int act_unboost_thread(pid_t tid, int saved)

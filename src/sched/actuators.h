@@ -22,11 +22,13 @@ int act_spread_thread(pid_t tid, const uint16_t *cpus, unsigned int nr);
 int act_set_halt_poll(int vm_fd, uint32_t ns);
 
 /*
- * A boost: raise TID to BOOST_NICE (saving its current nice value in
- * *SAVED) and later restore it. Needs CAP_SYS_NICE to go below 0.
+ * A boost: raise TID to ACT_BOOST_NICE, but never above CEILING (the
+ * process's nice when the VM was created: an operator's `nice 19` holds),
+ * saving its current nice value in *SAVED; later restore it. Needs
+ * CAP_SYS_NICE to lower a nice value.
  */
 #define ACT_BOOST_NICE (-10)
-int act_boost_thread(pid_t tid, int *saved);
+int act_boost_thread(pid_t tid, int ceiling, int *saved);
 int act_unboost_thread(pid_t tid, int saved);
 
 #endif

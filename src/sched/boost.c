@@ -17,6 +17,13 @@
 #include "sched/actuators.h"
 #include "sched/brain_internal.h"
 
+/*
+ * Boosts a vCPU may begin per second. Each lasts at most
+ * POLICY_BOOST_MAX_US (10 ms), so a guest keeps a vCPU raised at most 20%
+ * of the time however it sends hints or interrupts.
+ */
+#define BOOSTS_PER_SECOND 20
+
 void brain_boost_vcpu(struct sched_vm *s, unsigned int target, uint32_t us,
 		      const char *cause)
 {
@@ -33,7 +40,17 @@ void brain_boost_vcpu(struct sched_vm *s, unsigned int target, uint32_t us,
 		return;
 	}
 	if (!t->boosted) {
-		r = act_boost_thread(tid, &t->saved_nice);
+		/* A bounded share of each second, whatever the guest asks. */
+		if (now - t->boost_window_ns >= 1000000000ull) {
+			t->boost_window_ns = now;
+			t->boosts_in_window = 0;
+		}
+		if (t->boosts_in_window >= BOOSTS_PER_SECOND) {
+			pthread_mutex_unlock(&s->boost_lock);
+			return;
+		}
+		t->boosts_in_window++;
+		r = act_boost_thread(tid, s->start_nice, &t->saved_nice);
 		if (r < 0) {
 			atomic_fetch_add(&s->boost_failures, 1);
 			if (r == -EPERM || r == -EACCES)

@@ -7,12 +7,14 @@
  * channel's host side in hint_host.c, the reports in stats_report.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/kvm.h>
@@ -71,6 +73,11 @@ int sched_vm_create(struct vm *vm)
 	s->vm = vm;
 	s->opt = *vm->cfg->sched;
 	s->nr_vcpus = vm->cfg->cpus;
+	/* Threads the VM starts inherit this nice; no boost goes above it. */
+	errno = 0;
+	s->start_nice = getpriority(PRIO_PROCESS, 0);
+	if (s->start_nice == -1 && errno)
+		s->start_nice = 0;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->boost_lock, NULL);
 	pthread_condattr_t ca;
@@ -527,6 +534,30 @@ void sched_vcpu_exit(struct vm *vm, unsigned int id)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/*
+ * O_NONBLOCK for open() only: a FIFO nobody reads fails (ENXIO) instead
+ * of keeping hintvm from exiting; one with a reader is written normally.
+ */
+static FILE *open_stats_json(const char *path)
+{
+	int fd = open(path,
+		      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK,
+		      0644);
+	int fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+	FILE *f;
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ||
+	    !(f = fdopen(fd, "w"))) {
+		int err = errno;
+
+		if (fd >= 0)
+			close(fd);
+		errno = err;
+		return NULL;
+	}
+	return f;
+}
+
 static void write_json(struct sched_vm *s)
 {
 	size_t len = 1 << 20;
@@ -537,7 +568,7 @@ static void write_json(struct sched_vm *s)
 	if (!buf)
 		return;
 	n = sched_format_stats(s->vm, true, buf, len);
-	f = fopen(s->opt.stats_json, "we");
+	f = open_stats_json(s->opt.stats_json);
 	if (n < 0 || !f) {
 		pr_warn("--stats-json: cannot write %s: %s", s->opt.stats_json,
 			f ? "statistics unavailable" : strerror(errno));

@@ -38,6 +38,8 @@ struct vcpu_track {
 	int saved_nice;
 	uint64_t boost_start_ns;
 	uint64_t boost_until_ns;
+	uint64_t boost_window_ns; /* start of the current one-second window */
+	unsigned int boosts_in_window; /* boosts begun in it */
 	_Atomic uint64_t boosts;
 	_Atomic uint64_t yields;
 	_Atomic uint64_t irq_boosts; /* boosts after a userspace MSI */
@@ -69,6 +71,7 @@ struct sched_vm {
 	struct hint_channel hints;
 	bool hints_registered;
 	bool boost_unavailable; /* no CAP_SYS_NICE: boosts cannot work */
+	int start_nice; /* the process's nice at creation: boosts' ceiling */
 	_Atomic uint64_t boost_failures;
 
 	/* Policy state and observations (under lock). */

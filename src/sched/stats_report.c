@@ -11,6 +11,7 @@
 #include <linux/kvm.h>
 
 #include "core/clock.h"
+#include "core/console_out.h"
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/vm.h"
@@ -201,6 +202,9 @@ VM_STAT(m_throttled_ns, s->throttled_ns_total)
 VM_TEXT(m_kernel_text, s->kernel_path)
 VM_STAT(m_kernel_yield_calls, atomic_load(&s->kernel_yield_calls))
 VM_STAT(m_kernel_yields, atomic_load(&s->kernel_yields))
+/* Guest console output (core/console_out): a stalled reader shows here. */
+VM_STAT(m_console_written, console_out_written(s->vm->console_out))
+VM_STAT(m_console_dropped, console_out_dropped(s->vm->console_out))
 VM_STAT(m_sched_hints, s->opt.settings.hints)
 VM_STAT(m_commit, s->state.commit)
 VM_TEXT(m_commit_text, commit_state_name(s->state.commit))
@@ -313,6 +317,12 @@ static const struct stat_desc vm_stats[] = {
 	{ .name = "kernel_yields",
 	  .json = "host.kernel_yields",
 	  .get = m_kernel_yields },
+	{ .name = "console_written",
+	  .json = "console.written",
+	  .get = m_console_written },
+	{ .name = "console_dropped",
+	  .json = "console.dropped",
+	  .get = m_console_dropped },
 	{ .name = "sched_hints",
 	  .json = "policy.sched_hints",
 	  .kind = STAT_FLAG,
@@ -484,6 +494,10 @@ static void format_table(struct sched_vm *s, struct stat_text *t)
 		s->pressure.avg10_centi % 100,
 		(unsigned long long)(s->throttled_ns_total / 1000000),
 		s->kernel_path);
+	stat_put(t,
+		 "  console: %llu bytes out, %llu dropped (reader too slow)\n",
+		 (unsigned long long)m_console_written(s, 0),
+		 (unsigned long long)m_console_dropped(s, 0));
 	if (s->kernel.yield_to)
 		stat_put(
 			t,

@@ -38,6 +38,7 @@
 #include "fuzz.h"
 #include "arch/x86/platform.h"
 #include "core/bus.h"
+#include "core/console_out.h"
 #include "core/irq.h"
 #include "core/log.h"
 #include "core/power.h"
@@ -192,7 +193,7 @@ struct platform {
 };
 
 static const struct bus_ops post_port_ops = { 0 };
-static int null_fd = -1;
+static struct console_out *null_out;
 
 static void reg(struct bus *bus, uint64_t base, uint64_t len,
 		const struct bus_ops *ops, void *dev, const char *name)
@@ -218,10 +219,10 @@ static void platform_create(struct platform *p)
 	p->com1 =
 		uart8250_create((struct irq_line){ strict_irq_set_level,
 						   &p->com1_irq, X86_COM1_IRQ },
-				null_fd);
+				null_out);
 	p->arm_uart = uart8250_create(
 		(struct irq_line){ strict_irq_set_level, &p->arm_uart_irq, 33 },
-		-1);
+		NULL);
 	fake_wall_clock = 1700000000;
 	p->rtc = cmos_rtc_create(fake_time);
 	p->kbc = i8042_create(p->power);
@@ -463,7 +464,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	log_set_level(LOG_ERROR);
 	/* The UART's output really is written somewhere. */
-	null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	null_out = console_out_create(open("/dev/null", O_WRONLY | O_CLOEXEC));
 	return 0;
 }
 

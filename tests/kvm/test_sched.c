@@ -14,7 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <dirent.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -314,6 +320,95 @@ static void test_hint_channel_rate_limits_a_flood(void **state)
 	sched_run_free(&r);
 }
 
+/* The highest priority (lowest nice) any thread of this process has now. */
+static int lowest_thread_nice(void)
+{
+	char path[300], buf[512];
+	int lowest = 20;
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/task");
+
+	while (dir && (d = readdir(dir))) {
+		const char *p;
+		int fd, field;
+		long nice;
+		ssize_t n;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat",
+			 d->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* Field 19 is the nice value; fields start after "(comm) ". */
+		p = strrchr(buf, ')');
+		for (field = 2; p && field < 19; field++)
+			p = strchr(p + 1, ' ');
+		if (p && sscanf(p + 1, "%ld", &nice) == 1 && nice < lowest)
+			lowest = (int)nice;
+	}
+	if (dir)
+		closedir(dir);
+	return lowest;
+}
+
+static atomic_bool sampling;
+static atomic_int lowest_seen;
+
+static void *sample_nice(void *arg)
+{
+	while (atomic_load(&sampling)) {
+		int n = lowest_thread_nice();
+
+		if (n < atomic_load(&lowest_seen))
+			atomic_store(&lowest_seen, n);
+		usleep(200);
+	}
+	return NULL;
+}
+
+/*
+ * An operator's `nice 19` holds against the guest: a guest flooding the
+ * hint channel with "I spin on the lock vCPU 1 holds" gets boosts, but no
+ * thread of hintvm goes above nice 19. In a child, which stays at 19.
+ */
+static void test_boosts_never_above_the_start_nice(void **state)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sched_run r;
+		pthread_t sampler;
+		uint64_t boosts;
+
+		if (setpriority(PRIO_PROCESS, 0, 19) < 0)
+			_exit(3);
+		atomic_store(&lowest_seen, 20);
+		atomic_store(&sampling, true);
+		pthread_create(&sampler, NULL, sample_nice, NULL);
+		boot(&r, 2, "test=hint events=2000", NULL);
+		atomic_store(&sampling, false);
+		pthread_join(sampler, NULL);
+		boosts = stat(&r, "boosts");
+		printf("# boosts %llu, lowest nice seen %d\n",
+		       (unsigned long long)boosts, atomic_load(&lowest_seen));
+		fflush(stdout);
+		sched_run_free(&r);
+		_exit(atomic_load(&lowest_seen) >= 19 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void test_hint_channel_absent_when_sched_hints_off(void **state)
 {
 	const char *opts[] = { "sched-hints=off", NULL };
@@ -475,6 +570,7 @@ int main(void)
 		cmocka_unit_test(test_pin_dedicated_disables_hlt_exits),
 		cmocka_unit_test(test_hint_channel_rate_limits_a_flood),
 		cmocka_unit_test(test_hint_channel_absent_when_sched_hints_off),
+		cmocka_unit_test(test_boosts_never_above_the_start_nice),
 		cmocka_unit_test(test_tlbflush_without_pv),
 		cmocka_unit_test(test_tlbflush_pv_auto_follows_the_leaf),
 		cmocka_unit_test(test_tlbflush_pv_1_needs_the_features),

@@ -139,11 +139,9 @@ static int arm64_setup_devices(struct vm *vm)
 	struct irq_line irq = { .set_level = vm_irq_line_set,
 				.ctx = vm,
 				.gsi = gic_spi_gsi(ARM64_UART_SPI) };
-	int out_fd =
-		vm->cfg->console == CONSOLE_NONE ? -1 : vm->cfg->console_out_fd;
 	int r;
 
-	a->uart = uart8250_create(irq, out_fd);
+	a->uart = uart8250_create(irq, vm->console_out);
 	a->pvpanic = pvpanic_create(vm->power);
 	if (!a->uart || !a->pvpanic)
 		return hvm_set_error(-ENOMEM, "out of memory for devices");

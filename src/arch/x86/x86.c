@@ -201,11 +201,9 @@ static int x86_setup_devices(struct vm *vm)
 {
 	struct x86_vm *a = x86(vm);
 	struct irq_line com1 = x86_irqchip_line(&a->irqchip, X86_COM1_IRQ);
-	int out_fd =
-		vm->cfg->console == CONSOLE_NONE ? -1 : vm->cfg->console_out_fd;
 	int r;
 
-	a->uart = uart8250_create(com1, out_fd);
+	a->uart = uart8250_create(com1, vm->console_out);
 	a->rtc = cmos_rtc_create(NULL);
 	a->kbc = i8042_create(vm->power);
 	a->pm = acpi_pm_create(vm->power);

@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 
+#include "core/file.h"
 #include "core/log.h"
 #include "devices/virtio/iov.h"
 #include "devices/virtio/virtio_blk.h"
@@ -104,7 +105,9 @@ static void io_done(struct event_op *op, int32_t res)
 				goto out;
 			res = -EIO;
 		}
-		if (res <= 0) {
+		if (res == -ECANCELED) {
+			status = VIRTIO_BLK_S_IOERR; /* the VM is going away */
+		} else if (res <= 0) {
 			virtio_device_log_guest_error(
 				&blk->vdev, "%s at byte %llu failed: %s",
 				r->req.type == VIRTIO_BLK_T_IN ? "read"
@@ -254,18 +257,22 @@ static const struct virtio_device_ops blk_ops = {
 };
 
 /* Open and check the image; fills fd and capacity. */
-static int open_image(struct virtio_blk *blk, const char *path, bool direct)
+static int open_image(struct virtio_blk *blk, const char *path, bool direct,
+		      bool lock)
 {
 	int flags = (blk->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 	struct stat st;
 	uint64_t size;
+	int r;
 
 	if (direct)
 		flags |= O_DIRECT;
-	blk->fd = open(path, flags);
+	/* O_NONBLOCK for open() only: a FIFO must not hang us there. */
+	blk->fd = open_host_input(path, flags, &st);
 	if (blk->fd < 0) {
-		int err = errno;
+		int err = -blk->fd;
 
+		blk->fd = -1;
 		return hvm_set_error(-err, "--disk %s: cannot open: %s%s", path,
 				     strerror(err),
 				     (err == EACCES || err == EROFS) &&
@@ -273,8 +280,6 @@ static int open_image(struct virtio_blk *blk, const char *path, bool direct)
 					     ? " (add ,ro for a read-only disk)"
 					     : "");
 	}
-	if (fstat(blk->fd, &st) < 0)
-		return hvm_set_errno_error("--disk %s: stat", path);
 	if (S_ISBLK(st.st_mode)) {
 		if (ioctl(blk->fd, BLKGETSIZE64, &size) < 0)
 			return hvm_set_errno_error("--disk %s: BLKGETSIZE64",
@@ -291,18 +296,35 @@ static int open_image(struct virtio_blk *blk, const char *path, bool direct)
 			-EINVAL,
 			"--disk %s: size %llu bytes is not a non-zero multiple of 512 (raw images only)",
 			path, (unsigned long long)size);
+	blk->capacity = size;
+	if (!lock)
+		return 0;
 	/* Two writers on one image corrupt it: refuse, as QEMU does. */
 	if (flock(blk->fd, (blk->readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0)
+		return hvm_set_errno_error(
+			"--disk %s: in use by another process (,lock=off to share it anyway)",
+			path);
+	/* And QEMU's byte-range locks, which flock() does not see. */
+	r = file_lock_like_qemu(blk->fd, !blk->readonly);
+	if (r == -EBUSY) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", hvm_error_message());
 		return hvm_set_error(
-			-errno, "--disk %s: in use by another process (%s)",
-			path, strerror(errno));
-	blk->capacity = size;
+			r,
+			"--disk %s: in use: %s (,lock=off to share it anyway)",
+			path, why);
+	}
+	if (r < 0)
+		return hvm_set_error(r, "--disk %s: cannot lock it: %s", path,
+				     strerror(-r));
 	return 0;
 }
 
 struct virtio_device *virtio_blk_create(const struct virtio_host *host,
 					const char *path, bool readonly,
-					bool direct, unsigned int index)
+					bool direct, bool lock,
+					unsigned int index)
 {
 	struct virtio_blk *blk = calloc(1, sizeof(*blk));
 	uint64_t features = VIRTIO_BIT(VIRTIO_BLK_F_SEG_MAX) |
@@ -321,7 +343,7 @@ struct virtio_device *virtio_blk_create(const struct virtio_host *host,
 	snprintf(blk->name, sizeof(blk->name), "virtio-blk%u", index);
 	/* GET_ID: up to 20 bytes, not NUL-terminated when all are used. */
 	snprintf(blk->id, sizeof(blk->id), "hintvm-disk%u", index);
-	r = open_image(blk, path, direct);
+	r = open_image(blk, path, direct, lock);
 	if (r < 0) {
 		if (blk->fd >= 0)
 			close(blk->fd);

@@ -18,12 +18,15 @@
 #define VIRTIO_BLK_QUEUE_SIZE 256
 
 /*
- * Open PATH (read-only when READONLY, O_DIRECT when DIRECT) as disk INDEX.
- * Errors name the file: cannot open, already in use by another VM, size
+ * Open PATH (read-only when READONLY, O_DIRECT when DIRECT) as disk INDEX;
+ * with LOCK, take flock() and QEMU's byte-range locks on it. Errors name
+ * the file: cannot open, not a file or block device (a FIFO is refused,
+ * never waited on), already in use by another VM (hintvm or QEMU), size
  * not a multiple of 512 bytes. Returns the device or NULL.
  */
 struct virtio_device *virtio_blk_create(const struct virtio_host *host,
 					const char *path, bool readonly,
-					bool direct, unsigned int index);
+					bool direct, bool lock,
+					unsigned int index);
 
 #endif

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include <linux/virtio_console.h>
 #include <linux/virtio_ids.h>
 #include <linux/virtio_ring.h>
 
+#include "core/console_out.h"
 #include "core/log.h"
 #include "devices/virtio/iov.h"
 #include "devices/virtio/virtio_console.h"
@@ -14,12 +14,18 @@
 #define CONSOLE_QUEUE_SIZE 64
 #define RX_QUEUE 0
 #define TX_QUEUE 1
+/*
+ * Guest output taken per queue kick; the rest waits for the next turn of
+ * the event loop, so one chatty console cannot hold back disk and network.
+ */
+#define TX_BYTES_PER_KICK (16 * 1024)
 
 struct virtio_console {
 	struct virtio_device vdev;
 	struct virtio_console_config config;
 	struct virtq_chain *chain;
-	int out_fd;
+	struct console_out *out;
+	size_t tx_bytes; /* taken since this kick */
 	void (*output_notify)(void *ctx);
 	void *output_notify_ctx;
 };
@@ -31,30 +37,26 @@ static struct virtio_console *to_console(struct virtio_device *vdev)
 
 static struct virtq_chain *get_chain(struct virtio_device *vdev, uint16_t q)
 {
-	return to_console(vdev)->chain;
-}
+	struct virtio_console *con = to_console(vdev);
 
-/* Write all of IOV to FD (a terminal or pipe may take it in pieces). */
-static void write_all(int fd, struct iovec *iov, unsigned int nr)
-{
-	while (nr) {
-		ssize_t n = writev(fd, iov, (int)nr);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return; /* output lost, the guest carries on */
-		iov_drop_front(&iov, &nr, (size_t)n);
+	if (con->tx_bytes >= TX_BYTES_PER_KICK) {
+		virtio_device_kick(vdev, q); /* come back on the next turn */
+		return NULL;
 	}
+	return con->chain;
 }
 
+/*
+ * Into the console buffer, which never blocks: when the host's reader
+ * stalls, the output is dropped (and counted) and the guest carries on.
+ */
 static int handle_tx(struct virtio_device *vdev, uint16_t q,
 		     struct virtq_chain *chain)
 {
 	struct virtio_console *con = to_console(vdev);
 
-	if (con->out_fd >= 0)
-		write_all(con->out_fd, chain->iov, chain->nr_out);
+	console_out_writev(con->out, chain->iov, chain->nr_out);
+	con->tx_bytes += chain->out_len;
 	if (con->output_notify)
 		con->output_notify(con->output_notify_ctx);
 	return 0;
@@ -77,8 +79,10 @@ static const struct virtio_queue_handler tx_queue = {
 static void console_queue_notify(struct virtio_device *vdev, uint16_t q)
 {
 	/* New receive buffers wait for input; nothing to do on a kick. */
-	if (q == TX_QUEUE)
+	if (q == TX_QUEUE) {
+		to_console(vdev)->tx_bytes = 0;
 		virtio_queue_drain(vdev, q, &tx_queue);
+	}
 }
 
 size_t virtio_console_receive(void *opaque, const uint8_t *buf, size_t len)
@@ -127,7 +131,7 @@ static const struct virtio_device_ops console_ops = {
 };
 
 struct virtio_device *virtio_console_create(const struct virtio_host *host,
-					    int out_fd)
+					    struct console_out *out)
 {
 	struct virtio_console *con = calloc(1, sizeof(*con));
 
@@ -144,6 +148,6 @@ struct virtio_device *virtio_console_create(const struct virtio_host *host,
 		hvm_set_error(-ENOMEM, "virtio-console: out of memory");
 		return NULL;
 	}
-	con->out_fd = out_fd;
+	con->out = out;
 	return &con->vdev;
 }

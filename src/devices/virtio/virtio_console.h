@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * virtio-console with a single port (no MULTIPORT): the guest's hvc0.
- * Guest output is written to a host fd from the event loop; host input is
+ * Guest output goes from the event loop into the VM's console output buffer
+ * (core/console_out.h), at most TX_BYTES_PER_KICK per queue kick; host input is
  * offered through virtio_console_receive() (a console_sink deliver).
  */
 #ifndef HVM_DEVICES_VIRTIO_VIRTIO_CONSOLE_H
@@ -13,9 +14,11 @@
 #include "devices/virtio/virtio_device.h"
 #include "devices/virtio/virtio_host.h"
 
-/* OUT_FD receives guest output (-1: discard); it stays the caller's. */
+struct console_out;
+
+/* OUT receives guest output (NULL: discard); it stays the caller's. */
 struct virtio_device *virtio_console_create(const struct virtio_host *host,
-					    int out_fd);
+					    struct console_out *out);
 
 /* Call NOTIFY(CTX) whenever the guest writes output (boot tracing). */
 void virtio_console_set_output_notify(struct virtio_device *vdev,

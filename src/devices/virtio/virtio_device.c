@@ -101,8 +101,8 @@ void virtio_device_kick(struct virtio_device *vdev, uint16_t q)
 		return;
 	/* EAGAIN only when the counter is about to overflow: kicked anyway. */
 	if (write(vdev->kicks[q].fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		pr_warn("%s: kick queue %u: %s", vdev->name, q,
-			strerror(errno));
+		pr_warn_ratelimited("%s: kick queue %u: %s", vdev->name, q,
+				    strerror(errno));
 }
 
 int virtio_features_check(uint64_t offered, uint64_t accepted)

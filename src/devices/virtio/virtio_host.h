@@ -20,11 +20,13 @@ struct virtio_host {
 	struct event_loop *loop;
 	/*
 	 * Signal eventfd FD when the guest writes LEN bytes at ADDR (MMIO),
-	 * and only value DATA when DATAMATCH. NULL, or returning an error:
-	 * the write exits to userspace and the transport kicks instead.
+	 * and only value DATA when DATAMATCH; with !ASSIGN, stop doing so
+	 * (the same ADDR, LEN, DATAMATCH, DATA and FD as when assigned).
+	 * NULL, or returning an error: the write exits to userspace and the
+	 * transport kicks instead.
 	 */
 	int (*ioeventfd)(void *ctx, uint64_t addr, uint32_t len, bool datamatch,
-			 uint64_t data, int fd);
+			 uint64_t data, int fd, bool assign);
 	void *ioeventfd_ctx;
 	struct msi_sink msi; /* x86: KVM_SIGNAL_MSI */
 };

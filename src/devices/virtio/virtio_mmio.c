@@ -227,7 +227,7 @@ int virtio_mmio_init(struct virtio_mmio *m, struct virtio_device *vdev,
 	for (uint16_t q = 0; host->ioeventfd && q < vdev->nr_vqs; q++) {
 		int ret = host->ioeventfd(host->ioeventfd_ctx,
 					  base + REG_QUEUE_NOTIFY, 4, true, q,
-					  vdev->kicks[q].fd);
+					  vdev->kicks[q].fd, true);
 
 		if (ret) {
 			pr_warn("%s: no ioeventfd for queue %u (%s): kicks exit to userspace",

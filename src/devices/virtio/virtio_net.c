@@ -35,6 +35,7 @@ struct virtio_net {
 	struct event_watch tap_watch;
 	struct virtq_chain *rx_chain, *tx_chain;
 	int tap_fd;
+	bool is_tap; /* else a datagram socket (tests, fuzzing): no offloads */
 	char name[24];
 	char tap[IFNAMSIZ];
 };
@@ -73,8 +74,14 @@ static void try_receive(struct virtio_net *net)
 			break;
 		}
 		if (chain->nr_in == 0) {
+			/*
+			 * Useless, but it costs a turn: a guest refilling
+			 * such buffers from another vCPU must not keep the
+			 * event loop here.
+			 */
 			virtq_push(vq, chain->head, 0);
 			pushed = true;
+			budget--;
 			continue;
 		}
 		n = readv(net->tap_fd, virtq_chain_in(chain), chain->nr_in);
@@ -119,7 +126,8 @@ static int handle_tx(struct virtio_device *vdev, uint16_t q,
 	if (chain->out_len >= VNET_HDR_LEN &&
 	    writev(net->tap_fd, chain->iov, chain->nr_out) < 0 &&
 	    errno != EAGAIN)
-		pr_debug("%s: tap write: %s", net->name, strerror(errno));
+		pr_debug_ratelimited("%s: tap write: %s", net->name,
+				     strerror(errno));
 	return 0;
 }
 
@@ -143,6 +151,8 @@ static int net_activate(struct virtio_device *vdev)
 	uint64_t f = vdev->driver_features;
 	unsigned int offload = 0;
 
+	if (!net->is_tap)
+		return 0; /* nothing offered, nothing to tell */
 	if (f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM)) {
 		offload |= TUN_F_CSUM;
 		if (f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4))
@@ -194,6 +204,15 @@ static int open_tap(struct virtio_net *net, const char *tap, uint64_t *features)
 	struct ifreq ifr = { 0 };
 	int hdr = VNET_HDR_LEN;
 
+	/*
+	 * TUNSETIFF creates a missing interface (given CAP_NET_ADMIN): a typo
+	 * would boot a VM on a new, unconnected tap. It must exist already.
+	 */
+	if (!if_nametoindex(tap))
+		return hvm_set_error(
+			-ENODEV,
+			"--net tap=%s: there is no network interface %s (create it first: ip tuntap add %s mode tap user $USER)",
+			tap, tap, tap);
 	net->tap_fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (net->tap_fd < 0)
 		return hvm_set_errno_error(
@@ -217,8 +236,10 @@ static int open_tap(struct virtio_net *net, const char *tap, uint64_t *features)
 	return 0;
 }
 
-struct virtio_device *virtio_net_create(const struct virtio_host *host,
-					const char *tap, const uint8_t mac[6],
+/* Common part: TAP_FD (a tap, or a datagram socket) becomes the device's. */
+static struct virtio_device *net_create(const struct virtio_host *host,
+					const char *tap, int tap_fd,
+					const uint8_t mac[6],
 					unsigned int index)
 {
 	struct virtio_net *net = calloc(1, sizeof(*net));
@@ -227,12 +248,14 @@ struct virtio_device *virtio_net_create(const struct virtio_host *host,
 			    VIRTIO_BIT(VIRTIO_RING_F_EVENT_IDX);
 
 	if (!net) {
+		if (tap_fd >= 0)
+			close(tap_fd);
 		hvm_set_error(-ENOMEM, "out of memory");
 		return NULL;
 	}
-	net->tap_fd = -1;
+	net->tap_fd = tap_fd;
 	snprintf(net->name, sizeof(net->name), "virtio-net%u", index);
-	snprintf(net->tap, sizeof(net->tap), "%s", tap);
+	snprintf(net->tap, sizeof(net->tap), "%s", tap ? tap : "(fd)");
 	memcpy(net->config.mac, mac, 6);
 	net->rx_chain = virtq_chain_alloc(NET_QUEUE_SIZE);
 	net->tx_chain = virtq_chain_alloc(NET_QUEUE_SIZE);
@@ -240,8 +263,9 @@ struct virtio_device *virtio_net_create(const struct virtio_host *host,
 		hvm_set_error(-ENOMEM, "out of memory");
 		goto fail;
 	}
-	if (open_tap(net, tap, &features) < 0)
+	if (tap && open_tap(net, tap, &features) < 0)
 		goto fail;
+	net->is_tap = tap != NULL;
 	if (virtio_device_init(&net->vdev, net->name, &net_ops, host->mem,
 			       VIRTIO_ID_NET, features, 2, NET_QUEUE_SIZE,
 			       &net->config, sizeof(net->config)) < 0)
@@ -259,4 +283,18 @@ fail:
 		close(net->tap_fd);
 	free(net);
 	return NULL;
+}
+
+struct virtio_device *virtio_net_create(const struct virtio_host *host,
+					const char *tap, const uint8_t mac[6],
+					unsigned int index)
+{
+	return net_create(host, tap, -1, mac, index);
+}
+
+struct virtio_device *virtio_net_create_fd(const struct virtio_host *host,
+					   int fd, const uint8_t mac[6],
+					   unsigned int index)
+{
+	return net_create(host, NULL, fd, mac, index);
 }

@@ -19,4 +19,13 @@ struct virtio_device *virtio_net_create(const struct virtio_host *host,
 					const char *tap, const uint8_t mac[6],
 					unsigned int index);
 
+/*
+ * The same device on FD, which it then owns: a datagram socket (one
+ * virtio-net header + frame per datagram, as tap), for tests and fuzzing.
+ * No offloads are offered.
+ */
+struct virtio_device *virtio_net_create_fd(const struct virtio_host *host,
+					   int fd, const uint8_t mac[6],
+					   unsigned int index);
+
 #endif

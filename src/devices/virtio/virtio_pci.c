@@ -277,12 +277,75 @@ static void bar_read(void *dev, uint64_t off, uint8_t *data, uint32_t len);
 static void bar_write(void *dev, uint64_t off, const uint8_t *data,
 		      uint32_t len);
 
+/* Where the notify area decodes now: 0 when the BAR does not decode. */
+static uint64_t notify_addr_now(const struct virtio_pci *vp)
+{
+	uint64_t bar = pci_device_bar_addr(&vp->pdev, VIRTIO_PCI_BAR);
+
+	if (!(vp->pdev.cfg[PCI_COMMAND] & PCI_COMMAND_MEMORY) ||
+	    bar < vp->window_base || bar - vp->window_base >= vp->window_size ||
+	    VIRTIO_PCI_BAR_SIZE > vp->window_size - (bar - vp->window_base))
+		return 0;
+	return bar + VIRTIO_PCI_NOTIFY_OFF;
+}
+
+static int notify_eventfd(struct virtio_pci *vp, uint64_t base, uint16_t q,
+			  bool assign)
+{
+	return vp->vhost->ioeventfd(vp->vhost->ioeventfd_ctx,
+				    base + VIRTIO_PCI_NOTIFY_MULT * q, 2, false,
+				    0, vp->vdev->kicks[q].fd, assign);
+}
+
+/*
+ * Keep the queue-notify ioeventfds where the BAR decodes: a guest may
+ * move it, size it (all-ones, then the address back) or turn memory
+ * decode off, and the old address must then kick nothing. A queue left
+ * without an ioeventfd still works: its write exits and bar_write kicks.
+ */
+static void update_notify_eventfds(struct virtio_pci *vp)
+{
+	uint64_t want = notify_addr_now(vp);
+	uint16_t q;
+	int ret = 0;
+
+	if (!vp->vhost || !vp->vhost->ioeventfd || want == vp->notify_addr)
+		return;
+	for (q = 0; q < vp->notify_queues; q++)
+		notify_eventfd(vp, vp->notify_addr, q, false);
+	vp->notify_addr = want;
+	vp->notify_queues = 0;
+	for (q = 0; want && q < vp->vdev->nr_vqs; q++) {
+		ret = notify_eventfd(vp, want, q, true);
+		if (ret)
+			break;
+		vp->notify_queues = q + 1;
+	}
+	if (ret)
+		pr_warn_ratelimited(
+			"%s: no ioeventfd for queue %u at 0x%llx (%s): kicks exit to userspace",
+			vp->vdev->name, q, (unsigned long long)want,
+			strerror(-ret));
+}
+
+/* Does [OFF, OFF + LEN) touch the command register or our BAR? */
+static bool touches_decode(uint32_t off, uint32_t len)
+{
+	uint32_t bar = PCI_BASE_ADDRESS_0 + 4 * VIRTIO_PCI_BAR;
+
+	return (off < PCI_COMMAND + 2 && off + len > PCI_COMMAND) ||
+	       (off < bar + 8 && off + len > bar);
+}
+
 /* Called with the PCI host's config lock held. */
 static void pci_config_written(struct pci_device *pdev, uint32_t off,
 			       uint32_t len)
 {
 	struct virtio_pci *vp = pdev->owner;
 	uint32_t win_off, win_len;
+
+	if (touches_decode(off, len))
+		update_notify_eventfds(vp);
 
 	pthread_mutex_lock(&vp->vdev->lock);
 	msix_config_written(&vp->msix, off, len);
@@ -348,7 +411,6 @@ int virtio_pci_init(struct virtio_pci *vp, struct virtio_device *vdev,
 {
 	struct pci_device *pdev = &vp->pdev;
 	uint16_t nr_vectors = vdev->nr_vqs + 1;
-	uint64_t bar;
 	int ret;
 
 	if (vdev->nr_vqs >= MSIX_MAX_VECTORS ||
@@ -417,17 +479,8 @@ int virtio_pci_init(struct virtio_pci *vp, struct virtio_device *vdev,
 		.ctx = vp,
 	};
 	/* Kicks: in-kernel when possible, else the exit path kicks. */
-	bar = pci_device_bar_addr(pdev, VIRTIO_PCI_BAR);
-	for (uint16_t q = 0; vhost->ioeventfd && q < vdev->nr_vqs; q++) {
-		ret = vhost->ioeventfd(vhost->ioeventfd_ctx,
-				       bar + VIRTIO_PCI_NOTIFY_OFF +
-					       VIRTIO_PCI_NOTIFY_MULT * q,
-				       2, false, 0, vdev->kicks[q].fd);
-		if (ret) {
-			pr_warn("%s: no ioeventfd for queue %u (%s): kicks exit to userspace",
-				vdev->name, q, strerror(-ret));
-			break;
-		}
-	}
+	vp->vhost = vhost;
+	pci_host_window(host, &vp->window_base, &vp->window_size);
+	update_notify_eventfds(vp);
 	return 0;
 }

@@ -9,7 +9,10 @@
  *   0x2000 device configuration   0x5000 MSI-X pending bits
  *
  * Queue kicks go to per-queue ioeventfds when the host offers them; a notify
- * write that still exits kicks the same eventfd. Interrupts are MSI-X only.
+ * write that still exits kicks the same eventfd. The ioeventfds follow the
+ * BAR: when the guest moves it (or turns memory decode off, or sizes it),
+ * they are taken from the old address and put at the new one, so a write
+ * at the old address kicks nothing. Interrupts are MSI-X only.
  * The VIRTIO_PCI_CAP_PCI_CFG window reaches the same BAR registers through
  * config space (for firmware; Linux does not use it).
  */
@@ -44,6 +47,11 @@ struct virtio_pci {
 	uint16_t queue_vectors[MSIX_MAX_VECTORS];
 	uint8_t isr;
 	uint8_t pci_cfg_cap; /* config offset of VIRTIO_PCI_CAP_PCI_CFG */
+	const struct virtio_host *vhost;
+	uint64_t window_base, window_size; /* where the PCI host decodes BARs */
+	/* Notify ioeventfds: where they are registered, for how many queues. */
+	uint64_t notify_addr; /* 0: none */
+	uint16_t notify_queues;
 };
 
 /*

@@ -31,7 +31,7 @@ struct virtio_vm {
 };
 
 static int kvm_ioeventfd(void *ctx, uint64_t addr, uint32_t len, bool datamatch,
-			 uint64_t data, int fd)
+			 uint64_t data, int fd, bool assign)
 {
 	struct vm *vm = ctx;
 	struct kvm_ioeventfd ioev = {
@@ -39,7 +39,8 @@ static int kvm_ioeventfd(void *ctx, uint64_t addr, uint32_t len, bool datamatch,
 		.addr = addr,
 		.len = len,
 		.fd = fd,
-		.flags = datamatch ? KVM_IOEVENTFD_FLAG_DATAMATCH : 0,
+		.flags = (datamatch ? KVM_IOEVENTFD_FLAG_DATAMATCH : 0) |
+			 (assign ? 0 : KVM_IOEVENTFD_FLAG_DEASSIGN),
 	};
 
 	return ioctl(vm->fd, KVM_IOEVENTFD, &ioev) < 0 ? -errno : 0;
@@ -112,7 +113,8 @@ int virtio_vm_create(struct vm *vm)
 	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++)
 		r = add(v, virtio_blk_create(&v->host, cfg->disks[i].path,
 					     cfg->disks[i].readonly,
-					     cfg->disks[i].direct, i));
+					     cfg->disks[i].direct,
+					     !cfg->disks[i].no_lock, i));
 	for (unsigned int i = 0; !r && i < cfg->nr_nets; i++) {
 		uint8_t mac[6];
 
@@ -125,7 +127,7 @@ int virtio_vm_create(struct vm *vm)
 	}
 	if (!r && cfg->console == CONSOLE_VIRTIO) {
 		struct virtio_device *con =
-			virtio_console_create(&v->host, cfg->console_out_fd);
+			virtio_console_create(&v->host, vm->console_out);
 
 		r = add(v, con);
 		if (!r)

@@ -211,6 +211,49 @@ static void test_more_requests_than_slots(void **state)
 		wait_done(f);
 }
 
+struct pending_read {
+	struct event_op op;
+	int32_t res;
+	int calls;
+};
+
+static void pending_done(struct event_op *op, int32_t res)
+{
+	struct pending_read *p = (struct pending_read *)op;
+
+	p->res = res;
+	p->calls++;
+}
+
+/*
+ * Teardown while a read is in the kernel (a virtio-blk read into guest RAM
+ * whose data has not come): destroy must cancel it and wait for it, so that
+ * the caller may unmap the buffer once destroy returns. The read's done()
+ * has run, exactly once, and what arrives later stays in the pipe.
+ */
+static void test_destroy_cancels_and_waits_for_inflight_io(void **state)
+{
+	struct event_loop *loop;
+	struct pending_read p = { .op.done = pending_done };
+	char buf[16] = { 0 };
+	struct iovec iov = { buf, sizeof(buf) };
+	int fds[2];
+
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	assert_int_equal(event_loop_create(&loop, 8), 0);
+	assert_int_equal(event_loop_start(loop, "test-cancel"), 0);
+	assert_int_equal(event_loop_readv(loop, &p.op, fds[0], &iov, 1, -1ULL),
+			 0);
+	usleep(20 * 1000); /* let the read reach the kernel and wait there */
+	event_loop_destroy(loop);
+	assert_int_equal(p.calls, 1);
+	assert_int_equal(p.res, -ECANCELED);
+	assert_int_equal(write(fds[1], "late", 4), 4);
+	assert_int_equal(read(fds[0], buf, sizeof(buf)), 4);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -224,6 +267,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_more_requests_than_slots,
 						setup, teardown),
+		cmocka_unit_test(test_destroy_cancels_and_waits_for_inflight_io),
 	};
 	struct event_loop *probe;
 	int ret = event_loop_create(&probe, 4);

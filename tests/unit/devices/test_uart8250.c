@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "core/console_out.h"
 #include "devices/uart8250.h"
 #include "fakes.h"
 
@@ -34,6 +36,7 @@ enum {
 struct fixture {
 	struct uart8250 *uart;
 	struct fake_irq irq;
+	struct console_out *out;
 	int pipe_rd;
 	int pipe_wr;
 };
@@ -60,7 +63,9 @@ static int setup(void **state)
 	assert_int_equal(pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
 	f->pipe_rd = fds[0];
 	f->pipe_wr = fds[1];
-	f->uart = uart8250_create(fake_irq_line(&f->irq, COM1_GSI), f->pipe_wr);
+	f->out = console_out_create(f->pipe_wr);
+	assert_non_null(f->out);
+	f->uart = uart8250_create(fake_irq_line(&f->irq, COM1_GSI), f->out);
 	assert_non_null(f->uart);
 	*state = f;
 	return 0;
@@ -71,16 +76,20 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	uart8250_destroy(f->uart);
+	console_out_destroy(f->out);
 	close(f->pipe_rd);
 	close(f->pipe_wr);
 	free(f);
 	return 0;
 }
 
-static size_t drain(int fd, char *buf, size_t cap)
+/* What the console thread has written so far (it writes asynchronously). */
+static size_t drain(struct fixture *f, char *buf, size_t cap)
 {
-	ssize_t n = read(fd, buf, cap);
+	ssize_t n;
 
+	console_out_flush(f->out, 100);
+	n = read(f->pipe_rd, buf, cap);
 	return n > 0 ? (size_t)n : 0;
 }
 
@@ -108,7 +117,7 @@ static void test_divisor_latch_round_trip(void **state)
 	assert_int_equal(rd(u, DLM), 0x12);
 	assert_int_equal(rd(u, DLL), 0x34);
 	/* Writing DLL with DLAB set transmits nothing. */
-	assert_int_equal(drain(f->pipe_rd, (char[8]){ 0 }, 8), 0);
+	assert_int_equal(drain(f, (char[8]){ 0 }, 8), 0);
 }
 
 static void test_scratch_and_ier_probe(void **state)
@@ -150,7 +159,7 @@ static void test_loopback(void **state)
 	assert_true(rd(u, LSR) & 0x01);
 	assert_int_equal(rd(u, RBR), 'x');
 	assert_false(rd(u, LSR) & 0x01);
-	assert_int_equal(drain(f->pipe_rd, buf, sizeof(buf)), 0);
+	assert_int_equal(drain(f, buf, sizeof(buf)), 0);
 
 	/* The serial input is disconnected in loopback. */
 	assert_int_equal(uart8250_receive(u, (const uint8_t *)"ab", 2), 0);
@@ -247,7 +256,7 @@ static void test_thr_write_gives_new_edge(void **state)
 	assert_true(f->irq.history[before + 1]);
 	assert_int_equal(rd(u, IIR) & 0x0f, 0x02);
 	assert_false(f->irq.level);
-	assert_int_equal(drain(f->pipe_rd, buf, sizeof(buf)), 1);
+	assert_int_equal(drain(f, buf, sizeof(buf)), 1);
 	assert_int_equal(buf[0], 'a');
 
 	/* Disabled interrupts: the line never moves. */
@@ -354,7 +363,7 @@ static void test_output_to_pipe(void **state)
 
 	for (i = 0; msg[i]; i++)
 		wr(u, THR, (uint8_t)msg[i]);
-	assert_int_equal(drain(f->pipe_rd, buf, sizeof(buf)), strlen(msg));
+	assert_int_equal(drain(f, buf, sizeof(buf)), strlen(msg));
 	assert_string_equal(buf, msg);
 }
 
@@ -374,15 +383,54 @@ static void test_full_console_never_stalls(void **state)
 		wr(f->uart, THR, 'y');
 	/* The guest still sees an idle transmitter. */
 	assert_int_equal(rd(f->uart, LSR) & 0x60, 0x60);
-	while ((n = drain(f->pipe_rd, chunk, sizeof(chunk))) > 0)
+	while ((n = drain(f, chunk, sizeof(chunk))) > 0)
 		total += n;
 	assert_true(total > 0);
+}
+
+static void alarm_fired(int sig)
+{
+	fail_msg("a console write blocked the vCPU (still blocked after 10 s)");
+}
+
+/*
+ * The reader of hintvm's stdout stops reading, on a *blocking* pipe (as a
+ * shell pipeline gives): every THR write still returns at once, what does
+ * not fit is dropped and counted, and stopping the output returns promptly.
+ */
+static void test_stalled_reader_never_blocks_the_vcpu(void **state)
+{
+	struct fake_irq irq;
+	struct console_out *out;
+	struct uart8250 *u;
+	char chunk[4096];
+	int fds[2];
+
+	memset(chunk, 'x', sizeof(chunk));
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	out = console_out_create(fds[1]);
+	assert_non_null(out);
+	u = uart8250_create(fake_irq_line(&irq, 4), out);
+	assert_non_null(u);
+	signal(SIGALRM, alarm_fired);
+	alarm(10);
+	/* 64 KiB fill the pipe, 64 KiB the console buffer, the rest drops. */
+	for (int i = 0; i < 256 * 1024; i++)
+		wr(u, THR, 'y');
+	assert_int_equal(rd(u, LSR) & 0x60, 0x60);
+	assert_true(console_out_dropped(out) > 0);
+	assert_int_equal(console_out_flush(out, 100), -ETIMEDOUT);
+	console_out_destroy(out);
+	alarm(0);
+	uart8250_destroy(u);
+	close(fds[0]);
+	close(fds[1]);
 }
 
 static void test_discarding_console(void **state)
 {
 	struct fake_irq irq;
-	struct uart8250 *u = uart8250_create(fake_irq_line(&irq, 3), -1);
+	struct uart8250 *u = uart8250_create(fake_irq_line(&irq, 3), NULL);
 
 	assert_non_null(u);
 	wr(u, THR, 'x');
@@ -413,7 +461,7 @@ static void test_odd_widths_and_offsets(void **state)
 
 	/* A 2-byte THR write transmits one byte, not two. */
 	uart8250_bus_ops.write(u, THR, (const uint8_t *)"AB", 2);
-	assert_int_equal(drain(f->pipe_rd, buf, sizeof(buf)), 1);
+	assert_int_equal(drain(f, buf, sizeof(buf)), 1);
 	assert_int_equal(buf[0], 'A');
 
 	/* Beyond the eight registers: reads all-ones, writes vanish. */
@@ -459,7 +507,7 @@ static void test_concurrent_writers(void **state)
 			pthread_create(&threads[i], NULL, writer, f->uart), 0);
 	for (i = 0; i < WRITERS; i++)
 		pthread_join(threads[i], NULL);
-	while ((n = drain(f->pipe_rd, buf, sizeof(buf))) > 0)
+	while ((n = drain(f, buf, sizeof(buf))) > 0)
 		total += n;
 	/* Every byte of both vCPUs arrived once; the IRQ state is sane. */
 	assert_int_equal(total, WRITERS * BYTES_PER_WRITER);
@@ -487,6 +535,7 @@ int main(void)
 		T(test_odd_widths_and_offsets),
 		T(test_concurrent_writers),
 		cmocka_unit_test(test_discarding_console),
+		cmocka_unit_test(test_stalled_reader_never_blocks_the_vcpu),
 #undef T
 	};
 

@@ -63,6 +63,44 @@ struct fixture {
 
 static struct fixture *fx;
 
+/* A fake KVM_IOEVENTFD: which (address, eventfd) pairs are registered. */
+struct fake_ioeventfds {
+	uint64_t addr[16];
+	int fd[16];
+	unsigned int nr;
+	unsigned int bad_deassigns;
+};
+static struct fake_ioeventfds ioev;
+static bool with_ioeventfds;
+
+static int fake_ioeventfd(void *ctx, uint64_t addr, uint32_t len,
+			  bool datamatch, uint64_t data, int fd, bool assign)
+{
+	for (unsigned int i = 0; i < ioev.nr; i++) {
+		if (ioev.addr[i] != addr)
+			continue;
+		if (assign)
+			return -EEXIST;
+		ioev.addr[i] = ioev.addr[--ioev.nr];
+		ioev.fd[i] = ioev.fd[ioev.nr];
+		return 0;
+	}
+	if (!assign) {
+		ioev.bad_deassigns++;
+		return -ENOENT;
+	}
+	assert_true(ioev.nr < 16);
+	ioev.addr[ioev.nr] = addr;
+	ioev.fd[ioev.nr++] = fd;
+	return 0;
+}
+
+/* Whether the only registered notify ioeventfd is at ADDR. */
+static bool only_ioeventfd_at(uint64_t addr)
+{
+	return ioev.nr == 1 && ioev.addr[0] == addr;
+}
+
 static int record_msi(void *ctx, uint64_t addr, uint32_t data)
 {
 	struct fixture *f = ctx;
@@ -144,6 +182,10 @@ static struct fixture *make(struct virtio_device *(*create)(struct fixture *))
 		.loop = f->loop,
 		.msi = { .send = record_msi, .ctx = f },
 	};
+	if (with_ioeventfds) {
+		memset(&ioev, 0, sizeof(ioev));
+		f->vhost.ioeventfd = fake_ioeventfd;
+	}
 	f->vdev = create(f);
 	assert_non_null(f->vdev);
 	assert_int_equal(virtio_device_attach_loop(f->vdev, f->loop), 0);
@@ -163,7 +205,7 @@ static struct virtio_device *create_blk(struct fixture *f)
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, DISK_SIZE), 0);
 	close(fd);
-	return virtio_blk_create(&f->vhost, f->path, false, false, 0);
+	return virtio_blk_create(&f->vhost, f->path, false, false, true, 0);
 }
 
 static int setup_blk(void **state)
@@ -549,7 +591,7 @@ static struct virtio_device *create_ro_blk(struct fixture *f)
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, DISK_SIZE), 0);
 	close(fd);
-	return virtio_blk_create(&f->vhost, f->path, true, false, 0);
+	return virtio_blk_create(&f->vhost, f->path, true, false, true, 0);
 }
 
 static int setup_ro_blk(void **state)
@@ -605,6 +647,48 @@ static void test_rng(void **state)
 	assert_true(nonzero > 32);
 }
 
+static int setup_rng_ioeventfd(void **state)
+{
+	with_ioeventfds = true;
+	*state = make(create_rng);
+	with_ioeventfds = false;
+	return 0;
+}
+
+/*
+ * The guest moves the BAR, sizes it, turns memory decode off and on: the
+ * queue-notify ioeventfd is always where the BAR decodes and nowhere else,
+ * so a write at the old address kicks nothing.
+ */
+static void test_notify_ioeventfd_follows_the_bar(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t bar_reg = PCI_BASE_ADDRESS_0 + 4 * VIRTIO_PCI_BAR;
+	uint64_t moved = f->bar + 0x100000;
+
+	assert_true(only_ioeventfd_at(f->bar + VIRTIO_PCI_NOTIFY_OFF));
+	/* Move it (64-bit BAR: low dword, high dword). */
+	cfg_write(f, bar_reg, (uint32_t)moved | PCI_BASE_ADDRESS_MEM_TYPE_64,
+		  4);
+	cfg_write(f, bar_reg + 4, (uint32_t)(moved >> 32), 4);
+	assert_int_equal(pci_device_bar_addr(&f->vp.pdev, VIRTIO_PCI_BAR),
+			 moved);
+	assert_true(only_ioeventfd_at(moved + VIRTIO_PCI_NOTIFY_OFF));
+	/* Sizing: all-ones points outside the window, then back. */
+	cfg_write(f, bar_reg, 0xffffffff, 4);
+	assert_int_equal(ioev.nr, 0);
+	cfg_write(f, bar_reg, (uint32_t)moved | PCI_BASE_ADDRESS_MEM_TYPE_64,
+		  4);
+	assert_true(only_ioeventfd_at(moved + VIRTIO_PCI_NOTIFY_OFF));
+	/* No memory decode, no kicks by address. */
+	cfg_write(f, PCI_COMMAND, 0, 2);
+	assert_int_equal(ioev.nr, 0);
+	cfg_write(f, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+	assert_true(only_ioeventfd_at(moved + VIRTIO_PCI_NOTIFY_OFF));
+	assert_int_equal(ioev.fd[0], f->vdev->kicks[0].fd);
+	assert_int_equal(ioev.bad_deassigns, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -621,6 +705,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_readonly_refuses_writes,
 						setup_ro_blk, teardown),
 		cmocka_unit_test_setup_teardown(test_rng, setup_rng, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_notify_ioeventfd_follows_the_bar,
+			setup_rng_ioeventfd, teardown),
 	};
 	struct event_loop *probe;
 	int ret = event_loop_create(&probe, 4);
