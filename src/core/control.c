@@ -18,6 +18,7 @@
 
 #include "core/clock.h"
 #include "core/control.h"
+#include "core/console_out.h"
 #include "core/control_proto.h"
 #include "core/events.h"
 #include "core/log.h"
@@ -39,6 +40,8 @@
 #define EVENT_BACKLOG (64u << 10)
 /* When the VM ends, readers get this long to take their last events. */
 #define STOP_GRACE_MS 1000
+/* How often subscribers are told about dropped console output. */
+#define CONSOLE_CHECK_MS 1000
 
 /* Keys `set` takes at run time (docs/control-socket.md). */
 #define RUNTIME_KEYS "halt-poll, pin, sched-hints, stats, stats-interval"
@@ -77,6 +80,9 @@ struct control {
 	unsigned int nr_pending;
 	atomic_uint nr_subscribers;
 	_Atomic uint64_t events_lost;
+	/* Guest console bytes dropped, as last reported to subscribers. */
+	uint64_t console_dropped;
+	uint64_t next_console_check_ms;
 	/* Socket clients (at most MAX_CLIENTS), then event fds. */
 	struct client clients[MAX_CLIENTS + MAX_SUBSCRIBERS];
 };
@@ -718,6 +724,25 @@ static void service_clients(struct control *ctl)
 }
 
 /*
+ * Guest output the console dropped because its reader stalled (core/
+ * console_out.h): checked once a second while anyone subscribes, so the
+ * console path itself does nothing for it.
+ */
+static void report_console_drops(struct control *ctl, uint64_t now)
+{
+	uint64_t dropped;
+
+	if (now < ctl->next_console_check_ms)
+		return;
+	ctl->next_console_check_ms = now + CONSOLE_CHECK_MS;
+	dropped = console_out_dropped(ctl->vm->console_out);
+	if (dropped > ctl->console_dropped)
+		event_post(&ctl->vm->events, VM_EVENT_CONSOLE_DROPPED, -1,
+			   dropped - ctl->console_dropped, NULL, NULL);
+	ctl->console_dropped = dropped;
+}
+
+/*
  * The VM ended: its last words (the exit event) go to whoever is reading,
  * for at most STOP_GRACE_MS; a client that does not read is not waited for.
  */
@@ -788,7 +813,15 @@ static void *control_thread(void *arg)
 					  .events = POLLIN };
 		fds[2] = (struct pollfd){ .fd = ctl->listen_fd,
 					  .events = POLLIN };
-		timeout = next == UINT64_MAX ? -1 : (int)(next - now);
+		/* Subscribers hear of dropped console output within a second. */
+		if (atomic_load(&ctl->nr_subscribers)) {
+			report_console_drops(ctl, now);
+			if (ctl->next_console_check_ms < next)
+				next = ctl->next_console_check_ms;
+		}
+		timeout = next == UINT64_MAX ? -1
+			  : next > now	     ? (int)(next - now)
+					     : 0;
 		if (poll(fds, nfds, timeout) < 0) {
 			if (errno == EINTR)
 				continue;

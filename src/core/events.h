@@ -31,7 +31,7 @@ enum vm_event_kind {
 	VM_EVENT_HALT_POLL, /* "halt-poll": a = the new window in ns */
 	VM_EVENT_BOOST, /* "boost": vcpu, text = hint or irq, a = suppressed */
 	VM_EVENT_EXIT, /* "exit": text = reason, a = exit status */
-	VM_EVENT_CONSOLE_DROPPED, /* "console-dropped": a = bytes */
+	VM_EVENT_CONSOLE_DROPPED, /* "console-dropped": a = bytes since last */
 	VM_EVENT_SET, /* "set": text = "KEY=VALUE" */
 	VM_EVENT_KIND_COUNT
 };

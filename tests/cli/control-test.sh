@@ -297,6 +297,43 @@ else
 	skip "top in a terminal" "tmux is missing"
 fi
 
+# A guest flooding a stdout nobody reads: subscribers hear of the drops.
+python3 - "$hintvm" >"$tmp/out" 2>&1 <<'PY'
+import fcntl, json, os, socket, subprocess, sys, time
+hintvm = sys.argv[1]
+r, w = os.pipe()
+fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ: the reader stalls at once
+vm = subprocess.Popen([hintvm, "run", "-p", "test=flood", "--name", "flood"],
+                      stdin=subprocess.DEVNULL, stdout=w,
+                      stderr=subprocess.DEVNULL)
+os.close(w)
+path = os.path.join(os.environ["HINTVM_RUNTIME_DIR"], "flood.sock")
+for _ in range(100):
+    if os.path.exists(path):
+        break
+    time.sleep(0.1)
+s = socket.socket(socket.AF_UNIX)
+s.connect(path)
+s.sendall(b"events\n")
+s.settimeout(60)
+f = s.makefile()
+try:
+    for line in f:
+        e = json.loads(line)
+        if e.get("event") == "console-dropped":
+            print("dropped", e["bytes"])
+            break
+except socket.timeout:
+    print("no console-dropped event in 60 s")
+vm.terminate()
+vm.wait()
+PY
+if grep -Eq '^dropped [1-9]' "$tmp/out"; then
+	ok "subscribers hear of console output dropped for a stalled reader"
+else
+	not_ok "subscribers hear of console output dropped for a stalled reader"
+fi
+
 expect "stop by name" 0 '"state":"stopping"' -- ctl web-1 stop
 wait "$web_pid"
 st=$?
