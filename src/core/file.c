@@ -90,6 +90,37 @@ int file_lock_like_qemu(int fd, bool write)
 	return 0;
 }
 
+/*
+ * Open PATH (a WHAT, for messages) as a non-empty regular file of at most
+ * MAX bytes; the fd, or -errno with the reason recorded.
+ */
+static int open_whole_file(const char *path, const char *what, size_t max,
+			   struct stat *st)
+{
+	int fd = open_host_input(path, O_RDONLY | O_CLOEXEC, st);
+
+	if (fd < 0) {
+		errno = -fd;
+		return hvm_set_errno_error("cannot open %s %s", what, path);
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		return hvm_set_error(-EINVAL, "%s %s is not a regular file",
+				     what, path);
+	}
+	if ((uint64_t)st->st_size > max) {
+		close(fd);
+		return hvm_set_error(-EFBIG,
+				     "%s %s is %lld bytes; at most %zu fit",
+				     what, path, (long long)st->st_size, max);
+	}
+	if (st->st_size == 0) {
+		close(fd);
+		return hvm_set_error(-EINVAL, "%s %s is empty", what, path);
+	}
+	return fd;
+}
+
 int read_whole_file(const char *path, const char *what, size_t max,
 		    uint8_t **data, size_t *size)
 {
@@ -98,26 +129,9 @@ int read_whole_file(const char *path, const char *what, size_t max,
 	uint8_t *buf;
 	int fd, err;
 
-	fd = open_host_input(path, O_RDONLY | O_CLOEXEC, &st);
-	if (fd < 0) {
-		errno = -fd;
-		return hvm_set_errno_error("cannot open %s %s", what, path);
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return hvm_set_error(-EINVAL, "%s %s is not a regular file",
-				     what, path);
-	}
-	if ((uint64_t)st.st_size > max) {
-		close(fd);
-		return hvm_set_error(-EFBIG,
-				     "%s %s is %lld bytes; at most %zu fit",
-				     what, path, (long long)st.st_size, max);
-	}
-	if (st.st_size == 0) {
-		close(fd);
-		return hvm_set_error(-EINVAL, "%s %s is empty", what, path);
-	}
+	fd = open_whole_file(path, what, max, &st);
+	if (fd < 0)
+		return fd;
 	buf = malloc((size_t)st.st_size);
 	if (!buf) {
 		close(fd);
@@ -151,26 +165,9 @@ int map_whole_file(const char *path, const char *what, size_t max,
 	void *map;
 	int fd;
 
-	fd = open_host_input(path, O_RDONLY | O_CLOEXEC, &st);
-	if (fd < 0) {
-		errno = -fd;
-		return hvm_set_errno_error("cannot open %s %s", what, path);
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return hvm_set_error(-EINVAL, "%s %s is not a regular file",
-				     what, path);
-	}
-	if ((uint64_t)st.st_size > max) {
-		close(fd);
-		return hvm_set_error(-EFBIG,
-				     "%s %s is %lld bytes; at most %zu fit",
-				     what, path, (long long)st.st_size, max);
-	}
-	if (st.st_size == 0) {
-		close(fd);
-		return hvm_set_error(-EINVAL, "%s %s is empty", what, path);
-	}
+	fd = open_whole_file(path, what, max, &st);
+	if (fd < 0)
+		return fd;
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED)
