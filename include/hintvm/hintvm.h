@@ -168,7 +168,6 @@ HVM_API int hvm_vm_stats(struct hvm_vm *vm, int json, char *buf, size_t len);
  */
 HVM_API int hvm_vm_stat(struct hvm_vm *vm, const char *name, uint64_t *value);
 
-
 /* ---- names, the registry and the control socket ----------------------- */
 
 /*

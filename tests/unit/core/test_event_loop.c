@@ -267,7 +267,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_more_requests_than_slots,
 						setup, teardown),
-		cmocka_unit_test(test_destroy_cancels_and_waits_for_inflight_io),
+		cmocka_unit_test(
+			test_destroy_cancels_and_waits_for_inflight_io),
 	};
 	struct event_loop *probe;
 	int ret = event_loop_create(&probe, 4);
