@@ -29,27 +29,6 @@ unsigned int arch_max_vcpus(void)
 	return X86_MAX_VCPUS;
 }
 
-/* Names only this harness's own file: nothing that blocks or wanders. */
-static bool paths_are_tame(const uint8_t *data, size_t size)
-{
-	static const char *const wild[] = { "/dev", "/sys", "/proc", "fd/" };
-
-	for (size_t i = 0; i < size; i++) {
-		if (size - i >= strlen(CONFIG_PATH) &&
-		    !memcmp(data + i, CONFIG_PATH, strlen(CONFIG_PATH))) {
-			i += strlen(CONFIG_PATH) - 1;
-			continue;
-		}
-		for (size_t w = 0; w < sizeof(wild) / sizeof(wild[0]); w++) {
-			size_t n = strlen(wild[w]);
-
-			if (size - i >= n && !memcmp(data + i, wild[w], n))
-				return false;
-		}
-	}
-	return true;
-}
-
 static void check_result(int r)
 {
 	check(r <= 0);
@@ -107,7 +86,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (!paths_are_tame(data, size))
+	if (!fuzz_config_paths_are_tame(data, size, CONFIG_PATH))
 		return 0;
 	fuzz_file(data, size);
 	fuzz_set(data, size);

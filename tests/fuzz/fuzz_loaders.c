@@ -241,37 +241,12 @@ static void fuzz_arm64_image(const uint8_t *data, size_t size)
 	check_memory(&(struct range){ entry, entry + size }, 1);
 }
 
-/*
- * A config file may name another config file; keep the harness away from
- * anything that could block or wander (a terminal, a FIFO under /dev,
- * /proc files other than its own) but let it name itself.
- */
-static bool config_paths_are_tame(const uint8_t *data, size_t size)
-{
-	static const char *const wild[] = { "/dev", "/sys", "/proc", "fd/" };
-
-	for (size_t i = 0; i < size; i++) {
-		if (size - i >= strlen(CONFIG_PATH) &&
-		    !memcmp(data + i, CONFIG_PATH, strlen(CONFIG_PATH))) {
-			i += strlen(CONFIG_PATH) - 1;
-			continue;
-		}
-		for (size_t w = 0; w < sizeof(wild) / sizeof(wild[0]); w++) {
-			size_t n = strlen(wild[w]);
-
-			if (size - i >= n && !memcmp(data + i, wild[w], n))
-				return false;
-		}
-	}
-	return true;
-}
-
 static void fuzz_config(const uint8_t *data, size_t size)
 {
 	struct hvm_config cfg;
 	int r;
 
-	if (!config_paths_are_tame(data, size))
+	if (!fuzz_config_paths_are_tame(data, size, CONFIG_PATH))
 		return;
 	if (ftruncate(CONFIG_FD, 0) ||
 	    pwrite(CONFIG_FD, data, size, 0) != (ssize_t)size)
