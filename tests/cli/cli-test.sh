@@ -11,36 +11,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Every VM registers itself; keep this run's VMs to itself.
 export HINTVM_RUNTIME_DIR=$tmp/run
-n=0
-failed=0
 have_kvm=0
 [ -r /dev/kvm ] && [ -w /dev/kvm ] && have_kvm=1
 
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1)); failed=$((failed + 1))
-	echo "not ok $n - $1"
-	sed 's/^/# /' "$tmp/err" "$tmp/out" 2>/dev/null | head -20
-}
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-
-# expect NAME STATUS PATTERN -- ARGS...: run hintvm, check the exit status
-# and that stderr (or stdout) matches PATTERN (extended regex).
-expect() {
-	local name=$1 want=$2 pattern=$3
-	shift 4
-	timeout 60 "$hintvm" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
-	local got=$?
-	if [ "$got" -ne "$want" ]; then
-		echo "# exit status $got, expected $want" >>"$tmp/err"
-		not_ok "$name"
-	elif [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$tmp/err" "$tmp/out"; then
-		echo "# output does not match /$pattern/" >>"$tmp/err"
-		not_ok "$name"
-	else
-		ok "$name"
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 
 kvm_expect() {
 	if [ $have_kvm = 1 ]; then expect "$@"; else skip "$1" "/dev/kvm is not usable"; fi

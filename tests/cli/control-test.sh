@@ -16,32 +16,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1)); failed=$((failed + 1))
-	echo "not ok $n - $1"
-	sed 's/^/# /' "$tmp/err" "$tmp/out" 2>/dev/null | head -20
-}
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-
-# expect NAME STATUS PATTERN -- ARGS...: as in cli-test.sh.
-expect() {
-	local name=$1 want=$2 pattern=$3
-	shift 4
-	timeout 60 "$hintvm" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
-	local got=$?
-	if [ "$got" -ne "$want" ]; then
-		echo "# exit status $got, expected $want" >>"$tmp/err"
-		not_ok "$name"
-	elif [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$tmp/err" "$tmp/out"; then
-		echo "# output does not match /$pattern/" >>"$tmp/err"
-		not_ok "$name"
-	else
-		ok "$name"
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 
 # A VM spinning at CPL3 until stopped, in the background.
 start_vm() {
