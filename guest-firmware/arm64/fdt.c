@@ -80,6 +80,10 @@ static void node_done(const struct node *n, const struct node *parent,
 		   machine.uart == UART_NONE) {
 		machine.uart = UART_PL011;
 		machine.uart_base = be64(n->reg);
+	} else if (has_compat(n->compat, n->compat_len, "virtio,mmio")) {
+		if (machine.nr_virtio_mmio < MAX_VIRTIO_MMIO)
+			machine.virtio_mmio[machine.nr_virtio_mmio++] =
+				be64(n->reg);
 	} else if (has_compat(n->compat, n->compat_len, "hintvm,sched-hint")) {
 		machine.hint = be64(n->reg);
 	} else if (has_compat(n->compat, n->compat_len, "arm,gic-v3") &&

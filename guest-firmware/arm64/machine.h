@@ -14,6 +14,8 @@
 
 enum uart_kind { UART_NONE, UART_NS16550A, UART_PL011 };
 
+#define MAX_VIRTIO_MMIO 32
+
 struct machine {
 	enum uart_kind uart;
 	uint64_t uart_base;
@@ -24,6 +26,9 @@ struct machine {
 	bool psci_smc;
 	uint64_t hint; /* hintvm's scheduling-hint page, or 0 */
 	const char *bootargs; /* points into the tree, or "" */
+	/* "virtio,mmio" windows in tree order (whatever device, if any). */
+	uint64_t virtio_mmio[MAX_VIRTIO_MMIO];
+	unsigned int nr_virtio_mmio;
 };
 
 extern struct machine machine;

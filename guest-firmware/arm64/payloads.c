@@ -9,8 +9,10 @@ extern const struct payload payload_fault;
 extern const struct payload payload_cpuid;
 extern const struct payload payload_bad_mmio;
 extern const struct payload payload_hint;
+extern const struct payload payload_vsock;
 
 const struct payload *const payloads[] = {
-	&payload_hello, &payload_ipi,	   &payload_smp_count, &payload_fault,
-	&payload_cpuid, &payload_bad_mmio, &payload_hint,      NULL,
+	&payload_hello, &payload_ipi,	&payload_smp_count,
+	&payload_fault, &payload_cpuid, &payload_bad_mmio,
+	&payload_hint,	&payload_vsock, NULL,
 };

@@ -14,7 +14,13 @@
  * spins for a host time slice. With hint=1, and when the host offers the
  * scheduling-hint channel (docs/hint-channel.md), a waiter that has spun
  * longer than spin_us tells the host which vCPU it waits for
- * (HINT_KIND_SPIN_ON_HOLDER), once per spin_us of spinning.
+ * (HINT_KIND_SPIN_ON_HOLDER), once per spin_us of spinning; hintvm may
+ * then park the waiter's vCPU until its turn comes, so the unlock tells it
+ * (HINT_KIND_RELEASED, naming the next ticket's vCPU) when that vCPU has
+ * flagged itself as waiting in hintvm, the way PV spinlocks kick a halted
+ * waiter. The flag is set before the hint and the turn re-checked after
+ * it (both sequentially consistent), so an unlock either sees the flag or
+ * the waiter sees its turn and sends nothing.
  *
  * Verdict: every search found its key, and the count of critical sections
  * (a plain, unlocked increment inside the lock) equals the records done,
@@ -42,6 +48,8 @@ struct ticket_lock {
 	volatile uint32_t serving;
 	/* APIC ID of the vCPU that drew ticket T, at [T % TICKET_SLOTS]. */
 	volatile uint32_t waiter[TICKET_SLOTS];
+	/* Set while ticket T's waiter may be parked by the host. */
+	volatile uint32_t in_host[TICKET_SLOTS];
 };
 
 struct block {
@@ -57,6 +65,7 @@ struct worker {
 	uint64_t records;
 	uint64_t misses;
 	uint64_t hints;
+	uint64_t releases;
 	uint64_t buf[CHUNK_RECORDS];
 } __attribute__((aligned(64)));
 
@@ -107,19 +116,42 @@ static void ticket_lock(struct worker *w)
 			uint32_t holder = lock.waiter[serving % TICKET_SLOTS];
 
 			if (serving != ticket && holder != w->apic_id) {
-				outl(X86_HINT_PORT + HINT_REG_EVENT,
-				     HINT_EVENT(HINT_KIND_SPIN_ON_HOLDER,
-						holder));
-				w->hints++;
+				volatile uint32_t *flag =
+					&lock.in_host[ticket % TICKET_SLOTS];
+
+				__atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
+				if (__atomic_load_n(&lock.serving,
+						    __ATOMIC_SEQ_CST) !=
+				    ticket) {
+					outl(X86_HINT_PORT + HINT_REG_EVENT,
+					     HINT_EVENT(
+						     HINT_KIND_SPIN_ON_HOLDER,
+						     holder));
+					w->hints++;
+				}
+				__atomic_store_n(flag, 0, __ATOMIC_SEQ_CST);
 			}
 			spin_start = now;
 		}
 	}
 }
 
-static void ticket_unlock(void)
+static void ticket_unlock(struct worker *w)
 {
-	__atomic_store_n(&lock.serving, lock.serving + 1, __ATOMIC_RELEASE);
+	uint32_t next = lock.serving + 1;
+
+	__atomic_store_n(&lock.serving, next, __ATOMIC_SEQ_CST);
+	if (hint_channel_present &&
+	    __atomic_load_n(&lock.in_host[next % TICKET_SLOTS],
+			    __ATOMIC_SEQ_CST)) {
+		uint32_t to = lock.waiter[next % TICKET_SLOTS];
+
+		if (to != w->apic_id) {
+			outl(X86_HINT_PORT + HINT_REG_EVENT,
+			     HINT_EVENT(HINT_KIND_RELEASED, to));
+			w->releases++;
+		}
+	}
 }
 
 /* The allocator-like critical section: take a block, use it, return it. */
@@ -135,7 +167,7 @@ static void allocate_and_free(struct worker *w)
 	critical_sections++;
 	b->next = free_list;
 	free_list = b;
-	ticket_unlock();
+	ticket_unlock(w);
 }
 
 static bool search(const uint64_t *records, uint64_t key)
@@ -217,12 +249,13 @@ static void spinlock_run(struct cpu *cpu)
 
 static bool spinlock_report(struct result *r)
 {
-	uint64_t records = 0, misses = 0, hints = 0;
+	uint64_t records = 0, misses = 0, hints = 0, releases = 0;
 
 	for (unsigned int i = 0; i < smp_online_count(); i++) {
 		records += workers[i].records;
 		misses += workers[i].misses;
 		hints += workers[i].hints;
+		releases += workers[i].releases;
 	}
 	result_add(r, "records_per_s", "%lu", records * 1000 / duration_ms);
 	/* Exact span for a benchmark that knows the TSC rate better. */
@@ -230,6 +263,7 @@ static bool spinlock_report(struct result *r)
 	result_add(r, "cycles", "%lu", ms_to_tsc(duration_ms));
 	result_add(r, "hint", "%d", hint_channel_present);
 	result_add(r, "hints", "%lu", hints);
+	result_add(r, "releases", "%lu", releases);
 	if (misses)
 		result_add(r, "misses", "%lu", misses);
 	if (critical_sections != records)

@@ -14,44 +14,15 @@
  */
 #include "console.h"
 #include "payload.h"
+#include "virtio_pci_guest.h"
 #include "x86.h"
 
-#define PCI_ADDR 0xcf8
-#define PCI_DATA 0xcfc
-#define VIRTIO_VENDOR 0x1af4
 #define VIRTIO_RNG_DEVICE 0x1044
 
 /* virtio 1.x common configuration offsets */
-#define GFSELECT 0x08
-#define GF 0x0c
-#define STATUS 0x14
-#define Q_SELECT 0x16
-#define Q_SIZE 0x18
-#define Q_ENABLE 0x1c
-#define Q_NOTIFY_OFF 0x1e
-#define Q_DESC 0x20
-#define Q_AVAIL 0x28
-#define Q_USED 0x30
-
-#define S_ACK 1
-#define S_DRIVER 2
-#define S_DRIVER_OK 4
-#define S_FEATURES_OK 8
-#define S_NEEDS_RESET 0x40
-
-#define D_NEXT 1
-#define D_WRITE 2
-#define D_INDIRECT 4
 
 #define QSIZE 8
 #define POLL_LIMIT 200000
-
-struct desc {
-	uint64_t addr;
-	uint32_t len;
-	uint16_t flags;
-	uint16_t next;
-};
 
 static struct desc ring_desc[QSIZE] __attribute__((aligned(16)));
 static volatile uint16_t ring_avail[3 + QSIZE] __attribute__((aligned(2)));
@@ -64,73 +35,18 @@ static uint64_t bar, common, notify;
 static unsigned int scenarios, passed;
 static bool valid_ok, guards_ok;
 
-static uint32_t pci_read(unsigned int slot, unsigned int off)
-{
-	outl(PCI_ADDR, 0x80000000u | slot << 11 | (off & 0xfc));
-	return inl(PCI_DATA) >> (8 * (off & 3));
-}
-
-static uint8_t mmio_read8(uint64_t a)
-{
-	return *(volatile uint8_t *)a;
-}
-
-static void mmio_write8(uint64_t a, uint8_t v)
-{
-	*(volatile uint8_t *)a = v;
-}
-
-static void mmio_write16(uint64_t a, uint16_t v)
-{
-	*(volatile uint16_t *)a = v;
-}
-
-static void mmio_write32(uint64_t a, uint32_t v)
-{
-	*(volatile uint32_t *)a = v;
-}
-
-static void mmio_write64(uint64_t a, uint64_t v)
-{
-	mmio_write32(a, (uint32_t)v);
-	mmio_write32(a + 4, (uint32_t)(v >> 32));
-}
-
 /* Find the rng function and its common/notify structures. */
 static bool find_device(void)
 {
-	uint32_t notify_mult = 0, notify_off = 0;
+	struct virtio_pci_func f;
 
-	for (unsigned int slot = 0; slot < 32; slot++) {
-		uint32_t id = pci_read(slot, 0);
-		unsigned int cap;
-
-		if ((id & 0xffff) != VIRTIO_VENDOR ||
-		    (id >> 16) != VIRTIO_RNG_DEVICE)
-			continue;
-		bar = (pci_read(slot, 0x10) & ~0xfu) |
-		      (uint64_t)pci_read(slot, 0x14) << 32;
-		for (cap = pci_read(slot, 0x34) & 0xff; cap;
-		     cap = (pci_read(slot, cap) >> 8) & 0xff) {
-			uint32_t head = pci_read(slot, cap);
-			uint8_t type = (uint8_t)(head >> 24);
-
-			if ((head & 0xff) != 0x09)
-				continue;
-			if (type == 1)
-				common = bar + pci_read(slot, cap + 8);
-			if (type == 2) {
-				notify_off = pci_read(slot, cap + 8);
-				notify_mult = pci_read(slot, cap + 16);
-			}
-		}
-		if (!common || !notify_mult)
-			return false;
-		/* Queue 0's queue_notify_off is 0: the first slot. */
-		notify = bar + notify_off;
-		return true;
-	}
-	return false;
+	if (!virtio_pci_find(VIRTIO_RNG_DEVICE, &f) || !f.notify_mult)
+		return false;
+	bar = f.bar;
+	common = f.common;
+	/* Queue 0's queue_notify_off is 0: the first slot. */
+	notify = f.notify;
+	return true;
 }
 
 static uint8_t status(void)

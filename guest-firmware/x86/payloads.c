@@ -15,6 +15,9 @@ extern const struct payload payload_rr;
 extern const struct payload payload_panic;
 extern const struct payload payload_tlbflush;
 extern const struct payload payload_flood;
+extern const struct payload payload_vsock;
+extern const struct payload payload_durable;
+extern const struct payload payload_blkload;
 
 /* One line per payload (kept by hand so additions merge cleanly). */
 /* clang-format off */
@@ -32,6 +35,9 @@ const struct payload *const payloads[] = {
 	&payload_panic,
 	&payload_tlbflush,
 	&payload_flood,
+	&payload_vsock,
+	&payload_durable,
+	&payload_blkload,
 	NULL,
 };
 /* clang-format on */

@@ -61,6 +61,48 @@ HVM_API int hvm_config_set(struct hvm_config *cfg, const char *key,
 HVM_API int hvm_config_load_file(struct hvm_config *cfg, const char *path);
 
 /*
+ * The sandbox is an option like any other, and off unless asked for: the
+ * library never confines its caller on its own. hvm_config_set(cfg,
+ * "sandbox", "on") is the explicit call (hintvm run makes it unless told
+ * --sandbox off): every thread the VM starts then loads the seccomp filter
+ * of its kind (vCPU, device event loop, console, control socket,
+ * scheduling brain), drops every capability and sets no_new_privs as its
+ * first act, and hvm_vm_start() does the same to the calling thread
+ * before it returns, with the filter of the thread that waits for and
+ * tears down the VM; threads the caller creates afterwards inherit it.
+ * Other threads of the process are left alone, so confine them too (or
+ * run nothing else in the process) for the full benefit. A forbidden
+ * system call kills the process by SIGSYS after one line on stderr naming
+ * the call and the kind of thread (docs/sandbox.md). Sanitizer builds must
+ * leave it off: LeakSanitizer ptraces the process at exit.
+ */
+
+/*
+ * The jail (docs/sandbox.md), an explicit call like the sandbox: with the
+ * `jail` option set (DIR[,nofile=N][,memlock=SIZE]), fork a child into new
+ * mount, PID and IPC namespaces whose root is DIR (KVM's device node, with
+ * a net also /dev/net/tun, and a proc are mounted in; everything else the
+ * VM opens must be in DIR, named by its path there), with RLIMIT_NOFILE
+ * and RLIMIT_MEMLOCK set; with `cgroup` (PATH) set, the child is moved
+ * into that cgroup first. The parent waits for the child, passes SIGINT,
+ * SIGTERM and SIGHUP on to it, and returns 1 with the child's exit status
+ * in *STATUS (128 + signal if it was killed); the child returns 0 and
+ * goes on to create and run the VM. With `cgroup` alone, the calling
+ * process joins the cgroup and 0 is returned; with neither, nothing
+ * happens. Call before the process has threads (unshare fails otherwise)
+ * and as root. Returns -errno on failure.
+ */
+HVM_API int hvm_jail(const struct hvm_config *cfg, int *status);
+
+/*
+ * Set KEY as a default of the caller's own: like hvm_config_set(), but a
+ * config file loaded later and later hvm_config_set() calls still override
+ * it (`hintvm run` turns the sandbox on this way).
+ */
+HVM_API int hvm_config_set_default(struct hvm_config *cfg, const char *key,
+				   const char *value);
+
+/*
  * Guest console wiring for embedders: the serial port reads guest input
  * from IN_FD and writes guest output to OUT_FD (-1 for none). The file
  * descriptors stay owned by the caller. Default: stdin and stdout.
@@ -95,6 +137,14 @@ struct hvm_exit {
 	uint32_t debug_code; /* value written to the debug-exit port */
 	int vcpu; /* vCPU that ended the VM, or -1 */
 	char detail[160]; /* human-readable cause */
+	/*
+	 * With option "agent": the guest agent reported its main process's
+	 * exit before the guest powered off (docs/agent.md); guest_status
+	 * is then that status as a shell says it (the code, or 128 + signal)
+	 * and is what hvm_exit_status() returns.
+	 */
+	int guest_reported;
+	int guest_status;
 };
 
 /*
@@ -226,6 +276,181 @@ HVM_API int hvm_list_vms(struct hvm_vm_entry **entries, size_t *count);
  * (blocking, close-on-exec) or a negative errno.
  */
 HVM_API int hvm_control_connect(const char *name_or_path);
+
+/* ---- processes in a running guest (the guest agent) ------------------- */
+
+/*
+ * A VM booted with the guest agent (`hintvm run --agent`, or any guest
+ * running guest-firmware/agent) runs processes on request, over vsock:
+ * the protocol is docs/agent.md. Each stdio stream is a connection of its
+ * own, handed to the caller as a file descriptor: read the output ones to
+ * EOF, write the input one and close it (hvm_process_close_fd) for EOF.
+ * A process that fills a pipe nobody reads waits, so read stdout and
+ * stderr while waiting for the exit (poll them with hvm_process_event_fd).
+ */
+struct hvm_process;
+
+/* hvm_process_spec.flags */
+#define HVM_PROCESS_STDIN 0x1u /* attach stdin (else /dev/null) */
+#define HVM_PROCESS_STDOUT 0x2u /* attach stdout (else /dev/null) */
+#define HVM_PROCESS_STDERR 0x4u /* attach stderr (else /dev/null) */
+#define HVM_PROCESS_TTY 0x8u /* one terminal instead of the three */
+#define HVM_PROCESS_KEEP 0x10u /* keep running when the handle is freed */
+
+enum hvm_stream {
+	HVM_STREAM_STDIN = 0,
+	HVM_STREAM_STDOUT = 1,
+	HVM_STREAM_STDERR = 2,
+	HVM_STREAM_TTY = 3, /* both directions of the terminal */
+};
+
+/*
+ * What a started process is confined to (hvm_process_spec.limits). The
+ * agent applies it between fork and exec, in runc's order: rlimits,
+ * no_new_privs, the bounding set, the uid/gid switch keeping the
+ * capabilities, then the effective/permitted/inheritable and ambient
+ * sets, and the seccomp program last (before the switch when
+ * no_new_privs is off: loading it then needs CAP_SYS_ADMIN).
+ */
+struct hvm_process_rlimit {
+	int resource; /* RLIMIT_* */
+	uint64_t soft, hard; /* UINT64_MAX: unlimited */
+};
+
+struct hvm_process_limits {
+	const struct hvm_process_rlimit *rlimits;
+	size_t nrlimits; /* at most 16, one per resource */
+	int set_caps; /* 0: the capabilities stay as they are */
+	/* bit N = capability N: bounding, effective, permitted,
+	 * inheritable, ambient */
+	uint64_t caps[5];
+	int no_new_privs;
+	/* A classic BPF program (struct sock_filter[]), at most 4096
+	 * instructions, for the guest's architecture; NULL: none. */
+	const void *seccomp;
+	size_t seccomp_len; /* bytes */
+};
+
+struct hvm_process_spec {
+	const char *const *argv; /* NULL-terminated; argv[0] searched in PATH */
+	/* NULL-terminated "K=V" entries added to (or replacing entries of)
+	 * the agent's default environment (PATH, HOME, TERM with a tty);
+	 * NULL: the defaults alone. */
+	const char *const *envp;
+	const char *cwd; /* absolute; NULL: "/" */
+	long long uid; /* -1: the agent's (root) */
+	long long gid; /* -1: the agent's (root) */
+	unsigned int flags; /* HVM_PROCESS_* */
+	unsigned short rows, cols; /* terminal size with HVM_PROCESS_TTY */
+	const struct hvm_process_limits *limits; /* NULL: none */
+};
+
+/*
+ * Start SPEC's process in the guest of VM: a VM name (whose vsock socket
+ * the registry reports) or the path of its vsock socket (`--vsock
+ * uds=PATH`, when VM contains a '/'). Returns once the process runs, or
+ * NULL: hvm_last_error() says why, hvm_process_errno() whether the
+ * command itself could not be started.
+ */
+HVM_API struct hvm_process *
+hvm_process_start(const char *vm, const struct hvm_process_spec *spec);
+
+/*
+ * Why the agent refused the last failed hvm_process_start() of this
+ * thread: the errno of starting the command (ENOENT, EACCES, ...), or 0
+ * when the failure was elsewhere (no VM, no agent, a broken connection).
+ */
+HVM_API int hvm_process_errno(void);
+
+/*
+ * The stream's file descriptor (a socket, blocking, close-on-exec), owned
+ * by the handle; -EBADF when the stream was not attached or was closed.
+ */
+HVM_API int hvm_process_fd(struct hvm_process *p, enum hvm_stream stream);
+
+/* Close a stream: for stdin, the process then reads EOF. */
+HVM_API int hvm_process_close_fd(struct hvm_process *p, enum hvm_stream stream);
+
+/* The process's pid inside the guest. */
+HVM_API int hvm_process_pid(struct hvm_process *p);
+
+/* Send signal SIG (1..64, the guest's numbers) to the process. */
+HVM_API int hvm_process_signal(struct hvm_process *p, int sig);
+
+/* Set the terminal's window size (HVM_PROCESS_TTY only). */
+HVM_API int hvm_process_resize(struct hvm_process *p, unsigned short rows,
+			       unsigned short cols);
+
+/*
+ * A file descriptor that becomes readable when the agent has something to
+ * say about the process (its exit): poll it with the stream fds, then
+ * call hvm_process_wait() with timeout 0.
+ */
+HVM_API int hvm_process_event_fd(struct hvm_process *p);
+
+struct hvm_process_exit {
+	int signaled; /* 1: killed by signal, 0: exited with code */
+	int code; /* exit code, when !signaled */
+	int signal; /* the signal, when signaled */
+	int status; /* as a shell says it: code, or 128 + signal */
+};
+
+/*
+ * Wait up to TIMEOUT_MS (-1: forever) for the process's exit. The agent
+ * reports it once the process exited and its output streams are closed.
+ * Returns 0 with EXIT filled, -ETIMEDOUT, or another negative errno
+ * (-ECONNRESET: the guest or its agent went away).
+ */
+HVM_API int hvm_process_wait(struct hvm_process *p,
+			     struct hvm_process_exit *exit, int timeout_ms);
+
+/*
+ * The agent's id of the process (its session), stable for the process's
+ * life: another program (a later `runtime kill`, say) reaches a process
+ * started with HVM_PROCESS_KEEP through hvm_process_attach().
+ */
+HVM_API unsigned int hvm_process_session(struct hvm_process *p);
+
+/*
+ * A handle on a process another handle started (with HVM_PROCESS_KEEP):
+ * no streams, but hvm_process_pid, _signal, _resize, _event_fd and _wait
+ * work, and the wait delivers its exit status (the agent keeps a KEEP
+ * process's status until a wait collects it). NULL with -ESRCH in
+ * hvm_last_error() when the agent has no such session.
+ */
+HVM_API struct hvm_process *hvm_process_attach(const char *vm,
+					       unsigned int session);
+
+/*
+ * Close every stream and free the handle. A process still running is
+ * killed (SIGKILL to its process group) unless it was started with
+ * HVM_PROCESS_KEEP.
+ */
+HVM_API void hvm_process_free(struct hvm_process *p);
+
+/*
+ * The guest agent's initramfs (a newc cpio): the agent built into this
+ * library as /init, /dev/console, and the kernel modules the agent needs
+ * (virtio transports, vsock, blk, net, ext4, erofs, overlay, 9p, with
+ * their dependencies from MODULES_DIR/modules.dep; NULL: none), plus
+ * FILES, NULL-terminated "SRC=DEST" entries (DEST relative). Written to
+ * OUT atomically.
+ */
+HVM_API int hvm_initramfs_build(const char *modules_dir,
+				const char *const *files, const char *out);
+
+/*
+ * The cached initramfs for KERNEL, built on first use: its modules come
+ * from MODULES_DIR or, when NULL, /lib/modules/VERSION (the version read
+ * from the kernel image). The cache is $HINTVM_CACHE_DIR, else
+ * /var/cache/hintvm/initramfs for root, else ~/.cache/hintvm; the file's
+ * path goes to PATH.
+ */
+HVM_API int hvm_initramfs_cached(const char *kernel, const char *modules_dir,
+				 char *path, size_t len);
+
+/* The release of a Linux kernel image ("6.1.0-27-amd64"), from its header. */
+HVM_API int hvm_kernel_version(const char *kernel, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

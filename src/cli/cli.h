@@ -37,6 +37,8 @@ int cmd_run(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+int cmd_initramfs(int argc, char **argv);
 
 /* The requests of the control socket, for help texts and completion. */
 extern const char *const cli_ctl_requests[];

@@ -17,6 +17,17 @@
 #include <unistd.h>
 
 #include "cli.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define HINTVM_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HINTVM_SANITIZED 1
+#endif
+#endif
+#ifndef HINTVM_SANITIZED
+#define HINTVM_SANITIZED 0
+#endif
 #include "hintvm/hintvm.h"
 
 /*
@@ -108,7 +119,7 @@ static void print_help(void)
 	size_t n;
 
 	opts = hvm_options(&n);
-	printf("usage: hintvm run [OPTIONS]\n\n%s\n\n",
+	printf("usage: hintvm run [OPTIONS] [-- INIT_ARGS...]\n\n%s\n\n",
 	       cli_command("run")->description);
 	for (size_t i = 0; i < n; i++) {
 		char left[48];
@@ -122,6 +133,8 @@ static void print_help(void)
 		printf("  %-30s %s\n", left, opts[i].help);
 	}
 	printf("  %-30s %s\n", "-h, --help", "show this help");
+	printf("\nWith --agent, arguments after -- are the guest's main process: hintvm run\n"
+	       "exits with its status (128+N for signal N) when the agent reports it.\n");
 	printf("\nExit status: 0 guest powered off, 2 bad usage or host setup, 4 guest\n"
 	       "rebooted, 6 guest crashed, 8 hintvm failed while running, 10 stopped by\n"
 	       "a signal or Ctrl-A x; odd values (V << 1) | 1 when the guest wrote V to\n"
@@ -171,6 +184,42 @@ static const struct hvm_option_info *option_by_short(int c)
 			return &opts[i];
 	}
 	return NULL;
+}
+
+/*
+ * `hintvm run ... -- CMD ARGS`: the guest init's arguments (with --agent,
+ * its main process), joined for the kernel command line, which splits at
+ * spaces and keeps "..." together.
+ */
+static int set_init_args(struct hvm_config *cfg, int argc, char **argv)
+{
+	size_t len = 1;
+	char *joined, *p;
+	int r;
+
+	for (int i = 0; i < argc; i++) {
+		if (strchr(argv[i], '"') || strchr(argv[i], '\n')) {
+			fprintf(stderr,
+				"hintvm run: '%s': a kernel command line cannot carry '\"' or newlines\n",
+				argv[i]);
+			return -1;
+		}
+		len += strlen(argv[i]) + 3;
+	}
+	joined = p = malloc(len);
+	if (!joined)
+		return -1;
+	for (int i = 0; i < argc; i++) {
+		bool quote = !argv[i][0] || strpbrk(argv[i], " \t");
+
+		p += sprintf(p, "%s%s%s%s", i ? " " : "", quote ? "\"" : "",
+			     argv[i], quote ? "\"" : "");
+	}
+	r = hvm_config_set(cfg, "init-args", joined);
+	if (r < 0)
+		fprintf(stderr, "hintvm run: %s\n", hvm_last_error());
+	free(joined);
+	return r;
 }
 
 static int parse_args(struct hvm_config *cfg, int argc, char **argv)
@@ -224,6 +273,8 @@ static int parse_args(struct hvm_config *cfg, int argc, char **argv)
 		}
 	}
 	free(longopts);
+	if (optind < argc && !strcmp(argv[optind - 1], "--"))
+		return set_init_args(cfg, argc - optind, argv + optind);
 	if (optind < argc) {
 		fprintf(stderr,
 			"hintvm run: unexpected argument '%s' (options start with --; see hintvm run --help)\n",
@@ -251,24 +302,35 @@ static int run_vm(struct hvm_config *cfg, int argc, char **argv,
 {
 	struct hvm_exit exit;
 	struct hvm_vm *vm;
+	int jailed_status, r;
 
 	if (parse_args(cfg, argc, argv) < 0)
 		return HVM_STATUS_USAGE;
+	/* --jail, --cgroup: before any thread exists (docs/sandbox.md). */
+	r = hvm_jail(cfg, &jailed_status);
+	if (r < 0) {
+		fprintf(stderr, "hintvm: %s\n", hvm_last_error());
+		return HVM_STATUS_USAGE;
+	}
+	if (r > 0)
+		return jailed_status; /* the jailed hintvm ran the VM */
 	vm = hvm_vm_create(cfg);
 	if (!vm) {
 		fprintf(stderr, "hintvm: %s\n", hvm_last_error());
 		return HVM_STATUS_USAGE;
 	}
-	/* A signal that came during setup is pending: it stops the VM now. */
-	if (signal_watch_start(signals, vm) < 0) {
-		fprintf(stderr, "hintvm: cannot start the signal thread\n");
-		hvm_vm_destroy(vm);
-		return HVM_STATUS_USAGE;
-	}
 	/* A VM that fails to start never ran guest code: a setup error. */
 	if (hvm_vm_start(vm) < 0) {
 		fprintf(stderr, "hintvm: %s\n", hvm_last_error());
-		signal_watch_stop(signals);
+		hvm_vm_destroy(vm);
+		return HVM_STATUS_USAGE;
+	}
+	/*
+	 * After the start, so that the watcher inherits this thread's
+	 * sandbox. A signal that came before is pending: it stops the VM now.
+	 */
+	if (signal_watch_start(signals, vm) < 0) {
+		fprintf(stderr, "hintvm: cannot start the signal thread\n");
 		hvm_vm_destroy(vm);
 		return HVM_STATUS_USAGE;
 	}
@@ -302,6 +364,13 @@ int cmd_run(int argc, char **argv)
 		signal_watch_close(&signals);
 		return HVM_STATUS_USAGE;
 	}
+	/*
+	 * The command line sandboxes itself unless told not to (the library
+	 * never does on its own). Sanitizer builds default to off:
+	 * LeakSanitizer ptraces the process at exit (docs/sandbox.md).
+	 */
+	hvm_config_set_default(cfg, "sandbox",
+			       HINTVM_SANITIZED ? "off" : "auto");
 	status = run_vm(cfg, argc, argv, &signals);
 	hvm_config_free(cfg);
 	signal_watch_close(&signals);

@@ -33,12 +33,38 @@ static const struct cli_option top_options[] = {
 	{ NULL, NULL, NULL },
 };
 
+static const struct cli_option exec_options[] = {
+	{ "tty", NULL,
+	  "-t: a terminal (raw mode, window size, Ctrl-C to the process)" },
+	{ "env", "K=V", "-e: set an environment variable (repeatable)" },
+	{ "workdir", "DIR", "-w: the working directory (absolute)" },
+	{ "user", "UID[:GID]", "-u: run as this numeric user and group" },
+	{ "help", NULL, "show this help" },
+	{ NULL, NULL, NULL },
+};
+
+static const struct cli_option initramfs_options[] = {
+	{ "kernel", "FILE",
+	  "-k: the kernel whose /lib/modules/VERSION to pack" },
+	{ "modules", "DIR",
+	  "-M: the modules directory (an unpacked package's)" },
+	{ "output", "FILE", "-o: write here instead of the cache" },
+	{ "file", "SRC=DEST",
+	  "-f: add a host file at DEST (with -o; repeatable)" },
+	{ "no-modules", NULL, "pack the agent alone (with -o)" },
+	{ "help", NULL, "show this help" },
+	{ NULL, NULL, NULL },
+};
+
 const struct cli_command cli_commands[] = {
-	{ "run", "boot a virtual machine", cmd_run, "[OPTIONS]",
+	{ "run", "boot a virtual machine", cmd_run,
+	  "[OPTIONS] [-- INIT_ARGS...]",
 	  "Boot a virtual machine. Without --kernel, boots the built-in test kernel\n"
 	  "(-p \"test=NAME\" picks its payload: hello, ipi, smp-count, fault, cpuid, hint).\n"
 	  "The VM is registered under its --name with a control socket unless\n"
-	  "--control none.",
+	  "--control none. Arguments after -- go to the guest's init; with\n"
+	  "--agent they are the main process, whose exit status hintvm run\n"
+	  "returns (docs/agent.md).",
 	  NULL },
 	{ "ctl", "query or steer a running VM through its control socket",
 	  cmd_ctl, "[--count N] NAME|SOCKET REQUEST [ARGS]",
@@ -60,6 +86,26 @@ const struct cli_command cli_commands[] = {
 	  "the run/wait (steal) split, exits per second by kind, the halt-poll\n"
 	  "window and its success rate, commit state, pinning and boosts.",
 	  top_options },
+	{ "exec", "run a command in a running VM through its guest agent",
+	  cmd_exec,
+	  "[-t] [-e K=V]... [-w DIR] [-u UID[:GID]] VM [--] CMD [ARG...]",
+	  "Run CMD in the VM named VM (or whose vsock socket is the path VM)\n"
+	  "through its guest agent (hintvm run --agent; docs/agent.md), with\n"
+	  "stdin, stdout and stderr attached over vsock. Signals hintvm exec\n"
+	  "gets (INT, TERM, HUP, QUIT, USR1, USR2) are passed on to CMD.\n"
+	  "Exit status: CMD's, or 128+N when signal N ended it; 125 when\n"
+	  "hintvm exec failed, 126 when CMD cannot run, 127 when not found.",
+	  exec_options },
+	{ "initramfs",
+	  "pack the guest agent and its kernel modules into a cpio",
+	  cmd_initramfs,
+	  "[-k KERNEL | -M DIR | --no-modules] [-o OUT] [-f SRC=DEST]...",
+	  "Write the guest agent's initramfs (a newc cpio): the agent as /init\n"
+	  "and the kernel modules it needs with their dependencies\n"
+	  "(modules.dep) from /lib/modules/VERSION of KERNEL or from DIR.\n"
+	  "Without -o the archive goes to the cache hintvm run --agent uses\n"
+	  "and its path is printed.",
+	  initramfs_options },
 };
 
 const unsigned int cli_nr_commands =

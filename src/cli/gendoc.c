@@ -312,3 +312,13 @@ int cmd_top(int argc, char **argv)
 {
 	return 2;
 }
+
+int cmd_exec(int argc, char **argv)
+{
+	return 2;
+}
+
+int cmd_initramfs(int argc, char **argv)
+{
+	return 2;
+}

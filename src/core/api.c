@@ -35,6 +35,9 @@ int hvm_exit_status(const struct hvm_exit *exit)
 {
 	switch (exit->reason) {
 	case HVM_EXIT_POWEROFF:
+		/* The guest agent's main process (docs/agent.md). */
+		if (exit->guest_reported)
+			return exit->guest_status & 0xff;
 		return HVM_STATUS_POWEROFF;
 	case HVM_EXIT_REBOOT:
 		return HVM_STATUS_REBOOT;

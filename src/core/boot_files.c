@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "core/boot_files.h"
@@ -52,12 +53,46 @@ void kernel_file_release(struct kernel_file *k)
 
 int initrd_read(const struct vm *vm, uint8_t **data, size_t *size)
 {
+	uint8_t *agent, *user, *both;
+	size_t agent_size, user_size;
+	int r;
+
 	*data = NULL;
 	*size = 0;
-	if (!vm->cfg->initrd)
-		return 0;
-	return read_whole_file(vm->cfg->initrd, "initrd", INITRD_MAX_SIZE, data,
-			       size);
+	if (!vm->cfg->agent_initrd) {
+		if (!vm->cfg->initrd)
+			return 0;
+		return read_whole_file(vm->cfg->initrd, "initrd",
+				       INITRD_MAX_SIZE, data, size);
+	}
+	/*
+	 * --agent: the agent's archive, then --initrd's. The kernel unpacks
+	 * concatenated newc archives in turn (each ends 4-byte aligned).
+	 */
+	r = read_whole_file(vm->cfg->agent_initrd, "agent initramfs",
+			    INITRD_MAX_SIZE, &agent, &agent_size);
+	if (r < 0 || !vm->cfg->initrd) {
+		*data = r < 0 ? NULL : agent;
+		*size = r < 0 ? 0 : agent_size;
+		return r;
+	}
+	r = read_whole_file(vm->cfg->initrd, "initrd",
+			    INITRD_MAX_SIZE - agent_size, &user, &user_size);
+	if (r < 0) {
+		free(agent);
+		return r;
+	}
+	both = realloc(agent, agent_size + user_size);
+	if (!both) {
+		free(agent);
+		free(user);
+		return hvm_set_error(-ENOMEM, "out of memory for the initrd");
+	}
+	memcpy(both + agent_size, user, user_size);
+	free(user);
+	*data = both;
+	*size = agent_size + user_size;
+	return 0;
 }
 
 int initrd_load_high(struct vm *vm, uint64_t floor, uint64_t ceiling,

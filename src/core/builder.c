@@ -31,13 +31,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/agent_host.h"
+#include "core/agent_proto.h"
 #include "core/arch.h"
 #include "core/console.h"
 #include "core/console_out.h"
 #include "core/control.h"
 #include "core/log.h"
+#include "core/sandbox.h"
 #include "core/vm.h"
 #include "devices/virtio/virtio_vm.h"
+#include "devices/virtio/virtio_vsock.h"
 #include "sched/brain.h"
 #include "sched/sched_config.h"
 
@@ -50,16 +54,28 @@ static const struct vm_hooks builder_hooks = {
 };
 
 /*
- * Each VM logs at its own level: set it on the calling thread for the
- * length of an hvm_vm_* call (threads the VM starts inherit it), then give
- * the caller its own back.
+ * Each VM logs at its own level and has its own sandbox setting: set both
+ * on the calling thread for the length of an hvm_vm_* call (threads the VM
+ * starts inherit them, core/log.h), then give the caller its own back.
  */
-static enum log_level enter_vm_log(const struct vm *vm)
+struct caller_state {
+	enum log_level level;
+	bool sandbox;
+};
+
+static struct caller_state enter_vm(const struct vm *vm)
 {
-	enum log_level caller = log_get_level();
+	struct caller_state caller = { log_get_level(), sandbox_requested() };
 
 	log_set_level(log_level_for_verbosity(vm->cfg->verbosity));
+	sandbox_set_requested(vm->cfg->sandbox);
 	return caller;
+}
+
+static void leave_vm(struct caller_state caller)
+{
+	log_set_level(caller.level);
+	sandbox_set_requested(caller.sandbox);
 }
 
 static void builder_teardown(struct vm *vm)
@@ -69,6 +85,7 @@ static void builder_teardown(struct vm *vm)
 	vm->control = NULL;
 	vm_destroy_vcpus(vm);
 	virtio_vm_destroy(vm); /* its I/O may point into guest RAM */
+	agent_host_destroy(vm); /* after the vsock device: no more reports */
 	sched_vm_destroy(vm);
 	arch_vm_destroy(vm);
 	console_out_destroy(vm->console_out); /* after every device */
@@ -80,7 +97,7 @@ static int builder_assemble(struct vm *vm);
 
 struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 {
-	enum log_level caller;
+	struct caller_state caller;
 	struct vm *vm;
 
 	if (!cfg) {
@@ -92,12 +109,20 @@ struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 	vm = vm_alloc(cfg, &builder_hooks);
 	if (!vm)
 		return NULL;
-	caller = enter_vm_log(vm);
-	if (builder_assemble(vm) < 0) {
+	/* --sandbox auto (hintvm run's default): on where the kernel can. */
+	if (vm->cfg->sandbox && vm->cfg->sandbox_if_supported &&
+	    !sandbox_supported()) {
+		pr_warn("%s; running without the sandbox", hvm_error_message());
+		vm->cfg->sandbox = false;
+	}
+	caller = enter_vm(vm);
+	/* Before the first thread of the VM exists (the console drain). */
+	if ((vm->cfg->sandbox && sandbox_prepare() < 0) ||
+	    builder_assemble(vm) < 0) {
 		builder_teardown(vm);
 		vm = NULL;
 	}
-	log_set_level(caller);
+	leave_vm(caller);
 	return (struct hvm_vm *)vm;
 }
 
@@ -110,7 +135,10 @@ static int builder_assemble(struct vm *vm)
 						     : vm->cfg->console_out_fd);
 	if (!vm->console_out)
 		return -ENOMEM; /* the reason is in hvm_error_message() */
-	r = vm_open_kvm(vm);
+	/* --agent: its initramfs, vsock device and command line first. */
+	r = agent_host_prepare(vm);
+	if (r == 0)
+		r = vm_open_kvm(vm);
 	/* Exit policy must be fixed before vCPUs exist (src/sched). */
 	if (r == 0)
 		r = sched_vm_create(vm);
@@ -119,6 +147,11 @@ static int builder_assemble(struct vm *vm)
 	if (r == 0)
 		r = virtio_vm_plug_mmio(
 			vm); /* devices the arch did not place */
+	/* The agent reports the main process's exit on a host port. */
+	if (r == 0 && vm->agent)
+		r = virtio_vsock_add_host_listener(virtio_vm_vsock(vm),
+						   AGENT_STATUS_PORT,
+						   agent_host_on_connect, vm);
 	if (r == 0)
 		r = vm_create_vcpus(vm);
 	if (r == 0)
@@ -148,14 +181,14 @@ static int builder_start(struct vm *vm);
 int hvm_vm_start(struct hvm_vm *handle)
 {
 	struct vm *vm = (struct vm *)handle;
-	enum log_level caller;
+	struct caller_state caller;
 	int r;
 
 	if (!vm || vm->started)
 		return hvm_set_error(-EINVAL, "the VM is already started");
-	caller = enter_vm_log(vm);
+	caller = enter_vm(vm);
 	r = builder_start(vm);
-	log_set_level(caller);
+	leave_vm(caller);
 	return r;
 }
 
@@ -197,6 +230,13 @@ static int builder_start(struct vm *vm)
 	if (r == 0 && control_serve(vm->control) < 0)
 		pr_warn("%s; the control socket will not answer",
 			hvm_error_message());
+	/*
+	 * Last, the caller's thread (which waits for the VM, prints the
+	 * statistics and tears it down): only with the sandbox asked for,
+	 * never an embedder's thread on the library's own initiative.
+	 */
+	if (r == 0)
+		sandbox_thread_enter(SANDBOX_MAIN);
 	return r;
 }
 
@@ -204,12 +244,20 @@ int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
 {
 	struct vm *vm = (struct vm *)handle;
 	struct hvm_exit ended;
-	enum log_level caller;
+	struct caller_state caller;
 
 	if (!vm || !vm->started)
 		return hvm_set_error(-EINVAL, "the VM was never started");
-	caller = enter_vm_log(vm);
+	caller = enter_vm(vm);
 	vm_wait_vcpus(vm, &ended);
+	/* Powered off after the agent's report: the main process's status. */
+	if (ended.reason == HVM_EXIT_POWEROFF &&
+	    agent_host_status(vm, &ended.guest_status)) {
+		ended.guest_reported = 1;
+		snprintf(ended.detail, sizeof(ended.detail),
+			 "the guest agent's main process ended with status %d",
+			 ended.guest_status);
+	}
 	if (exit)
 		*exit = ended;
 	/* What the guest printed last reaches the reader, if it reads. */
@@ -224,7 +272,7 @@ int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
 	vm->console = NULL;
 	boot_trace_mark(&vm->boot, BOOT_REPORT);
 	sched_vm_stopped(vm); /* --stats, --stats-json */
-	log_set_level(caller);
+	leave_vm(caller);
 	return 0;
 }
 
@@ -247,7 +295,7 @@ void hvm_vm_stop(struct hvm_vm *handle)
 void hvm_vm_destroy(struct hvm_vm *handle)
 {
 	struct vm *vm = (struct vm *)handle;
-	enum log_level caller;
+	struct caller_state caller;
 	double joined_ms;
 	bool report;
 
@@ -260,9 +308,9 @@ void hvm_vm_destroy(struct hvm_vm *handle)
 	/* The last boot phase: closing the VM fd is where KVM tears down. */
 	report = vm->started && vm->cfg->sched && vm->cfg->sched->stats;
 	joined_ms = boot_trace_ms(&vm->boot, BOOT_REPORT);
-	caller = enter_vm_log(vm);
+	caller = enter_vm(vm);
 	builder_teardown(vm);
-	log_set_level(caller);
+	leave_vm(caller);
 	if (report) {
 		struct boot_trace done = { 0 };
 		double ms;

@@ -174,10 +174,26 @@ static int parse_disk(struct hvm_config *cfg, const char *name,
 			disk.no_lock = true;
 		} else if (!strcmp(item, "lock=on")) {
 			disk.no_lock = false;
+		} else if (!strncmp(item, "iops=", 5) &&
+			   parse_uint(item + 5, 1, 1000000000, &disk.iops) ==
+				   0) {
+			/* requests per second */
+		} else if (!strncmp(item, "bw=", 3) &&
+			   parse_rate(item + 3, &disk.bw) == 0) {
+			/* bytes per second */
+		} else if (!strncmp(item, "iops=", 5) ||
+			   !strncmp(item, "bw=", 3)) {
+			hvm_set_error(
+				-EINVAL,
+				"--%s %s: '%s' is not a rate; expected iops=N (1 to 1000000000 requests/s) or bw=BYTES[/s] (e.g. bw=10M)",
+				name, value, item);
+			free(disk.path);
+			free(copy);
+			return -EINVAL;
 		} else {
 			hvm_set_error(
 				-EINVAL,
-				"--%s %s: unknown disk option '%s'; expected ro, direct or lock=off",
+				"--%s %s: unknown disk option '%s'; expected ro, direct, lock=off, iops=N or bw=BYTES",
 				name, value, item);
 			free(disk.path);
 			free(copy);
@@ -188,6 +204,83 @@ static int parse_disk(struct hvm_config *cfg, const char *name,
 	if (!disk.path)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	cfg->disks[cfg->nr_disks++] = disk;
+	return 0;
+}
+
+/* A 9p mount tag the guest can type: 1-64 of [A-Za-z0-9_.-]. */
+static bool share_tag_valid(const char *tag)
+{
+	size_t len = strlen(tag);
+
+	return len && len <= 64 &&
+	       strspn(tag,
+		      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		      "0123456789_.-") == len;
+}
+
+/* --share HOSTDIR,tag=TAG[,ro][,ids=mapped|host]; repeat for more. */
+static int parse_share(struct hvm_config *cfg, const char *name,
+		       const char *value)
+{
+	struct hvm_share_config share = { 0 };
+	char *copy, *item, *save = NULL;
+	int r = 0;
+
+	if (!value || !*value || *value == ',')
+		return hvm_set_error(
+			-EINVAL,
+			"--%s needs a directory: HOSTDIR,tag=TAG[,ro][,ids=mapped]",
+			name);
+	if (cfg->nr_shares == HVM_MAX_SHARES)
+		return hvm_set_error(-EINVAL, "--%s: at most %d shares", name,
+				     HVM_MAX_SHARES);
+	copy = strdup(value);
+	if (!copy)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	share.path = strdup(strtok_r(copy, ",", &save));
+	while (!r && (item = strtok_r(NULL, ",", &save))) {
+		if (!strcmp(item, "ro")) {
+			share.readonly = true;
+		} else if (!strcmp(item, "ids=mapped")) {
+			share.ids_mapped = true;
+		} else if (!strcmp(item, "ids=host")) {
+			share.ids_mapped = false;
+		} else if (!strncmp(item, "tag=", 4)) {
+			free(share.tag);
+			share.tag = strdup(item + 4);
+			if (!share.tag)
+				r = hvm_set_error(-ENOMEM, "out of memory");
+			else if (!share_tag_valid(share.tag))
+				r = hvm_set_error(
+					-EINVAL,
+					"--%s %s: tag '%s' must be 1-64 characters of A-Z a-z 0-9 _ . -",
+					name, value, share.tag);
+		} else {
+			r = hvm_set_error(
+				-EINVAL,
+				"--%s %s: unknown share option '%s'; expected tag=TAG, ro or ids=mapped",
+				name, value, item);
+		}
+	}
+	free(copy);
+	if (!r && !share.path)
+		r = hvm_set_error(-ENOMEM, "out of memory");
+	if (!r && !share.tag)
+		r = hvm_set_error(
+			-EINVAL,
+			"--%s %s: a share needs a mount tag: HOSTDIR,tag=TAG",
+			name, value);
+	for (unsigned int i = 0; !r && i < cfg->nr_shares; i++)
+		if (!strcmp(cfg->shares[i].tag, share.tag))
+			r = hvm_set_error(-EINVAL,
+					  "--%s %s: tag '%s' is already used",
+					  name, value, share.tag);
+	if (r) {
+		free(share.path);
+		free(share.tag);
+		return r;
+	}
+	cfg->shares[cfg->nr_shares++] = share;
 	return 0;
 }
 
@@ -240,6 +333,12 @@ static int parse_net(struct hvm_config *cfg, const char *name,
 			}
 			free(net.tap);
 			net.tap = strdup(item + 4);
+		} else if (!strncmp(item, "bw=", 3)) {
+			if (parse_rate(item + 3, &net.bw) < 0)
+				r = hvm_set_error(
+					-EINVAL,
+					"--%s: '%s' is not a rate; expected bw=BYTES[/s] (e.g. bw=10M)",
+					name, item);
 		} else if (!strncmp(item, "mac=", 4)) {
 			if (parse_mac(item + 4, net.mac) < 0)
 				r = hvm_set_error(
@@ -250,7 +349,7 @@ static int parse_net(struct hvm_config *cfg, const char *name,
 		} else {
 			r = hvm_set_error(
 				-EINVAL,
-				"--%s %s: unknown option '%s'; expected tap=NAME or mac=MAC",
+				"--%s %s: unknown option '%s'; expected tap=NAME, mac=MAC or bw=BYTES",
 				name, value, item);
 		}
 	}
@@ -270,6 +369,175 @@ static int parse_rng(struct hvm_config *cfg, const char *name,
 		     const char *value)
 {
 	return parse_switch(&cfg->rng, name, value);
+}
+
+/* Jail rlimits unless ,nofile= / ,memlock= say otherwise. */
+#define JAIL_DEFAULT_NOFILE 4096
+#define JAIL_DEFAULT_MEMLOCK (64ULL << 20)
+
+/* --jail DIR[,nofile=N][,memlock=SIZE] (docs/sandbox.md) */
+static int parse_jail(struct hvm_config *cfg, const char *name,
+		      const char *value)
+{
+	uint64_t nofile = JAIL_DEFAULT_NOFILE, memlock = JAIL_DEFAULT_MEMLOCK;
+	char *copy, *dir, *item, *save = NULL;
+	int r = 0;
+
+	if (!value || value[0] != '/')
+		return hvm_set_error(
+			-EINVAL,
+			"--%s needs an absolute directory: DIR[,nofile=N][,memlock=SIZE]",
+			name);
+	copy = strdup(value);
+	if (!copy)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	dir = strtok_r(copy, ",", &save);
+	while (!r && (item = strtok_r(NULL, ",", &save))) {
+		if (!strncmp(item, "nofile=", 7)) {
+			if (parse_uint(item + 7, 64, 1 << 20, &nofile) < 0)
+				r = hvm_set_error(
+					-EINVAL,
+					"--%s: '%s' is not an open-file limit; expected nofile=64 to 1048576",
+					name, item);
+		} else if (!strncmp(item, "memlock=", 8)) {
+			if (parse_size(item + 8, &memlock) < 0)
+				r = hvm_set_error(
+					-EINVAL,
+					"--%s: '%s' is not a size; expected memlock=SIZE, e.g. 64M",
+					name, item);
+		} else {
+			r = hvm_set_error(
+				-EINVAL,
+				"--%s %s: unknown option '%s'; expected nofile=N or memlock=SIZE",
+				name, value, item);
+		}
+	}
+	if (!r)
+		r = set_string(&cfg->jail_dir, name, dir);
+	free(copy);
+	if (r)
+		return r;
+	cfg->jail_nofile = nofile;
+	cfg->jail_memlock = memlock;
+	return 0;
+}
+
+/* --cgroup PATH: a cgroup directory (v1 or v2) hintvm moves itself into. */
+static int parse_cgroup(struct hvm_config *cfg, const char *name,
+			const char *value)
+{
+	if (!value || value[0] != '/')
+		return hvm_set_error(
+			-EINVAL,
+			"--%s needs the absolute path of a cgroup directory, e.g. /sys/fs/cgroup/hintvm",
+			name);
+	return set_string(&cfg->cgroup_path, name, value);
+}
+
+/*
+ * --sandbox on|off|auto (docs/sandbox.md). auto, hintvm run's default, is
+ * on where the kernel has seccomp filters and off with a warning where it
+ * has none; on insists.
+ */
+static int parse_sandbox(struct hvm_config *cfg, const char *name,
+			 const char *value)
+{
+	if (value && !strcmp(value, "auto")) {
+		cfg->sandbox = cfg->sandbox_if_supported = true;
+		return 0;
+	}
+	cfg->sandbox_if_supported = false;
+	return parse_switch(&cfg->sandbox, name, value);
+}
+
+/*
+ * --vsock cid=N[,uds=PATH]. The path leaves room for "_4294967295", the
+ * suffix of the per-port sockets guest connections go to (sun_path holds
+ * 107 characters).
+ */
+#define VSOCK_UDS_MAX (107 - 11)
+
+static int parse_vsock(struct hvm_config *cfg, const char *name,
+		       const char *value)
+{
+	struct hvm_vsock_config v = { .enabled = true };
+	bool have_cid = false;
+	char *copy, *item, *save = NULL;
+	int r = 0;
+
+	if (!value || !*value)
+		return hvm_set_error(-EINVAL, "--%s needs cid=N[,uds=PATH]",
+				     name);
+	if (cfg->vsock.enabled)
+		return hvm_set_error(
+			-EINVAL,
+			"--%s %s: a VM has at most one vsock device (already cid=%llu)",
+			name, value, (unsigned long long)cfg->vsock.cid);
+	copy = strdup(value);
+	if (!copy)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	for (item = strtok_r(copy, ",", &save); item && !r;
+	     item = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(item, "cid=", 4)) {
+			if (parse_uint(item + 4, 3, 0xfffffffeull, &v.cid) < 0)
+				r = hvm_set_error(
+					-EINVAL,
+					"--%s: cid '%s' is not a guest CID; expected 3 to 4294967294 (0-2 are reserved, 4294967295 means any)",
+					name, item + 4);
+			have_cid = true;
+		} else if (!strncmp(item, "uds=", 4)) {
+			size_t len = strlen(item + 4);
+
+			if (!len || len > VSOCK_UDS_MAX)
+				r = hvm_set_error(
+					-EINVAL,
+					"--%s: uds path '%s' must be 1 to %d characters (Unix socket paths are short, and PATH_<port> must fit too)",
+					name, item + 4, VSOCK_UDS_MAX);
+			free(v.uds);
+			v.uds = r ? NULL : strdup(item + 4);
+			if (!r && !v.uds)
+				r = hvm_set_error(-ENOMEM, "out of memory");
+		} else {
+			r = hvm_set_error(
+				-EINVAL,
+				"--%s %s: unknown option '%s'; expected cid=N or uds=PATH",
+				name, value, item);
+		}
+	}
+	free(copy);
+	if (!r && !have_cid)
+		r = hvm_set_error(-EINVAL, "--%s %s: no cid=N given", name,
+				  value);
+	if (r) {
+		free(v.uds);
+		return r;
+	}
+	cfg->vsock = v;
+	return 0;
+}
+
+/* The guest agent (docs/agent.md). */
+static int parse_agent(struct hvm_config *cfg, const char *name,
+		       const char *value)
+{
+	return parse_switch(&cfg->agent, name, value);
+}
+
+static int parse_agent_modules(struct hvm_config *cfg, const char *name,
+			       const char *value)
+{
+	return set_string(&cfg->agent_modules, name, value);
+}
+
+static int parse_init_args(struct hvm_config *cfg, const char *name,
+			   const char *value)
+{
+	/* The kernel splits init's arguments at spaces, honouring "..." only. */
+	if (value && strchr(value, '\n'))
+		return hvm_set_error(
+			-EINVAL, "--%s: no newlines on a kernel command line",
+			name);
+	return set_string(&cfg->init_args, name, value);
 }
 
 static int parse_verbose(struct hvm_config *cfg, const char *name,
@@ -393,14 +661,29 @@ static const struct option_def options[] = {
 	{ { "console", 0, "KIND",
 	    "guest console: serial (ttyS0 on stdio), virtio (hvc0) or none" },
 	  parse_console },
-	{ { "disk", 'd', "PATH[,ro][,direct][,lock=off]",
+	{ { "disk", 'd', "PATH[,ro][,direct][,lock=off][,iops=N][,bw=BYTES]",
 	    "virtio-blk disk from a raw image or block device (repeatable)" },
 	  parse_disk },
-	{ { "net", 'n', "tap=NAME[,mac=MAC]",
+	{ { "net", 'n', "tap=NAME[,mac=MAC][,bw=BYTES]",
 	    "virtio-net NIC on an existing tap interface (repeatable)" },
 	  parse_net },
 	{ { "rng", 0, NULL, "virtio-rng entropy device fed by getrandom" },
 	  parse_rng },
+	{ { "vsock", 0, "cid=N[,uds=PATH]",
+	    "virtio-vsock with guest CID N; host programs reach it through PATH (Firecracker's hybrid protocol)" },
+	  parse_vsock },
+	{ { "share", 0, "HOSTDIR,tag=TAG[,ro][,ids=mapped]",
+	    "share a host directory over virtio-9p, mounted by tag (repeatable)" },
+	  parse_share },
+	{ { "agent", 0, NULL,
+	    "boot the guest agent (hintvm exec; docs/agent.md): its initramfs for --kernel, a vsock device, the main process's exit status" },
+	  parse_agent },
+	{ { "agent-modules", 0, "DIR",
+	    "with --agent: the kernel's modules directory (default /lib/modules/VERSION)" },
+	  parse_agent_modules },
+	{ { "init-args", 0, "ARGS",
+	    "arguments for the guest's init (after -- on its command line); with --agent, the main process" },
+	  parse_init_args },
 	{ { "verbose", 'v', NULL,
 	    "log what hintvm does (repeat or =N for more)" },
 	  parse_verbose },
@@ -450,6 +733,16 @@ static const struct option_def options[] = {
 	  sched_parse_stats_interval },
 	{ { "stats-json", 0, "FILE", "write the statistics as JSON to FILE" },
 	  sched_parse_stats_json },
+	/* Sandbox (src/core/sandbox.c, docs/sandbox.md). */
+	{ { "sandbox", 0, "on|off|auto",
+	    "seccomp filter per thread, no capabilities, no_new_privs (hintvm run: default auto, on where the kernel has seccomp)" },
+	  parse_sandbox },
+	{ { "jail", 0, "DIR[,nofile=N][,memlock=SIZE]",
+	    "run in new mount, PID and IPC namespaces rooted at DIR, with rlimits" },
+	  parse_jail },
+	{ { "cgroup", 0, "PATH",
+	    "join the cgroup at PATH before the VM exists" },
+	  parse_cgroup },
 };
 
 #define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -517,11 +810,24 @@ void config_free_fields(struct hvm_config *cfg)
 	free(cfg->arch.dtb_dump);
 	free(cfg->control_path);
 	free(cfg->name);
+	free(cfg->jail_dir);
+	free(cfg->cgroup_path);
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		free(cfg->disks[i].path);
 	for (unsigned int i = 0; i < cfg->nr_nets; i++)
 		free(cfg->nets[i].tap);
 	cfg->nr_disks = cfg->nr_nets = 0;
+	free(cfg->vsock.uds);
+	cfg->vsock = (struct hvm_vsock_config){ 0 };
+	free(cfg->agent_modules);
+	free(cfg->init_args);
+	free(cfg->agent_initrd);
+	cfg->agent_modules = cfg->init_args = cfg->agent_initrd = NULL;
+	for (unsigned int i = 0; i < cfg->nr_shares; i++) {
+		free(cfg->shares[i].path);
+		free(cfg->shares[i].tag);
+	}
+	cfg->nr_shares = 0;
 	free(cfg->sched);
 	cfg->sched = NULL;
 }
@@ -553,21 +859,35 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 	copy->kernel = copy->initrd = copy->cmdline = copy->kvm_path = NULL;
 	copy->control_path = copy->arch.dtb_dump = copy->name = NULL;
 	copy->sched = NULL;
+	copy->vsock.uds = NULL;
+	copy->agent_modules = copy->init_args = copy->agent_initrd = NULL;
+	copy->jail_dir = copy->cgroup_path = NULL;
 	for (unsigned int i = 0; i < cfg->nr_disks; i++)
 		copy->disks[i].path = NULL;
 	for (unsigned int i = 0; i < cfg->nr_nets; i++)
 		copy->nets[i].tap = NULL;
+	for (unsigned int i = 0; i < cfg->nr_shares; i++)
+		copy->shares[i].path = copy->shares[i].tag = NULL;
 	r = dup_field(&copy->kernel, cfg->kernel) ||
 	    dup_field(&copy->initrd, cfg->initrd) ||
 	    dup_field(&copy->cmdline, cfg->cmdline) ||
 	    dup_field(&copy->kvm_path, cfg->kvm_path) ||
 	    dup_field(&copy->control_path, cfg->control_path) ||
 	    dup_field(&copy->name, cfg->name) ||
-	    dup_field(&copy->arch.dtb_dump, cfg->arch.dtb_dump);
+	    dup_field(&copy->arch.dtb_dump, cfg->arch.dtb_dump) ||
+	    dup_field(&copy->vsock.uds, cfg->vsock.uds) ||
+	    dup_field(&copy->agent_modules, cfg->agent_modules) ||
+	    dup_field(&copy->init_args, cfg->init_args) ||
+	    dup_field(&copy->agent_initrd, cfg->agent_initrd) ||
+	    dup_field(&copy->jail_dir, cfg->jail_dir) ||
+	    dup_field(&copy->cgroup_path, cfg->cgroup_path);
 	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++)
 		r = dup_field(&copy->disks[i].path, cfg->disks[i].path);
 	for (unsigned int i = 0; !r && i < cfg->nr_nets; i++)
 		r = dup_field(&copy->nets[i].tap, cfg->nets[i].tap);
+	for (unsigned int i = 0; !r && i < cfg->nr_shares; i++)
+		r = dup_field(&copy->shares[i].path, cfg->shares[i].path) ||
+		    dup_field(&copy->shares[i].tag, cfg->shares[i].tag);
 	if (!r) {
 		copy->sched = malloc(sizeof(*copy->sched));
 		if (copy->sched)
@@ -599,6 +919,17 @@ int hvm_config_set(struct hvm_config *cfg, const char *key, const char *value)
 	r = opt->parse(cfg, key, value);
 	if (r == 0)
 		cfg->set_mask |= 1ULL << index;
+	return r;
+}
+
+int hvm_config_set_default(struct hvm_config *cfg, const char *key,
+			   const char *value)
+{
+	uint64_t was = cfg ? cfg->set_mask : 0;
+	int r = hvm_config_set(cfg, key, value);
+
+	if (r == 0)
+		cfg->set_mask = was; /* still open to files and later sets */
 	return r;
 }
 

@@ -37,12 +37,32 @@ struct hvm_disk_config {
 	bool readonly;
 	bool direct; /* O_DIRECT: bypass the host page cache */
 	bool no_lock; /* lock=off: no flock, no QEMU-style byte-range locks */
+	uint64_t iops; /* iops=N: requests per second, 0 unlimited */
+	uint64_t bw; /* bw=BYTES[/s]: bytes per second, 0 unlimited */
+};
+
+/* --share HOSTDIR,tag=TAG[,ro][,ids=mapped]: virtio-9p (docs/shares.md). */
+#define HVM_MAX_SHARES 8
+
+struct hvm_share_config {
+	char *path; /* the host directory */
+	char *tag; /* the guest's mount tag */
+	bool readonly;
+	bool ids_mapped; /* guest ownership in user.hintvm.* xattrs */
 };
 
 struct hvm_net_config {
 	char *tap; /* interface name */
 	uint8_t mac[6];
 	bool mac_set; /* else a fixed locally administered default */
+	uint64_t bw; /* bw=BYTES[/s] each way, 0 unlimited */
+};
+
+/* --vsock cid=N[,uds=PATH]: virtio-vsock, at most one per VM. */
+struct hvm_vsock_config {
+	bool enabled;
+	uint64_t cid; /* the guest's CID: 3 to 2^32-2 */
+	char *uds; /* hybrid socket path; NULL: hintvm's own services only */
 };
 
 /*
@@ -78,6 +98,22 @@ struct hvm_config {
 	struct hvm_net_config nets[HVM_MAX_NETS];
 	unsigned int nr_nets;
 	bool rng; /* virtio-rng fed from getrandom(2) */
+	/* Sandbox (src/core/sandbox.c, docs/sandbox.md). */
+	bool sandbox; /* --sandbox: off in the library, on in hintvm run */
+	bool sandbox_if_supported; /* --sandbox auto: off without seccomp */
+	char *jail_dir; /* --jail DIR: new root (core/jail.c); NULL: none */
+	uint64_t jail_nofile; /* ,nofile=N: RLIMIT_NOFILE in the jail */
+	uint64_t jail_memlock; /* ,memlock=SIZE: RLIMIT_MEMLOCK in the jail */
+	char *cgroup_path; /* --cgroup PATH: cgroup directory to join */
+	struct hvm_vsock_config vsock; /* --vsock */
+	/* The guest agent (docs/agent.md): --agent, --agent-modules,
+	 * --init-args, and the initramfs the builder found for it. */
+	bool agent;
+	char *agent_modules; /* NULL: /lib/modules/<the kernel's version> */
+	char *init_args; /* appended as " -- ARGS" to the kernel command line */
+	char *agent_initrd; /* set by the builder: loaded before --initrd */
+	struct hvm_share_config shares[HVM_MAX_SHARES];
+	unsigned int nr_shares;
 	struct hvm_arch_config arch; /* --cpu-features, --dtb-dump, ... */
 	/* --pin, --halt-poll, --pv, --stats...: owned by the config. */
 	struct sched_options *sched;

@@ -12,6 +12,7 @@
 
 #include "core/console.h"
 #include "core/log.h"
+#include "core/sandbox.h"
 
 #define ESCAPE_CHAR 0x01 /* Ctrl-A, as QEMU's -nographic */
 
@@ -108,6 +109,9 @@ static void *console_thread(void *arg)
 {
 	struct console *con = arg;
 	uint8_t buf[256];
+
+	pthread_setname_np(pthread_self(), "hvm-console-in");
+	sandbox_thread_enter(SANDBOX_CONSOLE_IN);
 
 	for (;;) {
 		struct pollfd fds[2] = {

@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "core/console_out.h"
 #include "core/log.h"
+#include "core/sandbox.h"
 
 #define DRAIN_CHUNK 512
 #define POLL_INTERVAL_MS 50
@@ -52,6 +53,8 @@ static void *drain_thread(void *arg)
 {
 	struct console_out *out = arg;
 
+	pthread_setname_np(pthread_self(), "hvm-console-out");
+	sandbox_thread_enter(SANDBOX_CONSOLE_OUT);
 	pthread_mutex_lock(&out->lock);
 	for (;;) {
 		struct pollfd p = { .fd = out->fd, .events = POLLOUT };
@@ -124,7 +127,6 @@ struct console_out *console_out_create(int fd)
 			      strerror(r));
 		return NULL;
 	}
-	pthread_setname_np(out->thread, "hvm-console-out");
 	return out;
 }
 

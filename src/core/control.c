@@ -22,6 +22,7 @@
 #include "core/control_proto.h"
 #include "core/events.h"
 #include "core/log.h"
+#include "core/sandbox.h"
 #include "core/registry.h"
 #include "core/vm.h"
 
@@ -204,6 +205,13 @@ static struct json_object *info_object(struct control *ctl)
 	}
 	json_object_object_add(c, "nets", nets);
 	add_bool(c, "rng", cfg->rng);
+	if (cfg->vsock.enabled) {
+		struct json_object *v = json_object_new_object();
+
+		add_u64(v, "cid", cfg->vsock.cid);
+		add_str(v, "uds", cfg->vsock.uds);
+		json_object_object_add(c, "vsock", v);
+	}
 	add_str(c, "kvm_device", cfg->kvm_path ? cfg->kvm_path : "/dev/kvm");
 	add_u64(c, "verbose", (uint64_t)cfg->verbosity);
 	add_str(c, "control",
@@ -781,6 +789,7 @@ static void *control_thread(void *arg)
 	struct control *ctl = arg;
 
 	pthread_setname_np(pthread_self(), "hintvm-control");
+	sandbox_thread_enter(SANDBOX_CONTROL);
 	for (;;) {
 		struct pollfd fds[3 + NR_SLOTS];
 		struct client *polled[NR_SLOTS];

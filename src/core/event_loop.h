@@ -84,6 +84,13 @@ int event_loop_fsync(struct event_loop *loop, struct event_op *op, int fd,
 /* fallocate(2) of FD with MODE (e.g. PUNCH_HOLE | KEEP_SIZE for discard). */
 int event_loop_fallocate(struct event_loop *loop, struct event_op *op, int fd,
 			 int mode, uint64_t offset, uint64_t len);
+/*
+ * For tests of the ring's restriction: submit IORING_OP_OPENAT of PATH as
+ * a hijacked thread could, and return its result (-EACCES: refused, as
+ * every opcode outside the event loop's own list is).
+ */
+int event_loop_try_openat(struct event_loop *loop, const char *path);
+
 /* Run OP->done(op, 0) on the loop thread (work handed over from vCPUs). */
 int event_loop_call(struct event_loop *loop, struct event_op *op);
 

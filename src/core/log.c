@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/sandbox.h"
 
 static _Thread_local char error_buf[512];
 static _Thread_local enum log_level log_level = LOG_WARN;
@@ -83,6 +84,7 @@ struct thread_start {
 	void *(*fn)(void *);
 	void *arg;
 	enum log_level level;
+	bool sandbox; /* sandbox_requested() of the creator */
 };
 
 static void *thread_trampoline(void *opaque)
@@ -91,6 +93,7 @@ static void *thread_trampoline(void *opaque)
 
 	free(opaque);
 	log_level = start.level;
+	sandbox_set_requested(start.sandbox);
 	return start.fn(start.arg);
 }
 
@@ -101,7 +104,8 @@ int log_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
 
 	if (!start)
 		return ENOMEM;
-	*start = (struct thread_start){ fn, arg, log_level };
+	*start = (struct thread_start){ fn, arg, log_level,
+					sandbox_requested() };
 	r = pthread_create(thread, NULL, thread_trampoline, start);
 	if (r)
 		free(start);

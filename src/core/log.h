@@ -50,7 +50,8 @@ enum log_level log_level_for_verbosity(int verbosity);
 
 /*
  * pthread_create(THREAD, NULL, FN, ARG), the new thread starting at the
- * caller's log level. Returns 0 or a positive errno, as pthread_create.
+ * caller's log level and with its sandbox request (core/sandbox.h): the
+ * new thread confines itself by calling sandbox_thread_enter(). Returns 0 or a positive errno, as pthread_create.
  */
 int log_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
 void log_msg(enum log_level level, const char *fmt, ...)

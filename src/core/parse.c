@@ -101,3 +101,30 @@ int parse_switch(bool *field, const char *name, const char *value)
 			name, value);
 	return 0;
 }
+
+int parse_rate(const char *s, uint64_t *bytes_per_s)
+{
+	char buf[32];
+	size_t len;
+	uint64_t v;
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	len = strlen(s);
+	if (len > 2 && !strcmp(s + len - 2, "/s"))
+		len -= 2;
+	if (!len || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	/* A bare number is bytes here, not parse_size's MiB. */
+	if (strspn(buf, "0123456789") == len)
+		r = parse_uint(buf, 1, UINT64_MAX, &v);
+	else
+		r = parse_size(buf, &v);
+	if (r < 0 || !v)
+		return -EINVAL;
+	*bytes_per_s = v;
+	return 0;
+}

@@ -13,6 +13,12 @@
 /* Parse "512M", "2G", "1024" (MiB) ... into bytes; -EINVAL if malformed. */
 int parse_size(const char *s, uint64_t *bytes);
 
+/*
+ * A rate in bytes per second: "1048576" (bytes), "10M", "512K/s", "1G/s"
+ * (K, M, G, T with parse_size's spellings); -EINVAL if malformed or 0.
+ */
+int parse_rate(const char *s, uint64_t *bytes_per_s);
+
 /* Parse a decimal unsigned integer in [MIN, MAX]; -EINVAL / -ERANGE. */
 int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 

@@ -11,6 +11,7 @@
 
 #include "core/arch.h"
 #include "core/log.h"
+#include "core/sandbox.h"
 #include "core/stats.h"
 #include "core/vm.h"
 
@@ -397,6 +398,7 @@ static void *vcpu_thread(void *arg)
 	atomic_store(&vcpu->kickable, true);
 	if (vm->hooks && vm->hooks->vcpu_thread_start)
 		vm->hooks->vcpu_thread_start(vm, vcpu->id);
+	sandbox_thread_enter(SANDBOX_VCPU);
 
 	vcpu_run_loop(vcpu);
 	atomic_store(&vcpu->kickable, false);

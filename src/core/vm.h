@@ -30,6 +30,7 @@ struct console;
 struct console_out;
 struct virtio_vm;
 struct sched_vm;
+struct agent_host;
 struct vm;
 
 /*
@@ -118,6 +119,7 @@ struct vm {
 	void *arch; /* owned by src/arch/<arch> */
 	struct virtio_vm *virtio; /* src/devices/virtio/virtio_vm.c */
 	struct sched_vm *sched; /* owned by src/sched/brain.c */
+	struct agent_host *agent; /* --agent: core/agent_host.c */
 	struct boot_trace boot; /* when each start/exit phase was reached */
 
 	/* Lifecycle: the first stop request wins and is what wait reports. */

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/sandbox.h"
 #include "devices/rr_partner.h"
 
 struct rr_partner {
@@ -76,6 +77,8 @@ static void *rr_partner_thread(void *arg)
 
 	/* The default 50 us of slack would dwarf short service times. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	pthread_setname_np(pthread_self(), "hintvm-rr");
+	sandbox_thread_enter(SANDBOX_RR_PARTNER);
 	for (;;) {
 		uint32_t service_us;
 		uint64_t count;
@@ -131,7 +134,6 @@ struct rr_partner *rr_partner_create(void)
 		rr_partner_destroy(rr);
 		return NULL;
 	}
-	pthread_setname_np(rr->thread, "hintvm-rr");
 	rr->thread_started = true;
 	return rr;
 }

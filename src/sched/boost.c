@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,6 +52,9 @@ void brain_boost_vcpu(struct sched_vm *s, unsigned int target, uint32_t us,
 		}
 		t->boosts_in_window++;
 		r = act_boost_thread(tid, s->start_nice, &t->saved_nice);
+		/* Back to where vCPU threads rest, not to a stale value. */
+		if (s->headroom_ok)
+			t->saved_nice = s->rest_nice;
 		if (r < 0) {
 			atomic_fetch_add(&s->boost_failures, 1);
 			if (r == -EPERM || r == -EACCES)
@@ -106,6 +110,68 @@ void brain_boost_vcpu_exited(struct sched_vm *s, unsigned int id)
 		act_unboost_thread(gettid(), s->vcpus[id].saved_nice);
 	s->vcpus[id].boosted = false;
 	s->vcpus[id].exited = true;
+	pthread_mutex_unlock(&s->boost_lock);
+}
+
+void brain_boost_probe(struct sched_vm *s, bool sandboxed)
+{
+	struct rlimit rl;
+	char line[256];
+	FILE *f;
+
+	s->rest_nice = s->start_nice;
+	/* RLIMIT_NICE lets an unprivileged thread go down to 20 - limit. */
+	if (getrlimit(RLIMIT_NICE, &rl) == 0 &&
+	    (rl.rlim_cur == RLIM_INFINITY ||
+	     20 - (long long)rl.rlim_cur <= s->start_nice)) {
+		s->headroom_ok = true;
+		return;
+	}
+	/*
+	 * CAP_SYS_NICE counts only if we keep it: the sandbox drops every
+	 * capability (and raises RLIMIT_NICE where the host lets it, which
+	 * the test above sees, since it ran before us).
+	 */
+	if (sandboxed)
+		return;
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long caps;
+
+		if (sscanf(line, "CapEff: %llx", &caps) == 1)
+			s->headroom_ok = caps & (1ull << 23); /* CAP_SYS_NICE */
+	}
+	fclose(f);
+}
+
+void brain_set_rest_nice(struct sched_vm *s, int offset)
+{
+	int rest = s->start_nice + offset;
+
+	if (!s->headroom_ok)
+		return; /* we could not lift them back: stay at the base */
+	if (rest > 19)
+		rest = 19;
+	pthread_mutex_lock(&s->boost_lock);
+	s->rest_nice = rest;
+	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
+		struct vcpu_track *t = &s->vcpus[i];
+		pid_t tid = vm_vcpu_tid(s->vm, i);
+
+		if (tid && !t->exited && !t->boosted)
+			act_unboost_thread(tid, rest);
+		t->saved_nice = rest;
+	}
+	pthread_mutex_unlock(&s->boost_lock);
+}
+
+void brain_rest_self(struct sched_vm *s)
+{
+	pthread_mutex_lock(&s->boost_lock);
+	if (s->headroom_ok && s->rest_nice != s->start_nice)
+		act_unboost_thread(gettid(), s->rest_nice);
 	pthread_mutex_unlock(&s->boost_lock);
 }
 

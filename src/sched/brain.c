@@ -21,10 +21,12 @@
 
 #include "core/arch.h"
 #include "core/log.h"
+#include "core/sandbox.h"
 #include "core/clock.h"
 #include "core/vm.h"
 #include "sched/actuators.h"
 #include "sched/brain_internal.h"
+#include "sched/kvm_hint_uapi.h"
 
 /* ---- creation: the static decisions ---- */
 
@@ -61,6 +63,58 @@ void brain_set_halt_poll(struct sched_vm *s, uint32_t ns)
 	event_post(&s->vm->events, VM_EVENT_HALT_POLL, -1, ns, NULL, NULL);
 }
 
+void brain_set_ple(struct sched_vm *s, uint32_t window)
+{
+	int r = kernel_hints_set_ple(s->vm->fd, &s->kernel, window);
+
+	if (r < 0) {
+		s->actuator_errors++;
+		s->last_actuator_error = r;
+		return;
+	}
+	s->ple_changes++;
+	/* What KVM reports now: --stats shows it beside what we set. */
+	s->ple_read =
+		kernel_hints_get_ple(s->vm->fd, &s->kernel, &s->ple_kvm) == 0;
+}
+
+/* Per-vCPU halt-poll limits, or all back to the VM's value. */
+static void apply_vcpu_halt_poll(struct sched_vm *s,
+				 const struct policy_action *a)
+{
+	for (unsigned int i = 0; i < s->nr_vcpus && i < POLICY_MAX_VCPUS; i++) {
+		int fd = vm_vcpu_fd(s->vm, i), r = 0;
+
+		if (a->reset_vcpu_halt_poll)
+			r = kernel_hints_inherit_vcpu_halt_poll(fd, &s->kernel);
+		else if (a->set_vcpu_halt_poll[i])
+			r = kernel_hints_set_vcpu_halt_poll(
+				fd, &s->kernel, a->vcpu_halt_poll_ns[i]);
+		else
+			continue;
+		if (r < 0) {
+			s->actuator_errors++;
+			s->last_actuator_error = r;
+		} else {
+			s->halt_poll_changes++;
+		}
+	}
+}
+
+void brain_reset_vcpu_halt_poll(struct sched_vm *s)
+{
+	struct policy_action *a = calloc(1, sizeof(*a));
+
+	if (!a || !s->state.vcpu_poll_active) {
+		free(a);
+		return;
+	}
+	a->reset_vcpu_halt_poll = true;
+	apply_vcpu_halt_poll(s, a);
+	s->state.vcpu_poll_active = false;
+	free(a);
+}
+
 int sched_vm_create(struct vm *vm)
 {
 	struct policy_create_input in = { 0 };
@@ -78,16 +132,22 @@ int sched_vm_create(struct vm *vm)
 	s->start_nice = getpriority(PRIO_PROCESS, 0);
 	if (s->start_nice == -1 && errno)
 		s->start_nice = 0;
+	brain_boost_probe(s, vm->cfg->sandbox);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->boost_lock, NULL);
+	pthread_mutex_init(&s->park_lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->cond, &ca);
-	pthread_condattr_destroy(&ca);
 	s->vcpus = calloc(s->nr_vcpus, sizeof(*s->vcpus));
-	if (!s->vcpus)
+	if (!s->vcpus) {
+		pthread_condattr_destroy(&ca);
 		return hvm_set_error(-ENOMEM, "out of memory");
+	}
+	for (unsigned int i = 0; i < s->nr_vcpus; i++)
+		pthread_cond_init(&s->vcpus[i].park_cond, &ca);
+	pthread_condattr_destroy(&ca);
 	s->start_ns = hvm_monotonic_ns();
 	kernel_hints_probe(vm->fd, &s->kernel);
 	r = kernel_hints_apply(vm->fd, &s->kernel, &s->opt.kvm_control);
@@ -111,10 +171,15 @@ int sched_vm_create(struct vm *vm)
 	in.pressure_avg10_centi = s->pressure.avg10_centi;
 	in.host_can_disable_hlt = s->can_disable_hlt;
 	in.host_can_disable_pause = s->can_disable_pause;
+	in.ple_control = s->kernel.ple_control && !s->kernel.ple_user;
 	r = policy_vm_create(&in, &s->create);
 	if (r < 0)
 		return r;
 	s->state = s->create.first.next;
+	if (s->create.first.set_rest_nice)
+		brain_set_rest_nice(s, s->state.rest_nice_offset);
+	if (s->create.first.set_ple)
+		brain_set_ple(s, s->create.first.ple_window);
 
 	if (s->create.disable_hlt_exits || s->create.disable_pause_exits) {
 		r = arch_idle_exits_disable(vm->fd, s->create.disable_hlt_exits,
@@ -264,25 +329,34 @@ static void apply_pinning(struct sched_vm *s, const struct policy_action *a)
 	}
 }
 
-static void sum_halt(const struct vcpu_track *t, struct halt_obs *h)
+static void read_hist(const struct vcpu_track *t, const char *name,
+		      uint64_t *out)
 {
-	const struct kvm_stats *st = &t->stats;
-	const struct kvm_stat_desc *hist;
+	const struct kvm_stat_desc *hist = kvm_stats_find(&t->stats, name);
 
-	h->attempted_polls +=
-		kvm_stats_get(st, t->delta, "halt_attempted_poll", 0, 0);
-	h->successful_polls +=
-		kvm_stats_get(st, t->delta, "halt_successful_poll", 0, 0);
-	h->poll_success_ns +=
-		kvm_stats_get(st, t->delta, "halt_poll_success_ns", 0, 0);
-	h->poll_fail_ns +=
-		kvm_stats_get(st, t->delta, "halt_poll_fail_ns", 0, 0);
-	h->wait_ns += kvm_stats_get(st, t->delta, "halt_wait_ns", 0, 0);
-	hist = kvm_stats_find(st, "halt_wait_hist");
 	if (hist && hist->type == KVM_STAT_LOG_HIST)
 		for (unsigned int b = 0;
 		     b < hist->size && b < POLICY_HALT_HIST_BUCKETS; b++)
-			h->wait_hist[b] += t->delta[hist->index + b];
+			out[b] = t->delta[hist->index + b];
+}
+
+/* One vCPU's halt statistics of the interval (deltas). */
+static void vcpu_halt(const struct vcpu_track *t, struct halt_obs *h)
+{
+	const struct kvm_stats *st = &t->stats;
+
+	h->attempted_polls =
+		kvm_stats_get(st, t->delta, "halt_attempted_poll", 0, 0);
+	h->successful_polls =
+		kvm_stats_get(st, t->delta, "halt_successful_poll", 0, 0);
+	h->poll_success_ns =
+		kvm_stats_get(st, t->delta, "halt_poll_success_ns", 0, 0);
+	h->poll_fail_ns =
+		kvm_stats_get(st, t->delta, "halt_poll_fail_ns", 0, 0);
+	h->wait_ns = kvm_stats_get(st, t->delta, "halt_wait_ns", 0, 0);
+	read_hist(t, "halt_wait_hist", h->wait_hist);
+	read_hist(t, "halt_poll_success_hist", h->poll_ok_hist);
+	read_hist(t, "halt_poll_fail_hist", h->poll_fail_hist);
 }
 
 /* One observation interval: snapshot, decide, act (holds s->lock). */
@@ -325,7 +399,10 @@ static void brain_tick(struct sched_vm *s, uint64_t interval_ns)
 					t->delta);
 			memcpy(t->prev, t->values,
 			       t->stats.nr_values * sizeof(uint64_t));
-			sum_halt(t, &snap->halt);
+			if (i < POLICY_MAX_VCPUS) {
+				vcpu_halt(t, &snap->vcpus[i].halt);
+				halt_obs_add(&snap->halt, &snap->vcpus[i].halt);
+			}
 		}
 	}
 	memcpy(snap->allowed_cpus, s->allowed, sizeof(snap->allowed_cpus));
@@ -334,6 +411,8 @@ static void brain_tick(struct sched_vm *s, uint64_t interval_ns)
 	snap->pressure_avg10_centi = s->pressure.avg10_centi;
 	snap->settings = s->opt.settings;
 	snap->state = s->state;
+	snap->per_vcpu_halt_poll = s->kernel.halt_poll_vcpu;
+	snap->ple_control = s->kernel.ple_control && !s->kernel.ple_user;
 
 	policy_decide(snap, act);
 
@@ -341,6 +420,11 @@ static void brain_tick(struct sched_vm *s, uint64_t interval_ns)
 		apply_pinning(s, act);
 	if (act->set_halt_poll)
 		brain_set_halt_poll(s, act->halt_poll_ns);
+	apply_vcpu_halt_poll(s, act);
+	if (act->set_ple)
+		brain_set_ple(s, act->ple_window);
+	if (act->set_rest_nice)
+		brain_set_rest_nice(s, act->next.rest_nice_offset);
 	if (act->commit_changed) {
 		s->commit_changes++;
 		kernel_hints_set_commit(s->vm->fd, &s->kernel,
@@ -399,6 +483,7 @@ static void *brain_thread(void *arg)
 	uint64_t last_tick, last_print, next_boost = UINT64_MAX;
 
 	pthread_setname_np(pthread_self(), "hintvm-sched");
+	sandbox_thread_enter(SANDBOX_BRAIN);
 	wait_for_tids(s);
 	pthread_mutex_lock(&s->lock);
 	read_schedstats(s);
@@ -496,6 +581,7 @@ void sched_vcpu_start(struct vm *vm, unsigned int id)
 	pthread_mutex_lock(&s->boost_lock);
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->boost_lock);
+	brain_rest_self(s); /* below the base, so a boost has room */
 	if (!s->create.first.apply_pin || id >= POLICY_MAX_VCPUS)
 		return;
 	/* Pinned before the first KVM_RUN: no migration right after start. */
@@ -621,6 +707,7 @@ void sched_vm_destroy(struct vm *vm)
 		free(t->values);
 		free(t->prev);
 		free(t->delta);
+		pthread_cond_destroy(&t->park_cond);
 	}
 	free(s->vcpus);
 	if (s->have_vm_stats)
@@ -630,6 +717,7 @@ void sched_vm_destroy(struct vm *vm)
 		hint_channel_destroy(&s->hints);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->boost_lock);
+	pthread_mutex_destroy(&s->park_lock);
 	pthread_cond_destroy(&s->cond);
 	free(s);
 	vm->sched = NULL;

@@ -44,6 +44,15 @@ struct vcpu_track {
 	_Atomic uint64_t yields;
 	_Atomic uint64_t irq_boosts; /* boosts after a userspace MSI */
 	_Atomic uint64_t irq_checked_ns; /* last runnable check (rate limit) */
+
+	/* Park (under sched_vm.park_lock): a spinner waiting for a lock. */
+	pthread_cond_t park_cond;
+	bool parked;
+	bool wake_pending; /* handed the lock before it parked */
+	_Atomic uint64_t parks;
+	_Atomic uint64_t park_timeouts; /* parks that ran their full time */
+	_Atomic uint64_t park_ns; /* time spent parked */
+	_Atomic uint64_t wakes; /* parks ended by a hand-over or a spinner */
 };
 
 struct sched_vm {
@@ -57,6 +66,10 @@ struct sched_vm {
 	bool can_disable_hlt, can_disable_pause;
 	bool exits_hlt_disabled, exits_pause_disabled;
 	bool halt_poll_supported;
+	uint64_t ple_kvm; /* PLE window KVM reports after our last set */
+	bool ple_read;
+	uint64_t ple_changes;
+	uint64_t ple_mismatches; /* KVM reported another value than we set */
 	struct pv_resolved pv;
 	bool pv_known;
 	uint32_t pv_supported;
@@ -72,7 +85,11 @@ struct sched_vm {
 	bool hints_registered;
 	bool boost_unavailable; /* no CAP_SYS_NICE: boosts cannot work */
 	int start_nice; /* the process's nice at creation: boosts' ceiling */
+	bool headroom_ok; /* we may lower a thread's nice back to start_nice */
+	int rest_nice; /* where vCPU threads rest (under boost_lock) */
 	_Atomic uint64_t boost_failures;
+	_Atomic bool guest_releases; /* the guest sent HINT_KIND_RELEASED */
+	pthread_mutex_t park_lock;
 
 	/* Policy state and observations (under lock). */
 	pthread_mutex_t lock;
@@ -117,10 +134,36 @@ void brain_boost_vcpu(struct sched_vm *s, unsigned int target, uint32_t us,
 uint64_t brain_restore_boosts(struct sched_vm *s, uint64_t now, bool all);
 void brain_boost_vcpu_exited(struct sched_vm *s, unsigned int id);
 
+/*
+ * boost.c: whether this process may raise a thread back to its start nice
+ * (RLIMIT_NICE, or CAP_SYS_NICE when SANDBOXED will not drop it), set at
+ * creation; move every vCPU thread
+ * that is not boosted to start_nice + OFFSET (0 when boosts cannot undo
+ * it); set the calling vCPU thread to where vCPU threads rest.
+ */
+void brain_boost_probe(struct sched_vm *s, bool sandboxed);
+void brain_set_rest_nice(struct sched_vm *s, int offset);
+void brain_rest_self(struct sched_vm *s);
+
+/*
+ * Parking a spinning vCPU thread (hint_host.c): park the calling thread of
+ * vCPU ID for at most US, unless a hand-over to it already came; wake vCPU
+ * ID if it is parked (true), else, for a HANDOVER of the lock to it, make
+ * its next park return at once.
+ */
+void brain_park_self(struct sched_vm *s, unsigned int id, uint32_t us);
+bool brain_wake_vcpu(struct sched_vm *s, unsigned int id, bool handover);
+
 /* Refresh every KVM statistics snapshot (caller holds s->lock). */
 void brain_read_kvm_stats(struct sched_vm *s);
 
 /* KVM_CAP_HALT_POLL to NS (caller holds s->lock); tells subscribers. */
 void brain_set_halt_poll(struct sched_vm *s, uint32_t ns);
+
+/* Every vCPU back to the VM's halt-poll value (caller holds s->lock). */
+void brain_reset_vcpu_halt_poll(struct sched_vm *s);
+
+/* The VM's PLE window (kernel series), read back into s->ple_kvm. */
+void brain_set_ple(struct sched_vm *s, uint32_t window);
 
 #endif

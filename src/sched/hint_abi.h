@@ -31,5 +31,13 @@
 #define HINT_KIND_SPIN_ON_HOLDER 1
 /* "I am idle and polling for work" (TARGET must be 0). */
 #define HINT_KIND_IDLE_POLL 2
+/*
+ * "I released a lock and handed it to vCPU TARGET": wake TARGET if hintvm
+ * parked it after a SPIN_ON_HOLDER, or make its next park return at once.
+ * A guest that sends these lets hintvm park its spinners instead of
+ * yielding them (docs/hint-channel.md). Not rate-limited: it only ever
+ * ends a park, and parks are.
+ */
+#define HINT_KIND_RELEASED 3
 
 #endif

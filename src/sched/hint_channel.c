@@ -134,6 +134,8 @@ static bool valid_event(const struct hint_channel *hc, uint32_t word,
 		return ev->target < hc->cfg.nr_vcpus && ev->target != from;
 	case HINT_KIND_IDLE_POLL:
 		return ev->target == 0;
+	case HINT_KIND_RELEASED:
+		return ev->target < hc->cfg.nr_vcpus && ev->target != from;
 	}
 	return false;
 }
@@ -161,7 +163,8 @@ static void hint_write(void *dev, uint64_t offset, const uint8_t *data,
 		count(&v->invalid);
 		return;
 	}
-	if (!take_token(hc, v)) {
+	/* A release only ends a park, and parks are rate-limited. */
+	if (ev.kind != HINT_KIND_RELEASED && !take_token(hc, v)) {
 		count(&v->dropped);
 		return;
 	}

@@ -156,6 +156,7 @@ int kernel_hints_apply(int vm_fd, struct kernel_hints *kh,
 		if (r)
 			return hvm_set_error(r, "--kvm-control ple-window: %s",
 					     strerror(-r));
+		kh->ple_user = true;
 	}
 	if (ctl->set_wfi || ctl->set_wfe) {
 		if (!kh->wfx_control)
@@ -235,4 +236,55 @@ int kernel_hints_yield_to(int vcpu_fd, const struct kernel_hints *kh,
 		return -EOPNOTSUPP;
 	r = ioctl(vcpu_fd, KVM_YIELD_TO_VCPU, &y);
 	return r < 0 ? -errno : r;
+}
+
+static int vcpu_halt_poll_cap(int vcpu_fd, uint32_t flags, uint32_t ns)
+{
+	struct kvm_enable_cap cap = { .cap = KVM_CAP_HALT_POLL,
+				      .flags = flags,
+				      .args = { ns } };
+
+	return ioctl(vcpu_fd, KVM_ENABLE_CAP, &cap) < 0 ? -errno : 0;
+}
+
+int kernel_hints_set_vcpu_halt_poll(int vcpu_fd, const struct kernel_hints *kh,
+				    uint32_t ns)
+{
+	if (!kh->halt_poll_vcpu)
+		return -EOPNOTSUPP;
+	return vcpu_halt_poll_cap(vcpu_fd, 0, ns);
+}
+
+int kernel_hints_inherit_vcpu_halt_poll(int vcpu_fd,
+					const struct kernel_hints *kh)
+{
+	if (!kh->halt_poll_vcpu)
+		return -EOPNOTSUPP;
+	return vcpu_halt_poll_cap(vcpu_fd, KVM_HALT_POLL_FLAG_INHERIT, 0);
+}
+
+int kernel_hints_set_ple(int vm_fd, const struct kernel_hints *kh,
+			 uint32_t window)
+{
+	uint64_t v =
+		window == POLICY_PLE_DEFAULT ? HVM_KVM_X86_PLE_DEFAULT : window;
+
+	if (!kh->ple_control || kh->ple_user)
+		return -EOPNOTSUPP;
+	return vm_set_attr(vm_fd, HVM_KVM_X86_GRP_PLE, HVM_KVM_X86_PLE_WINDOW,
+			   v);
+}
+
+int kernel_hints_get_ple(int vm_fd, const struct kernel_hints *kh,
+			 uint64_t *window)
+{
+	struct kvm_device_attr a = {
+		.group = HVM_KVM_X86_GRP_PLE,
+		.attr = HVM_KVM_X86_PLE_WINDOW,
+		.addr = (uintptr_t)window,
+	};
+
+	if (!kh->ple_control)
+		return -EOPNOTSUPP;
+	return ioctl(vm_fd, KVM_GET_DEVICE_ATTR, &a) < 0 ? -errno : 0;
 }

@@ -43,6 +43,7 @@ int kernel_controls_parse(const char *name, const char *value,
 
 struct kernel_hints {
 	bool spin_policy_user; /* --kvm-control set it: keep it */
+	bool ple_user; /* --kvm-control set the PLE window: keep it */
 	bool spin_policy; /* KVM_CAP_SPIN_POLICY with NO_BOOST */
 	bool ple_control; /* x86: the VM's PLE window attributes */
 	bool wfx_control; /* arm64: the VM's WFI/WFE trap attributes */
@@ -80,5 +81,24 @@ int kernel_hints_set_commit(int vm_fd, const struct kernel_hints *kh,
  */
 int kernel_hints_yield_to(int vcpu_fd, const struct kernel_hints *kh,
 			  unsigned int target);
+
+/*
+ * Per-vCPU halt-poll limit (series A) on VCPU_FD: NS, or follow the VM's
+ * value again (inherit). 0, -EOPNOTSUPP or -errno.
+ */
+int kernel_hints_set_vcpu_halt_poll(int vcpu_fd, const struct kernel_hints *kh,
+				    uint32_t ns);
+int kernel_hints_inherit_vcpu_halt_poll(int vcpu_fd,
+					const struct kernel_hints *kh);
+
+/*
+ * The VM's PLE window (series C, x86): set WINDOW (POLICY_PLE_DEFAULT:
+ * the module's), or read back what KVM reports. 0, -EOPNOTSUPP (no
+ * control, or --kvm-control set it by hand) or -errno.
+ */
+int kernel_hints_set_ple(int vm_fd, const struct kernel_hints *kh,
+			 uint32_t window);
+int kernel_hints_get_ple(int vm_fd, const struct kernel_hints *kh,
+			 uint64_t *window);
 
 #endif

@@ -27,15 +27,6 @@
 /* Throttled for 5% of the interval: the cgroup quota is the bottleneck. */
 #define THROTTLE_OVER_PCT 5
 
-/* Halt polling. */
-#define POLL_GROW_SUCCESS_PM 500 /* grow at >= 50% successful polls */
-#define POLL_SHRINK_SUCCESS_PM 250 /* shrink below 25% */
-#define POLL_SHRINK_FAIL_RATIO 4 /* or when failed polls cost 4x more */
-/* Waits shorter than 2^15 ns (~33 µs) would have been caught by polling. */
-#define SHORT_WAIT_NS (1u << 15) /* ~33 µs: halt_wait_hist buckets 0-15 */
-#define PROBE_MIN_HALTS 16
-#define PROBE_BACKOFF_INTERVALS 10
-
 const char *commit_state_name(enum commit_state state)
 {
 	switch (state) {
@@ -293,107 +284,79 @@ static uint32_t auto_poll_start(enum commit_state commit)
 	return 0;
 }
 
-/*
- * KVM halts whose block (the wait after the poll window) may have ended
- * within LIMIT_NS, judged by the histogram bucket's lower bound.
- */
-static uint64_t waits_below(const struct halt_obs *h, uint64_t limit_ns)
+static uint32_t poll_budget_pm(enum commit_state commit)
 {
-	uint64_t n = 0;
-
-	for (unsigned int i = 0; i < POLICY_HALT_HIST_BUCKETS; i++) {
-		/* bucket 0 holds 0 ns, bucket i [2^(i-1), 2^i) ns */
-		uint64_t lower = i ? 1ull << (i - 1) : 0;
-
-		if (lower < limit_ns)
-			n += h->wait_hist[i];
+	switch (commit) {
+	case COMMIT_UNDER:
+		return POLICY_POLL_BUDGET_UNDER_PM;
+	case COMMIT_BALANCED:
+		return POLICY_POLL_BUDGET_BALANCED_PM;
+	case COMMIT_OVER:
+		break;
 	}
-	return n;
-}
-
-/* At least half of enough halts blocked for less than LIMIT_NS. */
-static bool waits_mostly_below(const struct halt_obs *h, uint64_t limit_ns)
-{
-	uint64_t all = waits_below(h, UINT64_MAX);
-
-	return all >= PROBE_MIN_HALTS && waits_below(h, limit_ns) * 2 >= all;
-}
-
-/* Twice CUR (from 0: one step), at most CEILING. */
-static uint32_t poll_grown(uint32_t cur, uint32_t ceiling)
-{
-	uint64_t grown = cur ? (uint64_t)cur * 2 : POLICY_HALT_POLL_STEP_NS;
-
-	return grown > ceiling ? ceiling : (uint32_t)grown;
-}
-
-/* The next auto halt-poll value; updates the probe back-off in ST. */
-static uint32_t auto_poll_next(const struct halt_obs *h,
-			       struct policy_state *st)
-{
-	uint32_t cur = st->halt_poll_ns;
-	uint32_t ceiling = st->commit == COMMIT_UNDER
-				   ? POLICY_HALT_POLL_MAX_NS
-				   : POLICY_HALT_POLL_BALANCED_MAX_NS;
-	uint64_t success_pm;
-	bool near_misses;
-
-	if (st->commit == COMMIT_OVER)
-		return 0; /* a polling vCPU steals the CPU another one needs */
-	if (cur > ceiling)
-		cur = ceiling;
-	/*
-	 * Wake-ups that came soon after the window closed: KVM's
-	 * halt_wait_hist counts the block after the poll, so blocks no
-	 * longer than CUR would have been caught by a window twice as long
-	 * (KVM grows its own window on the same grounds).
-	 */
-	near_misses = cur && cur < ceiling && waits_mostly_below(h, cur);
-
-	if (h->attempted_polls == 0) {
-		/* Nothing polled: probe when wake-ups would have been soon. */
-		if (cur == 0 && st->poll_backoff > 0) {
-			st->poll_backoff--;
-			return 0;
-		}
-		if (cur == 0 && waits_mostly_below(h, SHORT_WAIT_NS))
-			return POLICY_HALT_POLL_STEP_NS;
-		/*
-		 * KVM grows its own window only for halts shorter than our
-		 * limit, so a limit just short of the wake-ups never polls.
-		 */
-		return near_misses ? poll_grown(cur, ceiling) : cur;
-	}
-
-	success_pm = h->successful_polls * 1000 / h->attempted_polls;
-	if ((success_pm >= POLL_GROW_SUCCESS_PM &&
-	     h->poll_fail_ns <= h->poll_success_ns) ||
-	    near_misses)
-		return poll_grown(cur, ceiling);
-	if (success_pm < POLL_SHRINK_SUCCESS_PM ||
-	    h->poll_fail_ns / POLL_SHRINK_FAIL_RATIO > h->poll_success_ns) {
-		uint32_t shrunk = cur / 2;
-
-		if (shrunk < POLICY_HALT_POLL_STEP_NS) {
-			/* Do not re-probe at once: that would flap 0 <-> step. */
-			st->poll_backoff = PROBE_BACKOFF_INTERVALS;
-			return 0;
-		}
-		return shrunk;
-	}
-	return cur;
+	return POLICY_POLL_BUDGET_OVER_PM;
 }
 
 /* Whether KVM blocked or polled any halted vCPU in the interval. */
 static bool halts_seen(const struct halt_obs *h)
 {
-	return waits_below(h, UINT64_MAX) || h->attempted_polls;
+	for (unsigned int i = 0; i < POLICY_HALT_HIST_BUCKETS; i++)
+		if (h->wait_hist[i])
+			return true;
+	return h->attempted_polls;
+}
+
+/*
+ * The window chooser (haltpoll.c) for the VM as a whole, or for each vCPU
+ * on its own histograms when KVM takes a limit per vCPU.
+ */
+static uint32_t auto_poll_next(const struct policy_snapshot *s,
+			       struct policy_state *st, struct policy_action *a)
+{
+	struct haltpoll_limits lim = {
+		.max_ns = st->commit == COMMIT_UNDER
+				  ? POLICY_HALT_POLL_MAX_NS
+				  : POLICY_HALT_POLL_BALANCED_MAX_NS,
+		.budget_pm = poll_budget_pm(st->commit),
+		.interval_ns = s->interval_ns,
+		.nr_vcpus = 1,
+	};
+	unsigned int nr = min_u(s->nr_vcpus, POLICY_MAX_VCPUS);
+
+	if (!s->per_vcpu_halt_poll) {
+		lim.nr_vcpus = s->nr_vcpus;
+		st->vm_poll.window_ns = st->halt_poll_ns;
+		return haltpoll_choose(&s->halt, &lim, &st->vm_poll);
+	}
+	if (!st->vcpu_poll_active) {
+		/* Each vCPU starts from where the VM was. */
+		for (unsigned int i = 0; i < nr; i++) {
+			st->vcpu_poll[i] = HALTPOLL_WINDOW_INIT;
+			st->vcpu_poll[i].window_ns = st->halt_poll_ns;
+			a->set_vcpu_halt_poll[i] = true;
+			a->vcpu_halt_poll_ns[i] = st->halt_poll_ns;
+		}
+		st->vcpu_poll_active = true;
+	}
+	for (unsigned int i = 0; i < nr; i++) {
+		uint32_t before = st->vcpu_poll[i].window_ns;
+		uint32_t w = haltpoll_choose(&s->vcpus[i].halt, &lim,
+					     &st->vcpu_poll[i]);
+
+		if (w != before) {
+			a->set_vcpu_halt_poll[i] = true;
+			a->vcpu_halt_poll_ns[i] = w;
+		}
+	}
+	/* The VM's own value stays the ceiling a new vCPU would inherit. */
+	return st->halt_poll_ns;
 }
 
 static void plan_halt_poll(const struct sched_settings *set,
-			   const struct halt_obs *h, struct policy_state *st,
-			   struct policy_action *a)
+			   const struct policy_snapshot *s,
+			   struct policy_state *st, struct policy_action *a)
 {
+	const struct halt_obs *h = s ? &s->halt : NULL;
 	uint32_t want;
 
 	a->set_halt_poll = false;
@@ -401,6 +364,11 @@ static void plan_halt_poll(const struct sched_settings *set,
 	if (!set->hints)
 		return; /* KVM's default stays in effect */
 
+	if (set->halt_poll != HALT_POLL_AUTO && st->vcpu_poll_active) {
+		/* The user's value is for every vCPU: drop their own. */
+		a->reset_vcpu_halt_poll = true;
+		st->vcpu_poll_active = false;
+	}
 	switch (set->halt_poll) {
 	case HALT_POLL_OFF:
 		want = 0;
@@ -422,7 +390,8 @@ static void plan_halt_poll(const struct sched_settings *set,
 			want = auto_poll_start(st->commit);
 			break;
 		}
-		want = h ? auto_poll_next(h, st) : auto_poll_start(st->commit);
+		want = s ? auto_poll_next(s, st, a)
+			 : auto_poll_start(st->commit);
 		break;
 	}
 	if (!st->halt_poll_set || want != st->halt_poll_ns) {
@@ -431,6 +400,54 @@ static void plan_halt_poll(const struct sched_settings *set,
 		st->halt_poll_ns = want;
 		st->halt_poll_set = true;
 	}
+}
+
+/* ---- dynamic PLE (kernel series, x86) ---- */
+
+static uint32_t ple_for(enum commit_state commit)
+{
+	switch (commit) {
+	case COMMIT_UNDER:
+		return POLICY_PLE_OFF; /* a spinner spins on its own CPU */
+	case COMMIT_OVER:
+		return POLICY_PLE_TIGHT; /* the one it waits for may be out */
+	case COMMIT_BALANCED:
+		break;
+	}
+	return POLICY_PLE_DEFAULT;
+}
+
+static void plan_ple(bool have_control, struct policy_state *st,
+		     struct policy_action *a)
+{
+	uint32_t want = ple_for(st->commit);
+
+	if (!have_control || (st->ple_set && st->ple_window == want))
+		return;
+	a->set_ple = true;
+	a->ple_window = want;
+	st->ple_set = true;
+	st->ple_window = want;
+}
+
+/* ---- boost headroom ---- */
+
+/*
+ * Headroom only pays where a vCPU has siblings to be raised above: a
+ * single vCPU resting lower would only lose CPU to other tenants.
+ */
+static void plan_rest_nice(const struct sched_settings *set,
+			   unsigned int nr_vcpus, struct policy_state *st,
+			   struct policy_action *a)
+{
+	int want = set->hints && a->act_on_hints && nr_vcpus > 1
+			   ? POLICY_BOOST_HEADROOM_NICE
+			   : 0;
+
+	if (want == st->rest_nice_offset)
+		return;
+	a->set_rest_nice = true;
+	st->rest_nice_offset = want;
 }
 
 /* ---- putting it together ---- */
@@ -452,9 +469,11 @@ void policy_decide(const struct policy_snapshot *s, struct policy_action *a)
 	memset(a, 0, sizeof(*a));
 	a->next = s->state;
 	if (!set->hints) {
-		/* The plain-VMM baseline: observe, never act. */
+		/* The plain-VMM baseline: observe, never act... */
 		a->pin = PIN_PLAN_NONE;
 		a->halt_poll_ns = s->state.halt_poll_ns;
+		/* ...but give back the priority headroom taken for boosts. */
+		plan_rest_nice(set, s->nr_vcpus, &a->next, a);
 		return;
 	}
 
@@ -465,8 +484,10 @@ void policy_decide(const struct policy_snapshot *s, struct policy_action *a)
 	plan_pinning(set, &a->next, s->nr_vcpus, s->allowed_cpus, s->nr_allowed,
 		     a);
 	finish_action(a, s->nr_vcpus);
-	plan_halt_poll(set, &s->halt, &a->next, a);
+	plan_halt_poll(set, s, &a->next, a);
+	plan_ple(s->ple_control, &a->next, a);
 	a->act_on_hints = a->next.commit != COMMIT_UNDER;
+	plan_rest_nice(set, s->nr_vcpus, &a->next, a);
 }
 
 static bool in_set(uint16_t cpu, const uint16_t *set, unsigned int nr)
@@ -580,27 +601,55 @@ int policy_vm_create(const struct policy_create_input *in,
 	st->exits_disabled = out->disable_hlt_exits;
 
 	plan_halt_poll(set, NULL, st, a);
+	plan_ple(in->ple_control, st, a);
+	st->vm_poll = HALTPOLL_WINDOW_INIT;
+	st->vm_poll.window_ns = st->halt_poll_ns;
 	a->act_on_hints = st->commit != COMMIT_UNDER;
+	plan_rest_nice(set, in->nr_vcpus, st, a);
 	return 0;
 }
 
 struct hint_decision policy_on_hint(const struct policy_state *state,
 				    const struct sched_settings *settings,
-				    unsigned int kind, unsigned int from,
-				    unsigned int target)
+				    bool guest_releases, unsigned int kind,
+				    unsigned int from, unsigned int target)
 {
-	struct hint_decision d = { .boost_vcpu = -1 };
+	struct hint_decision d = { .boost_vcpu = -1, .wake_vcpu = -1 };
 
+	if (!settings->hints)
+		return d;
+	/* A hand-over ends a park whatever the state is now. */
+	if (kind == HINT_KIND_RELEASED) {
+		if (target == from || target >= POLICY_MAX_VCPUS)
+			return d;
+		d.wake_vcpu = (int)target;
+		/* The new holder, when it was parked: raise it too. */
+		if (state->commit != COMMIT_UNDER) {
+			d.boost_vcpu = (int)target;
+			d.boost_us = POLICY_HINT_BOOST_US;
+		}
+		return d;
+	}
 	/* Undercommitted: the holder has its own CPU and is running. */
-	if (!settings->hints || state->commit == COMMIT_UNDER)
+	if (state->commit == COMMIT_UNDER)
 		return d;
 	switch (kind) {
 	case HINT_KIND_SPIN_ON_HOLDER:
 		if (target == from || target >= POLICY_MAX_VCPUS)
 			return d;
-		d.yield_self = true;
+		/* The holder first: out of a park, then raised. */
+		d.wake_vcpu = (int)target;
 		d.boost_vcpu = (int)target;
 		d.boost_us = POLICY_HINT_BOOST_US;
+		/*
+		 * Parked, the spinner leaves its CPU to the holder until the
+		 * lock is handed to it; a guest that never reports hand-overs
+		 * would only be woken by the timeout, so it just yields.
+		 */
+		if (guest_releases)
+			d.park_us = POLICY_PARK_MAX_US;
+		else
+			d.yield_self = true;
 		break;
 	case HINT_KIND_IDLE_POLL:
 		/* Polling for work only pays when nobody waits for the CPU. */

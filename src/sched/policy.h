@@ -27,19 +27,40 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sched/haltpoll.h"
+
 /* vCPUs the policy makes per-vCPU decisions for (more are left alone). */
 #define POLICY_MAX_VCPUS 256
-#define POLICY_HALT_HIST_BUCKETS 32
+#define POLICY_HALT_HIST_BUCKETS HALTPOLL_HIST_BUCKETS
 
 /* Halt polling bounds (ns). */
 #define POLICY_HALT_POLL_STEP_NS 10000u /* first step up from 0 */
 #define POLICY_HALT_POLL_INITIAL_NS 50000u /* auto start, undercommitted */
 #define POLICY_HALT_POLL_BALANCED_MAX_NS 100000u
 #define POLICY_HALT_POLL_MAX_NS 400000u /* auto ceiling */
+/*
+ * Halt-poll CPU budget per vCPU, in permille of its time, by commit state:
+ * generous when every vCPU has a CPU nobody else wants, none when another
+ * vCPU waits for the CPU a poll would burn.
+ */
+#define POLICY_POLL_BUDGET_UNDER_PM 500u
+#define POLICY_POLL_BUDGET_BALANCED_PM 100u
+#define POLICY_POLL_BUDGET_OVER_PM 0u
 #define POLICY_HALT_POLL_LIMIT_NS 10000000u /* largest --halt-poll NS */
 
 /* Boosts (µs): short and bounded, a boosted thread always gets restored. */
 #define POLICY_HINT_BOOST_US 2000u
+/*
+ * Boost headroom: while hints are acted on, vCPU threads rest this many
+ * nice levels below the process's base priority, and a boost lifts one back
+ * to the base, never above it (docs/sched.md).
+ */
+#define POLICY_BOOST_HEADROOM_NICE 3
+/*
+ * A spinner whose guest also reports releases (HINT_KIND_RELEASED) is
+ * parked for at most this long, or until the lock is handed to it.
+ */
+#define POLICY_PARK_MAX_US 1000u
 #define POLICY_IRQ_BOOST_US 1000u
 #define POLICY_BOOST_MAX_US 10000u
 
@@ -77,27 +98,35 @@ struct policy_state {
 	unsigned int streak; /* consecutive intervals agreeing on pending */
 	enum pin_plan pin; /* plan in effect */
 	int16_t vcpu_cpu[POLICY_MAX_VCPUS]; /* PIN_PLAN_DEDICATED */
-	uint32_t halt_poll_ns; /* value in effect (auto) */
+	uint32_t halt_poll_ns; /* value in effect on the VM (auto) */
 	bool halt_poll_set; /* false: KVM's module default is in effect */
-	unsigned int poll_backoff; /* intervals before polling is re-probed */
+	struct haltpoll_window vm_poll; /* the chooser's per-VM state */
+	/* Per-vCPU windows (kernel series' per-vCPU halt-poll limit). */
+	bool vcpu_poll_active;
+	struct haltpoll_window vcpu_poll[POLICY_MAX_VCPUS];
 	bool exits_disabled; /* HLT/PAUSE exits were disabled at creation */
-};
-
-/* Halt statistics summed over all vCPUs for one interval (deltas). */
-struct halt_obs {
-	uint64_t attempted_polls; /* halt_attempted_poll */
-	uint64_t successful_polls; /* halt_successful_poll */
-	uint64_t poll_success_ns; /* halt_poll_success_ns */
-	uint64_t poll_fail_ns; /* halt_poll_fail_ns */
-	uint64_t wait_ns; /* halt_wait_ns */
-	/* halt_wait_hist: bucket 0 = 0 ns, bucket i = [2^(i-1), 2^i) ns */
-	uint64_t wait_hist[POLICY_HALT_HIST_BUCKETS];
+	/* Dynamic PLE (kernel series' per-VM PLE window), in effect. */
+	bool ple_set;
+	uint32_t ple_window; /* POLICY_PLE_DEFAULT: the module's */
+	int rest_nice_offset; /* vCPU threads rest this far below the base */
 };
 
 struct vcpu_obs {
 	uint64_t run_ns; /* schedstat run time in the interval */
 	uint64_t wait_ns; /* schedstat run-queue wait in the interval */
+	struct halt_obs halt; /* this vCPU's KVM halt statistics (deltas) */
 };
+
+/*
+ * PLE windows the policy sets through the kernel series (x86, per VM):
+ * 0 turns PAUSE exits off (every vCPU has its own CPU, spinning costs
+ * nobody), a tight window makes a spinning vCPU exit early when it may be
+ * waiting for a preempted one, and POLICY_PLE_DEFAULT hands the VM back to
+ * the module parameter.
+ */
+#define POLICY_PLE_OFF 0u
+#define POLICY_PLE_TIGHT 1024u
+#define POLICY_PLE_DEFAULT UINT32_MAX
 
 struct policy_snapshot {
 	uint64_t interval_ns;
@@ -108,7 +137,9 @@ struct policy_snapshot {
 	bool have_pressure;
 	uint32_t pressure_avg10_centi; /* /proc/pressure/cpu some avg10 */
 	uint64_t throttled_ns; /* cgroup throttling in the interval */
-	struct halt_obs halt;
+	struct halt_obs halt; /* summed over the vCPUs */
+	bool per_vcpu_halt_poll; /* KVM takes a halt-poll limit per vCPU */
+	bool ple_control; /* KVM takes a PLE window per VM */
 	struct sched_settings settings;
 	struct policy_state state; /* from the previous action */
 };
@@ -123,6 +154,13 @@ struct policy_action {
 	unsigned int nr_cpu_set;
 	bool set_halt_poll; /* KVM_CAP_HALT_POLL to halt_poll_ns */
 	uint32_t halt_poll_ns;
+	/* Per-vCPU halt-poll limits (only with per_vcpu_halt_poll). */
+	bool reset_vcpu_halt_poll; /* every vCPU follows the VM's value again */
+	bool set_vcpu_halt_poll[POLICY_MAX_VCPUS];
+	uint32_t vcpu_halt_poll_ns[POLICY_MAX_VCPUS];
+	bool set_ple; /* the VM's PLE window to ple_window */
+	uint32_t ple_window;
+	bool set_rest_nice; /* vCPU threads rest at base + rest_nice_offset */
 	bool act_on_hints; /* guest hints lead to yields and boosts */
 };
 
@@ -137,6 +175,7 @@ struct policy_create_input {
 	uint32_t pressure_avg10_centi;
 	bool host_can_disable_hlt; /* KVM_CAP_X86_DISABLE_EXITS offers HLT */
 	bool host_can_disable_pause;
+	bool ple_control; /* KVM takes a PLE window per VM */
 };
 
 struct policy_create_decision {
@@ -162,16 +201,22 @@ void policy_decide(const struct policy_snapshot *snap,
 /* ---- on events between intervals ---- */
 
 struct hint_decision {
-	bool yield_self; /* the writing vCPU's thread yields its CPU */
+	int wake_vcpu; /* vCPU whose park ends first (or is cancelled), -1 */
 	int boost_vcpu; /* vCPU whose thread is raised, or -1 */
 	uint32_t boost_us; /* for this long, <= POLICY_BOOST_MAX_US */
+	uint32_t park_us; /* park the writer this long at most (0: don't) */
+	bool yield_self; /* else the writing vCPU's thread yields its CPU */
 };
 
-/* A guest hint (HINT_KIND_*) from vCPU FROM naming TARGET (validated). */
+/*
+ * A guest hint (HINT_KIND_*) from vCPU FROM naming TARGET (validated).
+ * GUEST_RELEASES: this VM's guest has sent HINT_KIND_RELEASED, so a parked
+ * spinner will be woken when the lock is handed to it.
+ */
 struct hint_decision policy_on_hint(const struct policy_state *state,
 				    const struct sched_settings *settings,
-				    unsigned int kind, unsigned int from,
-				    unsigned int target);
+				    bool guest_releases, unsigned int kind,
+				    unsigned int from, unsigned int target);
 
 /*
  * hintvm injected an interrupt from userspace into vCPU TARGET whose

@@ -91,6 +91,7 @@ int sched_set_option(struct vm *vm, const char *key, const char *value)
 		if (!strcmp(key, "halt-poll") && opt.settings.hints &&
 		    opt.settings.halt_poll != HALT_POLL_AUTO) {
 			brain_set_halt_poll(s, opt.settings.halt_poll_ns);
+			brain_reset_vcpu_halt_poll(s);
 			s->state.halt_poll_ns = opt.settings.halt_poll_ns;
 			s->state.halt_poll_set = true;
 		}

@@ -70,6 +70,20 @@ VCPU_STAT(v_wait_ns, t->sched.wait_ns)
 VCPU_STAT(v_yields, atomic_load(&t->yields))
 VCPU_STAT(v_boosts, atomic_load(&t->boosts))
 VCPU_STAT(v_irq_boosts, atomic_load(&t->irq_boosts))
+VCPU_STAT(v_parks, atomic_load(&t->parks))
+VCPU_STAT(v_park_timeouts, atomic_load(&t->park_timeouts))
+VCPU_STAT(v_park_ns, atomic_load(&t->park_ns))
+VCPU_STAT(v_park_wakes, atomic_load(&t->wakes))
+
+/* The vCPU's own halt-poll window (kernel series), or none. */
+static uint64_t v_halt_poll_window(const void *ctx, unsigned int id)
+{
+	const struct sched_vm *s = ctx;
+
+	if (!s->state.vcpu_poll_active || id >= POLICY_MAX_VCPUS)
+		return UINT64_MAX;
+	return s->state.vcpu_poll[id].window_ns;
+}
 
 /* HINT_STAT(fn, field): a getter returning the hint channel's FIELD. */
 #define HINT_STAT(fn, field)                                 \
@@ -131,6 +145,16 @@ static const struct stat_desc vcpu_stats[] = {
 	  .width = 6,
 	  .get = v_boosts },
 	{ .name = "irq_boosts", .json = "irq_boosts", .get = v_irq_boosts },
+	{ .name = "parks", .json = "park.parks", .get = v_parks },
+	{ .name = "park_timeouts",
+	  .json = "park.timeouts",
+	  .get = v_park_timeouts },
+	{ .name = "park_ns", .json = "park.ns", .get = v_park_ns },
+	{ .name = "park_wakes", .json = "park.wakes", .get = v_park_wakes },
+	{ .name = "halt_poll_window_ns",
+	  .json = "halt_poll_window_ns",
+	  .kind = STAT_OPTIONAL,
+	  .get = v_halt_poll_window },
 	{ .name = "hint_accepted",
 	  .json = "hints.accepted",
 	  .column = "hints ok/dr/bad",
@@ -218,6 +242,12 @@ VM_TEXT(m_halt_poll_mode_text, halt_poll_mode(&s->opt))
 VM_STAT(m_halt_poll_ns,
 	s->state.halt_poll_set ? s->state.halt_poll_ns : UINT64_MAX)
 VM_STAT(m_pins_applied, atomic_load(&s->pins_applied))
+VM_STAT(m_ple_window, s->state.ple_set ? s->state.ple_window : UINT64_MAX)
+VM_STAT(m_ple_window_kvm, s->ple_read ? s->ple_kvm : UINT64_MAX)
+VM_STAT(m_ple_changes, s->ple_changes)
+VM_STAT(m_ple_mismatches, s->ple_mismatches)
+VM_STAT(m_rest_nice, s->rest_nice - s->start_nice)
+VM_STAT(m_guest_releases, atomic_load(&s->guest_releases))
 VM_STAT(m_halt_poll_changes, s->halt_poll_changes)
 VM_STAT(m_ticks, s->ticks)
 VM_STAT(m_actuator_errors, s->actuator_errors)
@@ -360,6 +390,27 @@ static const struct stat_desc vm_stats[] = {
 	{ .name = "pins_applied",
 	  .json = "policy.pins_applied",
 	  .get = m_pins_applied },
+	{ .name = "ple_window",
+	  .json = "policy.ple_window",
+	  .kind = STAT_OPTIONAL,
+	  .get = m_ple_window },
+	{ .name = "ple_window_kvm",
+	  .json = "policy.ple_window_kvm",
+	  .kind = STAT_OPTIONAL,
+	  .get = m_ple_window_kvm },
+	{ .name = "ple_changes",
+	  .json = "policy.ple_changes",
+	  .get = m_ple_changes },
+	{ .name = "ple_mismatches",
+	  .json = "policy.ple_mismatches",
+	  .get = m_ple_mismatches },
+	{ .name = "rest_nice_offset",
+	  .json = "policy.rest_nice_offset",
+	  .get = m_rest_nice },
+	{ .name = "guest_releases",
+	  .json = "policy.guest_releases",
+	  .kind = STAT_FLAG,
+	  .get = m_guest_releases },
 	{ .name = "halt_poll_changes",
 	  .json = "policy.halt_poll_changes",
 	  .get = m_halt_poll_changes },

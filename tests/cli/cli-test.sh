@@ -76,6 +76,10 @@ kvm_expect "FIFO as kernel" 2 "kernel $tmp/fifo is not a regular file" -- run -k
 kvm_expect "FIFO as initrd" 2 "initrd $tmp/fifo is not a regular file" -- run -i "$tmp/fifo"
 kvm_expect "FIFO as read-only disk" 2 "--disk $tmp/fifo: not a regular file or block device" -- run -d "$tmp/fifo,ro"
 kvm_expect "FIFO nobody reads as --stats-json" 0 "--stats-json: cannot write $tmp/fifo" -- run --stats-json "$tmp/fifo"
+# --share: the directory must be one, and the tag is the guest's.
+kvm_expect "--share of a missing directory" 2 "--share $tmp/nope: cannot open the directory" -- run --share "$tmp/nope,tag=x"
+kvm_expect "--share of a FIFO" 2 "--share $tmp/fifo: cannot open the directory" -- run --share "$tmp/fifo,tag=x"
+expect "--share without a tag" 2 "a share needs a mount tag" -- run --share "$tmp"
 # A tap that does not exist is named, not silently created.
 kvm_expect "missing tap" 2 "--net tap=hvmnosuchtap0: there is no network interface hvmnosuchtap0" -- run -n tap=hvmnosuchtap0
 if [ -e /sys/class/net/hvmnosuchtap0 ]; then
@@ -126,15 +130,22 @@ if [ $have_kvm = 1 ] && command -v qemu-system-x86_64 >/dev/null; then
 	# A disk image shared with QEMU: each sees the other's locks.
 	disk=$tmp/disk.img
 	truncate -s 16M "$disk"
-	ino=$(stat -c %i "$disk")
+	# /proc/locks names a file MAJ:MIN:INODE (hex device numbers): the
+	# inode alone matches other processes' locks on other file systems.
+	ino=$(printf '%02x:%02x:%s' $(stat -c '%Hd %Ld %i' "$disk"))
 	# QEMU itself in the background ($! is its pid), never left behind.
 	qemu-system-x86_64 -S -display none -nodefaults \
 		-drive file="$disk",if=none,format=raw,id=d0 \
 		-device virtio-blk-pci,drive=d0 >"$tmp/qemu.out" 2>&1 &
 	qpid=$!
 	trap 'kill $qpid 2>/dev/null; rm -rf "$tmp"' EXIT
-	for _ in $(seq 100); do
-		grep -q "OFDLCK.*:$ino " /proc/locks && break
+	# Until QEMU holds byte 101, its "I write" lock (it takes its locks
+	# one by one, the write one last); up to 60 s: QEMU's start takes
+	# seconds on a loaded 2-CPU machine.
+	for _ in $(seq 600); do
+		awk -v f="$ino" '$2 == "OFDLCK" && $6 == f && $7 <= 101 &&
+			($8 == "EOF" || $8 >= 101) { found = 1 } END { exit !found }' \
+			/proc/locks && break
 		sleep 0.1
 	done
 	expect "a disk QEMU writes is refused" 2 "--disk $disk: in use: .*lock=off" -- run -d "$disk"
@@ -143,8 +154,8 @@ if [ $have_kvm = 1 ] && command -v qemu-system-x86_64 >/dev/null; then
 	kill $qpid
 	wait $qpid 2>/dev/null
 	trap 'rm -rf "$tmp"' EXIT
-	for _ in $(seq 100); do
-		grep -q ":$ino " /proc/locks || break
+	for _ in $(seq 600); do
+		grep -q " $ino " /proc/locks || break
 		sleep 0.1
 	done
 	"$hintvm" run -p "test=smp-count iterations=4294967296" -d "$disk" \
@@ -252,8 +263,19 @@ while time.monotonic() - start < 60:
     elif last > 0 and time.monotonic() - since >= 1:
         break
     time.sleep(0.05)
-# It took T to fill 12-16 KiB; the 64 KiB console buffer behind it ~5 T.
-time.sleep(min(8 * (since - start), 60))
+# Then the 64 KiB console buffer behind it fills: wait until the VM says it
+# drops output (a slow guest on a loaded host takes long to get there).
+import json
+deadline = time.monotonic() + 180
+while time.monotonic() < deadline:
+    c = subprocess.run([hintvm, "ctl", sock, "stats"], timeout=20,
+                       capture_output=True)
+    try:
+        if json.loads(c.stdout)["stats"]["console"]["dropped"] > 0:
+            break
+    except (ValueError, KeyError):
+        pass
+    time.sleep(0.5)
 for req in ("pause", "resume"):
     try:
         c = subprocess.run([hintvm, "ctl", sock, req], timeout=20,

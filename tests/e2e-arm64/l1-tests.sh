@@ -165,6 +165,86 @@ virtio_case() {
 	fi
 }
 
+# --share (docs/shares.md): the x86 tier's virtio-9p case on virtio-mmio.
+# One guest, four shares of L1 directories (rw cache=none, loose
+# cache=loose, mapped ids=mapped, ro); tests/e2e/l2-share-test runs
+# hvm-share-check on each and an overlayfs with the ro share as lower;
+# then L1 checks its own view of every directory.
+SHARE_HOST_LINE="written by L1 for the ro share"
+share_case() {
+	name=linux-virtio-9p
+	check=$E2E/hvm-share-check
+	if [ ! -x $check ]; then
+		result $name skip "no hvm-share-check in the L1 image"
+		result $name-overlay skip "no hvm-share-check in the L1 image"
+		return
+	fi
+	# On ext2 (ext4's driver): L1's tmpfs has no user.* xattrs on 6.1.
+	for m in crc16 mbcache jbd2 crc32c_generic ext4 loop; do
+		insmod $E2E/modules/$m.ko 2>/tmp/insmod.err ||
+			grep -q 'File exists' /tmp/insmod.err ||
+			echo "E2E-INFO name=$name insmod $m failed: $(cat /tmp/insmod.err)"
+	done
+	rm -rf /tmp/share /tmp/share.img
+	mkdir -p /tmp/share
+	truncate -s 96M /tmp/share.img
+	share_loop=$(losetup -f)
+	if ! losetup "$share_loop" /tmp/share.img 2>/tmp/mke2fs.err ||
+		! mke2fs -q "$share_loop" >>/tmp/mke2fs.err 2>&1 ||
+		! mount -t ext4 "$share_loop" /tmp/share 2>>/tmp/mke2fs.err; then
+		result $name fail "no ext2 file system for the shares: $(head -n 2 /tmp/mke2fs.err)"
+		result $name-overlay fail "no ext2 file system for the shares"
+		return
+	fi
+	mkdir -p /tmp/share/rw /tmp/share/loose /tmp/share/mapped /tmp/share/ro
+	echo "$SHARE_HOST_LINE" > /tmp/share/ro/host-file
+	echo "delete me" > /tmp/share/ro/delete-me
+	# The guest: base initramfs, busybox and modules, hvm-share-check.
+	rm -rf /tmp/share-l2
+	mkdir -p /tmp/share-l2/bin
+	cp $check /tmp/share-l2/bin/
+	(cd /tmp/share-l2 && find . | cpio -o -H newc > /tmp/share-bin.cpio 2>/dev/null)
+	cat "$INITRD" "$E2E/l2-extra.cpio" /tmp/share-bin.cpio > /tmp/share-initrd.cpio
+	log=/tmp/$name.log
+	run_vm "$log" "E2E-GUEST init" -- "$HINTVM" run --stats -k "$IMAGE" \
+		-i /tmp/share-initrd.cpio -c 1 -m "$MEM" \
+		-p "$BASE_CMDLINE rdinit=/share-init" \
+		--share /tmp/share/rw,tag=rw --share /tmp/share/loose,tag=loose \
+		--share /tmp/share/mapped,tag=mapped,ids=mapped \
+		--share /tmp/share/ro,tag=ro,ro
+	echo "E2E-TIME name=$name vmm=hintvm kernel=Image mode=$MODE cpus=1 boot_to_init_ms=$INIT_MS wall_ms=$WALL_MS"
+	guest=$(grep -a 'E2E-GUEST' "$log" | tr -d '\r')
+	line() { echo "$guest" | grep -m 1 "^E2E-GUEST $1"; }
+	problems=""
+	[ "$STATUS" = 0 ] || problems="$problems exit status $STATUS;"
+	echo "$guest" | grep -q '^E2E-GUEST done' ||
+		problems="$problems guest did not finish;"
+	failed=$(echo "$guest" | grep 'insmod .* failed' | tr '\n' ' ')
+	[ -z "$failed" ] || problems="$problems $failed;"
+	common=$problems
+	share_judge line "$check"
+	if [ -z "$problems" ]; then
+		result $name pass "Debian's 9p client over virtio-mmio on 4 shares: the exerciser on cache=none, cache=loose and ids=mapped, all seen by L1; ro refused every change; no set-id file or device node reached the host"
+	else
+		show_log $name "$log"
+		result $name fail "$problems"
+	fi
+	problems=$common
+	ov=$(line "share overlay ")
+	[ "$(field mount "$ov")" = 0 ] && [ "$(field copyup "$ov")" = 1 ] &&
+		[ "$(field new "$ov")" = 1 ] && [ "$(field whiteout "$ov")" = 1 ] &&
+		[ "$(field lower_intact "$ov")" = 1 ] ||
+		problems="$problems ${ov:-no overlay line};"
+	if [ -z "$problems" ]; then
+		result $name-overlay pass "overlayfs with the ro share as lower and tmpfs as upper: copy-up, new file and whiteout; the share untouched"
+	else
+		result $name-overlay fail "$problems"
+	fi
+	umount /tmp/share
+	losetup -d "$share_loop"
+	rm -f /tmp/share.img
+}
+
 # The same Linux boot under QEMU/KVM in this L1, for comparison only
 # (PL011 console, QEMU's own device tree).
 qemu_case() {
@@ -256,6 +336,66 @@ bad_mmio_case() {
 	fi
 }
 
+# virtio-vsock over virtio-mmio on arm64 KVM: the test kernel's vsock
+# payload (the same driver as x86's kvm test) first attacks the device
+# (14 claims; hvm-vsock host-hold at UDS_7000 is the peer that never
+# reads), then L1 drives its echo through the hybrid socket: 256 KiB
+# checked byte by byte, 64 connections at once, a port nobody serves
+# (closed), port 1 ends it. The socket must be 0600 and gone afterwards.
+tk_vsock_case() {
+	name=tk-vsock
+	log=/tmp/$name.log
+	v=$E2E/hvm-vsock
+	if [ ! -f "$TESTKERNEL" ] || [ ! -x $v ]; then
+		result "$name" skip "this build has no arm64 test kernel or hvm-vsock"
+		return
+	fi
+	rm -rf /tmp/vsock
+	mkdir -p /tmp/vsock
+	uds=/tmp/vsock/v.sock
+	$v host-hold ${uds}_7000 >/dev/null 2>&1 &
+	hold=$!
+	# Empty now, as in the x86 vsock case: the wait below must never read
+	# an older run's "serving" before the VM's redirection truncates it.
+	: >"$log"
+	start=$(date +%s)
+	timeout $TIMEOUT "$HINTVM" run -k "$TESTKERNEL" -c 1 -m 64M \
+		-p "test=vsock vsock.ms=60000" --vsock cid=3,uds=$uds >"$log" 2>&1 &
+	vm=$!
+	# The hostile phase runs first; echo is served from the start.
+	while ! grep -q 'vsock: cid 3, serving' "$log" && kill -0 $vm 2>/dev/null &&
+		[ $(($(date +%s) - start)) -lt $TIMEOUT ]; do
+		sleep 0.2
+	done
+	mode=$(stat -c %a $uds 2>/dev/null)
+	echo_line=$($v host-echo $uds 1234 262144 2>&1)
+	many_line=$($v host-many $uds 1234 64 2>&1)
+	refused_line=$($v host-connect $uds 4444 2>&1)
+	$v host-connect $uds 1 >/dev/null 2>&1
+	wait $vm
+	STATUS=$?
+	kill $hold 2>/dev/null
+	line=$(grep -m 1 "^RESULT " "$log" | tr -d '\r')
+	echo "E2E-INFO name=$name $line; echo: $echo_line"
+	problems=""
+	[ "$STATUS" = "$STATUS_POWEROFF" ] ||
+		problems="$problems exit status $STATUS, expected $STATUS_POWEROFF;"
+	[ "$(field ok "$line")" = 1 ] || problems="$problems ${line:-no RESULT line};"
+	[ "$(field hostile "$line")" = 14/14 ] ||
+		problems="$problems hostile=$(field hostile "$line");"
+	[ "$mode" = 600 ] || problems="$problems socket mode ${mode:-missing};"
+	[ "$(field ok "$echo_line")" = 1 ] || problems="$problems echo: $echo_line;"
+	[ "$(field ok "$many_line")" = 1 ] || problems="$problems 64 at once: $many_line;"
+	[ "$refused_line" = closed ] || problems="$problems port 4444: $refused_line;"
+	[ ! -e $uds ] || problems="$problems $uds left behind;"
+	if [ -z "$problems" ]; then
+		result $name pass "$line; 256 KiB echo checked, 64 connections at once, unknown port closed"
+	else
+		show_log "$name" "$log"
+		result $name fail "$problems"
+	fi
+}
+
 if [ "$MODE" = nvhe ]; then
 	linux_case linux-nvhe 2 poweroff $STATUS_POWEROFF
 	exit 0
@@ -273,6 +413,12 @@ linux_case linux-2cpu 2 poweroff $STATUS_POWEROFF
 linux_case linux-reboot 1 reboot $STATUS_REBOOT
 steal_case
 virtio_case
+share_case
+# The guest agent (docs/agent.md, tests/e2e/l1-agent.sh): exec over
+# Debian's vsock driver, the main process's exit status.
+. "$E2E/l1-agent.sh"
+agent_cases "$IMAGE"
 bad_kernel_case
 bad_mmio_case
+tk_vsock_case
 qemu_case

@@ -117,7 +117,8 @@ static void hint_deliver(void *ctx, const struct hint_event *ev)
 
 	check(ev->from < NR_VCPUS);
 	check((int)ev->from == h->current);
-	if (ev->kind == HINT_KIND_SPIN_ON_HOLDER)
+	if (ev->kind == HINT_KIND_SPIN_ON_HOLDER ||
+	    ev->kind == HINT_KIND_RELEASED)
 		check(ev->target < NR_VCPUS && ev->target != ev->from);
 	else
 		check(ev->kind == HINT_KIND_IDLE_POLL && ev->target == 0);

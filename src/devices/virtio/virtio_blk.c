@@ -17,6 +17,7 @@
 
 #include "core/file.h"
 #include "core/log.h"
+#include "core/rate_limiter.h"
 #include "devices/virtio/iov.h"
 #include "devices/virtio/virtio_blk.h"
 #include "devices/virtio/virtio_blk_req.h"
@@ -45,6 +46,9 @@ struct virtio_blk {
 	bool discard;
 	bool waiting_for_slot; /* the queue stopped for lack of a request */
 	uint32_t generation;
+	/* iops=, bw=: the request that must wait stops the queue. */
+	struct rate_limiter limit;
+	struct blk_request *throttled;
 	char name[24];
 	char id[VIRTIO_BLK_ID_BYTES];
 	struct blk_request reqs[VIRTIO_BLK_QUEUE_SIZE];
@@ -142,6 +146,9 @@ static struct virtq_chain *get_chain(struct virtio_device *vdev, uint16_t q)
 {
 	struct virtio_blk *blk = to_blk(vdev);
 
+	if (blk->throttled)
+		return NULL; /* nothing overtakes a deferred request */
+
 	for (unsigned int i = 0; i < VIRTIO_BLK_QUEUE_SIZE; i++)
 		if (!blk->reqs[i].busy)
 			return blk->reqs[i].chain;
@@ -156,6 +163,14 @@ static struct blk_request *request_of(struct virtio_blk *blk,
 		if (blk->reqs[i].chain == chain)
 			return &blk->reqs[i];
 	return NULL;
+}
+
+/* What a request costs in the bw= bucket: the data it moves. */
+static uint64_t request_bytes(const struct blk_request *r)
+{
+	return r->req.type == VIRTIO_BLK_T_IN || r->req.type == VIRTIO_BLK_T_OUT
+		       ? r->req.len
+		       : 0;
 }
 
 /* Start the I/O for a parsed request; -errno when it could not start. */
@@ -211,6 +226,11 @@ static int handle(struct virtio_device *vdev, uint16_t q,
 	}
 	r->done = 0;
 	r->generation = blk->generation;
+	if (!rate_limiter_admit(&blk->limit, request_bytes(r))) {
+		blk->throttled = r; /* blk_limit_resume starts it */
+		r->busy = true;
+		return -EINPROGRESS;
+	}
 	if (start_io(blk, r) < 0) {
 		*req->status = VIRTIO_BLK_S_IOERR;
 		return 1;
@@ -224,6 +244,45 @@ static const struct virtio_queue_handler blk_queue = {
 	.handle = handle,
 };
 
+/* The limit's timer: start the deferred request, then take more. */
+static void blk_limit_resume(struct rate_limiter *rl)
+{
+	struct virtio_blk *blk =
+		(struct virtio_blk *)((char *)rl -
+				      offsetof(struct virtio_blk, limit));
+	struct blk_request *r;
+
+	pthread_mutex_lock(&blk->vdev.lock);
+	r = blk->throttled;
+	if (r && !rate_limiter_admit(&blk->limit, request_bytes(r)))
+		goto out; /* the timer is set again */
+	blk->throttled = NULL;
+	if (r && start_io(blk, r) < 0)
+		finish(r, VIRTIO_BLK_S_IOERR, 1);
+	virtio_device_kick(&blk->vdev, 0);
+out:
+	pthread_mutex_unlock(&blk->vdev.lock);
+}
+
+int virtio_blk_set_limits(struct virtio_device *vdev, uint64_t iops,
+			  uint64_t bytes_per_s)
+{
+	struct virtio_blk *blk = to_blk(vdev);
+	int r;
+
+	rate_limiter_destroy(&blk->limit);
+	r = rate_limiter_init(&blk->limit, iops, bytes_per_s, blk->loop,
+			      blk_limit_resume);
+	if (r < 0)
+		return hvm_set_error(r, "%s: %s", blk->name,
+				     hvm_error_message());
+	if (iops || bytes_per_s)
+		pr_info("%s: at most %llu requests/s, %llu bytes/s (0: no limit)",
+			blk->name, (unsigned long long)iops,
+			(unsigned long long)bytes_per_s);
+	return 0;
+}
+
 static void blk_queue_notify(struct virtio_device *vdev, uint16_t q)
 {
 	virtio_queue_drain(vdev, q, &blk_queue);
@@ -235,6 +294,10 @@ static void blk_reset(struct virtio_device *vdev)
 
 	/* In-flight requests finish in the kernel and are then dropped. */
 	blk->generation++;
+	if (blk->throttled) {
+		blk->throttled->busy = false; /* never started */
+		blk->throttled = NULL;
+	}
 	blk->waiting_for_slot = false;
 }
 
@@ -244,8 +307,16 @@ static void blk_destroy(struct virtio_device *vdev)
 
 	for (unsigned int i = 0; i < VIRTIO_BLK_QUEUE_SIZE; i++)
 		free(blk->reqs[i].chain);
+	/*
+	 * Everything the guest wrote reaches stable storage at a clean exit,
+	 * flushed or not (the event loop, and its I/O, are gone by now).
+	 */
+	if (blk->fd >= 0 && !blk->readonly && fsync(blk->fd) < 0)
+		pr_warn("%s: fsync of the image at exit failed: %s", blk->name,
+			strerror(errno));
 	if (blk->fd >= 0)
 		close(blk->fd);
+	rate_limiter_destroy(&blk->limit);
 	virtio_device_destroy(vdev);
 	free(blk);
 }
@@ -338,6 +409,7 @@ struct virtio_device *virtio_blk_create(const struct virtio_host *host,
 		return NULL;
 	}
 	blk->fd = -1;
+	blk->limit.timer_fd = -1;
 	blk->readonly = readonly;
 	blk->loop = host->loop;
 	snprintf(blk->name, sizeof(blk->name), "virtio-blk%u", index);

@@ -29,4 +29,12 @@ struct virtio_device *virtio_blk_create(const struct virtio_host *host,
 					bool direct, bool lock,
 					unsigned int index);
 
+/*
+ * Limit the disk to IOPS requests and BYTES_PER_S bytes (reads and writes)
+ * per second; 0 leaves that kind unlimited (core/rate_limiter.h). Call
+ * after create, before the guest runs. Returns 0 or -errno (recorded).
+ */
+int virtio_blk_set_limits(struct virtio_device *vdev, uint64_t iops,
+			  uint64_t bytes_per_s);
+
 #endif

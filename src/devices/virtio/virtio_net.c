@@ -14,6 +14,7 @@
 #include <linux/virtio_ring.h>
 
 #include "core/log.h"
+#include "core/rate_limiter.h"
 #include "devices/virtio/virtio_net.h"
 
 #define NET_QUEUE_SIZE 256
@@ -35,6 +36,10 @@ struct virtio_net {
 	struct event_watch tap_watch;
 	struct virtq_chain *rx_chain, *tx_chain;
 	int tap_fd;
+	struct event_loop *loop;
+	/* bw=: each way its own bucket; a deferred frame stops its queue. */
+	struct rate_limiter rx_limit, tx_limit;
+	bool tx_deferred; /* tx_chain holds a frame waiting for tokens */
 	bool is_tap; /* else a datagram socket (tests, fuzzing): no offloads */
 	char name[24];
 	char tap[IFNAMSIZ];
@@ -84,6 +89,11 @@ static void try_receive(struct virtio_net *net)
 			budget--;
 			continue;
 		}
+		/* Over the limit: the timer calls us again (rx_resume). */
+		if (!rate_limiter_admit(&net->rx_limit, 0)) {
+			virtq_unpop(vq);
+			break;
+		}
 		n = readv(net->tap_fd, virtq_chain_in(chain), chain->nr_in);
 		if (n < 0) {
 			/* No packet after all (EAGAIN): keep the buffer. */
@@ -91,6 +101,7 @@ static void try_receive(struct virtio_net *net)
 			virtq_enable_notify(vq);
 			break;
 		}
+		rate_limiter_charge(&net->rx_limit, (uint64_t)n);
 		virtq_push(vq, chain->head, (uint32_t)n);
 		pushed = true;
 		budget--;
@@ -114,7 +125,19 @@ static void tap_readable(struct event_watch *w)
 
 static struct virtq_chain *get_tx_chain(struct virtio_device *vdev, uint16_t q)
 {
-	return to_net(vdev)->tx_chain;
+	struct virtio_net *net = to_net(vdev);
+
+	return net->tx_deferred ? NULL : net->tx_chain;
+}
+
+static void send_frame(struct virtio_net *net, struct virtq_chain *chain)
+{
+	/* Header and frame go to tap as one datagram; tap drops bad ones. */
+	if (chain->out_len >= VNET_HDR_LEN &&
+	    writev(net->tap_fd, chain->iov, chain->nr_out) < 0 &&
+	    errno != EAGAIN)
+		pr_debug_ratelimited("%s: tap write: %s", net->name,
+				     strerror(errno));
 }
 
 static int handle_tx(struct virtio_device *vdev, uint16_t q,
@@ -122,12 +145,66 @@ static int handle_tx(struct virtio_device *vdev, uint16_t q,
 {
 	struct virtio_net *net = to_net(vdev);
 
-	/* Header and frame go to tap as one datagram; tap drops bad ones. */
-	if (chain->out_len >= VNET_HDR_LEN &&
-	    writev(net->tap_fd, chain->iov, chain->nr_out) < 0 &&
-	    errno != EAGAIN)
-		pr_debug_ratelimited("%s: tap write: %s", net->name,
-				     strerror(errno));
+	if (!rate_limiter_admit(&net->tx_limit, chain->out_len)) {
+		net->tx_deferred = true; /* tx_resume sends it */
+		return -EINPROGRESS;
+	}
+	send_frame(net, chain);
+	return 0;
+}
+
+/* The limits' timers: send the deferred frame, then serve the queues. */
+static void tx_resume(struct rate_limiter *rl)
+{
+	struct virtio_net *net =
+		(struct virtio_net *)((char *)rl -
+				      offsetof(struct virtio_net, tx_limit));
+	struct virtio_device *vdev = &net->vdev;
+
+	pthread_mutex_lock(&vdev->lock);
+	if (net->tx_deferred &&
+	    rate_limiter_admit(&net->tx_limit, net->tx_chain->out_len)) {
+		net->tx_deferred = false;
+		if (virtio_device_live(vdev)) {
+			send_frame(net, net->tx_chain);
+			virtq_push(&vdev->vqs[TX_QUEUE], net->tx_chain->head,
+				   0);
+			virtio_queue_notify_driver(vdev, TX_QUEUE);
+		}
+		virtio_device_kick(vdev, TX_QUEUE);
+	}
+	pthread_mutex_unlock(&vdev->lock);
+}
+
+static void rx_resume(struct rate_limiter *rl)
+{
+	struct virtio_net *net =
+		(struct virtio_net *)((char *)rl -
+				      offsetof(struct virtio_net, rx_limit));
+
+	pthread_mutex_lock(&net->vdev.lock);
+	try_receive(net);
+	pthread_mutex_unlock(&net->vdev.lock);
+}
+
+int virtio_net_set_limit(struct virtio_device *vdev, uint64_t bytes_per_s)
+{
+	struct virtio_net *net = to_net(vdev);
+	int r;
+
+	rate_limiter_destroy(&net->rx_limit);
+	rate_limiter_destroy(&net->tx_limit);
+	r = rate_limiter_init(&net->rx_limit, 0, bytes_per_s, net->loop,
+			      rx_resume);
+	if (r == 0)
+		r = rate_limiter_init(&net->tx_limit, 0, bytes_per_s, net->loop,
+				      tx_resume);
+	if (r < 0)
+		return hvm_set_error(r, "%s: %s", net->name,
+				     hvm_error_message());
+	if (bytes_per_s)
+		pr_info("%s: at most %llu bytes/s each way", net->name,
+			(unsigned long long)bytes_per_s);
 	return 0;
 }
 
@@ -188,12 +265,21 @@ static void net_destroy(struct virtio_device *vdev)
 	free(net->tx_chain);
 	if (net->tap_fd >= 0)
 		close(net->tap_fd);
+	rate_limiter_destroy(&net->rx_limit);
+	rate_limiter_destroy(&net->tx_limit);
 	virtio_device_destroy(vdev);
 	free(net);
 }
 
+/* A frame deferred by the limit belonged to the rings just reset. */
+static void net_reset(struct virtio_device *vdev)
+{
+	to_net(vdev)->tx_deferred = false;
+}
+
 static const struct virtio_device_ops net_ops = {
 	.activate = net_activate,
+	.reset = net_reset,
 	.queue_notify = net_queue_notify,
 	.validate_features = net_validate_features,
 	.destroy = net_destroy,
@@ -254,6 +340,9 @@ static struct virtio_device *net_create(const struct virtio_host *host,
 		return NULL;
 	}
 	net->tap_fd = tap_fd;
+	net->loop = host->loop;
+	net->rx_limit.timer_fd = -1;
+	net->tx_limit.timer_fd = -1;
 	snprintf(net->name, sizeof(net->name), "virtio-net%u", index);
 	snprintf(net->tap, sizeof(net->tap), "%s", tap ? tap : "(fd)");
 	memcpy(net->config.mac, mac, 6);

@@ -28,4 +28,10 @@ struct virtio_device *virtio_net_create_fd(const struct virtio_host *host,
 					   int fd, const uint8_t mac[6],
 					   unsigned int index);
 
+/*
+ * Limit the NIC to BYTES_PER_S bytes per second each way (0: no limit;
+ * core/rate_limiter.h). Call after create, before the guest runs.
+ */
+int virtio_net_set_limit(struct virtio_device *vdev, uint64_t bytes_per_s);
+
 #endif

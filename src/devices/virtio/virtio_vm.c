@@ -10,6 +10,7 @@
 #include "core/arch.h"
 #include "core/log.h"
 #include "core/vm.h"
+#include "devices/virtio/virtio_9p.h"
 #include "devices/virtio/virtio_blk.h"
 #include "devices/virtio/virtio_console.h"
 #include "devices/virtio/virtio_mmio.h"
@@ -17,6 +18,7 @@
 #include "devices/virtio/virtio_pci.h"
 #include "devices/virtio/virtio_rng.h"
 #include "devices/virtio/virtio_vm.h"
+#include "devices/virtio/virtio_vsock.h"
 
 #define EVENT_LOOP_ENTRIES 256
 
@@ -24,6 +26,7 @@ struct virtio_vm {
 	struct event_loop *loop;
 	struct virtio_host host;
 	struct virtio_device *devs[VIRTIO_VM_MAX_DEVICES];
+	struct virtio_device *vsock; /* also in devs[] */
 	unsigned int nr;
 	struct virtio_pci pci[VIRTIO_VM_MAX_DEVICES];
 	struct virtio_mmio mmio[VIRTIO_VM_MAX_DEVICES];
@@ -89,8 +92,9 @@ int virtio_vm_create(struct vm *vm)
 	const struct hvm_config *cfg = vm->cfg;
 	struct virtio_vm *v;
 	unsigned int wanted = cfg->nr_disks + cfg->nr_nets +
-			      (cfg->rng ? 1 : 0) +
-			      (cfg->console == CONSOLE_VIRTIO ? 1 : 0);
+			      (cfg->rng ? 1 : 0) + cfg->nr_shares +
+			      (cfg->console == CONSOLE_VIRTIO ? 1 : 0) +
+			      (cfg->vsock.enabled ? 1 : 0);
 	int r = 0;
 
 	if (!wanted || vm->virtio)
@@ -110,11 +114,16 @@ int virtio_vm_create(struct vm *vm)
 		.ioeventfd_ctx = vm,
 		.msi = { .send = kvm_signal_msi, .ctx = vm },
 	};
-	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++)
+	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++) {
 		r = add(v, virtio_blk_create(&v->host, cfg->disks[i].path,
 					     cfg->disks[i].readonly,
 					     cfg->disks[i].direct,
 					     !cfg->disks[i].no_lock, i));
+		if (!r && (cfg->disks[i].iops || cfg->disks[i].bw))
+			r = virtio_blk_set_limits(v->devs[v->nr - 1],
+						  cfg->disks[i].iops,
+						  cfg->disks[i].bw);
+	}
 	for (unsigned int i = 0; !r && i < cfg->nr_nets; i++) {
 		uint8_t mac[6];
 
@@ -124,6 +133,9 @@ int virtio_vm_create(struct vm *vm)
 			default_mac(mac, i);
 		r = add(v,
 			virtio_net_create(&v->host, cfg->nets[i].tap, mac, i));
+		if (!r && cfg->nets[i].bw)
+			r = virtio_net_set_limit(v->devs[v->nr - 1],
+						 cfg->nets[i].bw);
 	}
 	if (!r && cfg->console == CONSOLE_VIRTIO) {
 		struct virtio_device *con =
@@ -141,11 +153,30 @@ int virtio_vm_create(struct vm *vm)
 	}
 	if (!r && cfg->rng)
 		r = add(v, virtio_rng_create(&v->host));
+	if (!r && cfg->vsock.enabled) {
+		v->vsock = virtio_vsock_create(&v->host, cfg->vsock.cid,
+					       cfg->vsock.uds);
+		r = add(v, v->vsock);
+		if (r)
+			v->vsock = NULL;
+	}
+	for (unsigned int i = 0; !r && i < cfg->nr_shares; i++)
+		r = add(v, virtio_9p_create(
+				   &v->host, cfg->shares[i].path,
+				   cfg->shares[i].tag, cfg->shares[i].readonly,
+				   cfg->shares[i].ids_mapped ? P9_IDS_MAPPED
+							     : P9_IDS_HOST,
+				   i));
 	for (unsigned int i = 0; !r && i < v->nr; i++)
 		r = virtio_device_attach_loop(v->devs[i], v->loop);
 	if (!r)
 		r = event_loop_start(v->loop, "hvm-virtio");
 	return r < 0 ? r : 0;
+}
+
+struct virtio_device *virtio_vm_vsock(const struct vm *vm)
+{
+	return vm->virtio ? vm->virtio->vsock : NULL;
 }
 
 unsigned int virtio_vm_count(const struct vm *vm)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The virtio devices of one VM: created from the configuration (--disk,
- * --net, --console virtio, --rng), served by one io_uring event loop
+ * --net, --console virtio, --rng, --vsock), served by one io_uring event loop
  * thread, and put on the architecture's transport: PCI on x86
  * (virtio_vm_plug_pci, from the x86 machine setup), MMIO elsewhere
  * (virtio_vm_plug_mmio, from vm.c, on slots the arch hands out).
@@ -22,6 +22,12 @@ struct vm;
  * nothing when already created).
  */
 int virtio_vm_create(struct vm *vm);
+
+/*
+ * The VM's virtio-vsock device (--vsock), or NULL: for hintvm's own host
+ * services (virtio_vsock_add_host_listener(), virtio_vsock.h).
+ */
+struct virtio_device *virtio_vm_vsock(const struct vm *vm);
 
 /* Number of devices virtio_vm_create made. */
 unsigned int virtio_vm_count(const struct vm *vm);

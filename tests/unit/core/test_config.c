@@ -37,6 +37,59 @@ static void test_sizes(void **state)
 	assert_int_equal(parse_size("17179869184T", &b), -EINVAL);
 }
 
+static void test_rates(void **state)
+{
+	uint64_t b;
+
+	assert_int_equal(parse_rate("1048576", &b), 0); /* bytes, not MiB */
+	assert_int_equal(b, 1048576);
+	assert_int_equal(parse_rate("10M", &b), 0);
+	assert_int_equal(b, 10ULL << 20);
+	assert_int_equal(parse_rate("512K/s", &b), 0);
+	assert_int_equal(b, 512ULL << 10);
+	assert_int_equal(parse_rate("1GiB/s", &b), 0);
+	assert_int_equal(b, 1ULL << 30);
+	assert_int_equal(parse_rate("0", &b), -EINVAL);
+	assert_int_equal(parse_rate("/s", &b), -EINVAL);
+	assert_int_equal(parse_rate("10M/h", &b), -EINVAL);
+	assert_int_equal(parse_rate("fast", &b), -EINVAL);
+}
+
+/* --disk iops=/bw= and --net bw=, and the sandbox switch and its default. */
+static void test_limits_and_sandbox(void **state)
+{
+	struct hvm_config *cfg = hvm_config_new();
+
+	assert_int_equal(hvm_config_set(cfg, "disk", "a.img,iops=200,bw=4M/s"),
+			 0);
+	assert_int_equal(cfg->disks[0].iops, 200);
+	assert_int_equal(cfg->disks[0].bw, 4ULL << 20);
+	assert_int_equal(hvm_config_set(cfg, "disk", "b.img,iops=0"), -EINVAL);
+	assert_non_null(strstr(hvm_error_message(), "'iops=0' is not a rate"));
+	assert_int_equal(hvm_config_set(cfg, "disk", "b.img,bw=lots"), -EINVAL);
+	assert_int_equal(hvm_config_set(cfg, "net", "tap=t0,bw=1M"), 0);
+	assert_int_equal(cfg->nets[0].bw, 1ULL << 20);
+	assert_int_equal(hvm_config_set(cfg, "net", "tap=t0,bw=x"), -EINVAL);
+	assert_non_null(strstr(hvm_error_message(), "'bw=x' is not a rate"));
+
+	assert_false(cfg->sandbox); /* the library's default */
+	assert_int_equal(hvm_config_set_default(cfg, "sandbox", "on"), 0);
+	assert_true(cfg->sandbox);
+	/* A default leaves the option open to a config file. */
+	{
+		char path[] = "/tmp/hvm-cfg-XXXXXX";
+		int fd = mkstemp(path);
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, "sandbox = off\n", 14), 14);
+		close(fd);
+		assert_int_equal(hvm_config_load_file(cfg, path), 0);
+		unlink(path);
+	}
+	assert_false(cfg->sandbox);
+	hvm_config_free(cfg);
+}
+
 static void test_option_values(void **state)
 {
 	struct hvm_config *cfg = hvm_config_new();
@@ -168,6 +221,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_rates),
+		cmocka_unit_test(test_limits_and_sandbox),
 		cmocka_unit_test(test_option_values),
 		cmocka_unit_test(test_config_file_and_precedence),
 		cmocka_unit_test(test_config_file_errors_name_file_and_line),

@@ -152,8 +152,10 @@ static void test_hostile_words_rejected(void **state)
 		HINT_EVENT(HINT_KIND_SPIN_ON_HOLDER, 0xfff),
 		HINT_EVENT(HINT_KIND_SPIN_ON_HOLDER, 1) | 1, /* reserved */
 		HINT_EVENT(HINT_KIND_IDLE_POLL, 1), /* target must be 0 */
+		HINT_EVENT(HINT_KIND_RELEASED, 0), /* to itself */
+		HINT_EVENT(HINT_KIND_RELEASED, 4), /* out of range */
 		HINT_EVENT(0, 1),
-		HINT_EVENT(3, 1),
+		HINT_EVENT(4, 1),
 		0xffffffff,
 		0,
 	};

@@ -75,6 +75,8 @@ static void step(struct policy_snapshot *s, struct policy_action *a)
 	policy_decide(s, a);
 	s->state = a->next;
 	memset(&s->halt, 0, sizeof(s->halt));
+	for (unsigned int i = 0; i < POLICY_MAX_VCPUS; i++)
+		memset(&s->vcpus[i].halt, 0, sizeof(s->vcpus[i].halt));
 }
 
 /* Start a 2-vCPU VM on 2 CPUs in state STATE (via quiet/loaded steps). */
@@ -316,10 +318,16 @@ static void test_hints_off_never_acts(void **state)
 		assert_false(a.act_on_hints);
 		assert_false(a.commit_changed);
 	}
-	struct hint_decision h = policy_on_hint(&s.state, &s.settings,
+	struct hint_decision h = policy_on_hint(&s.state, &s.settings, true,
 						HINT_KIND_SPIN_ON_HOLDER, 0, 1);
 	assert_false(h.yield_self);
+	assert_int_equal(h.park_us, 0);
 	assert_int_equal(h.boost_vcpu, -1);
+	h = policy_on_hint(&s.state, &s.settings, true, HINT_KIND_RELEASED, 0,
+			   1);
+	assert_int_equal(h.wake_vcpu, -1);
+	assert_false(a.set_rest_nice);
+	assert_int_equal(s.state.rest_nice_offset, 0);
 	assert_int_equal(policy_on_irq_inject(&s.state, &s.settings), 0);
 }
 
@@ -614,127 +622,6 @@ static void polls(struct policy_snapshot *s, uint64_t attempted,
 	s->halt.poll_fail_ns = fail_ns;
 }
 
-static void test_halt_poll_grows_to_ceiling(void **state)
-{
-	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
-	struct policy_action a;
-	uint32_t expect[] = { 100000, 200000, 400000 };
-
-	assert_int_equal(s.state.halt_poll_ns, POLICY_HALT_POLL_INITIAL_NS);
-	for (unsigned int i = 0; i < 3; i++) {
-		polls(&s, 100, 90, 900000, 10000);
-		step(&s, &a);
-		assert_true(a.set_halt_poll);
-		assert_int_equal(a.halt_poll_ns, expect[i]);
-	}
-	/* At the ceiling: nothing more to set. */
-	polls(&s, 100, 90, 900000, 10000);
-	step(&s, &a);
-	assert_false(a.set_halt_poll);
-	assert_int_equal(s.state.halt_poll_ns, POLICY_HALT_POLL_MAX_NS);
-}
-
-static void test_halt_poll_balanced_ceiling(void **state)
-{
-	struct policy_snapshot s = vm_in_state(COMMIT_BALANCED);
-	struct policy_action a;
-
-	assert_int_equal(s.state.halt_poll_ns, POLICY_HALT_POLL_STEP_NS);
-	for (unsigned int i = 0; i < 10; i++) {
-		polls(&s, 100, 90, 900000, 10000);
-		step(&s, &a);
-		assert_true(s.state.halt_poll_ns <=
-			    POLICY_HALT_POLL_BALANCED_MAX_NS);
-	}
-	assert_int_equal(s.state.halt_poll_ns,
-			 POLICY_HALT_POLL_BALANCED_MAX_NS);
-}
-
-static void test_halt_poll_shrinks_and_backs_off(void **state)
-{
-	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
-	struct policy_action a;
-
-	/* 50 µs, polls failing: 25 µs, 12.5 µs, then 0. */
-	polls(&s, 100, 10, 1000, 500000);
-	step(&s, &a);
-	assert_int_equal(a.halt_poll_ns, 25000);
-	polls(&s, 100, 10, 1000, 500000);
-	step(&s, &a);
-	assert_int_equal(a.halt_poll_ns, 12500);
-	polls(&s, 100, 10, 1000, 500000);
-	step(&s, &a);
-	assert_true(a.set_halt_poll);
-	assert_int_equal(a.halt_poll_ns, 0);
-
-	/* Short waits would invite a probe, but not straight away. */
-	for (unsigned int i = 0; i < 10; i++) {
-		s.halt.wait_hist[10] = 100; /* ~1 µs waits */
-		step(&s, &a);
-		assert_false(a.set_halt_poll);
-		assert_int_equal(s.state.halt_poll_ns, 0);
-	}
-	s.halt.wait_hist[10] = 100;
-	step(&s, &a);
-	assert_true(a.set_halt_poll);
-	assert_int_equal(a.halt_poll_ns, POLICY_HALT_POLL_STEP_NS);
-}
-
-static void test_halt_poll_probe_needs_short_waits(void **state)
-{
-	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
-	struct policy_action a;
-
-	s.state.halt_poll_ns = 0;
-	/* Long waits (~1 ms): polling would not have caught them. */
-	s.halt.wait_hist[20] = 100;
-	step(&s, &a);
-	assert_false(a.set_halt_poll);
-	/* Too few halts to judge. */
-	s.halt.wait_hist[10] = 15;
-	step(&s, &a);
-	assert_false(a.set_halt_poll);
-	/* Many short waits. */
-	s.halt.wait_hist[10] = 60;
-	s.halt.wait_hist[20] = 40;
-	step(&s, &a);
-	assert_true(a.set_halt_poll);
-	assert_int_equal(a.halt_poll_ns, POLICY_HALT_POLL_STEP_NS);
-}
-
-static void test_halt_poll_neutral_band_holds(void **state)
-{
-	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
-	struct policy_action a;
-
-	for (unsigned int i = 0; i < 10; i++) {
-		polls(&s, 100, 35, 100000, 100000); /* 35%: neither way */
-		step(&s, &a);
-		assert_false(a.set_halt_poll);
-		assert_int_equal(s.state.halt_poll_ns,
-				 POLICY_HALT_POLL_INITIAL_NS);
-	}
-	/* No halts at all: no information, no change. */
-	step(&s, &a);
-	assert_false(a.set_halt_poll);
-}
-
-static void test_halt_poll_costly_failures_shrink(void **state)
-{
-	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
-	struct policy_action a;
-
-	/* 60% succeed, but the failures burn 5x the CPU time. */
-	polls(&s, 100, 60, 100000, 500000);
-	step(&s, &a);
-	assert_true(a.set_halt_poll);
-	assert_int_equal(a.halt_poll_ns, POLICY_HALT_POLL_INITIAL_NS / 2);
-	/* 60% succeed, failures cost 2x: neither grow nor shrink. */
-	polls(&s, 100, 60, 100000, 200000);
-	step(&s, &a);
-	assert_false(a.set_halt_poll);
-}
-
 static void test_halt_poll_zero_when_overcommitted(void **state)
 {
 	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
@@ -827,48 +714,12 @@ static void test_halt_poll_when_disabled_exits_still_halt(void **state)
 	assert_true(a.set_halt_poll);
 	assert_int_equal(a.halt_poll_ns, POLICY_HALT_POLL_INITIAL_NS);
 	assert_false(s.state.exits_disabled);
-	/* From then on it adapts like any VM: 50 µs polls failing, then
-	 * blocks of 32-65 µs: near misses, so the window doubles. */
-	polls(&s, 100, 0, 0, 5000000);
-	s.halt.wait_hist[16] = 100;
+	/* From then on it adapts like any VM: halts of 1-2 ms are not
+	 * worth polling for. */
+	s.halt.wait_hist[21] = 1000;
 	step(&s, &a);
 	assert_true(a.set_halt_poll);
-	assert_int_equal(a.halt_poll_ns, 2 * POLICY_HALT_POLL_INITIAL_NS);
-}
-
-/*
- * Polls that keep failing because the wake-up comes just after the window
- * closes: blocks no longer than the window itself (a doubled window would
- * have caught them, KVM's own rule) grow it; blocks far beyond it shrink
- * it, as before.
- */
-static void test_halt_poll_near_misses_grow(void **state)
-{
-	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
-	struct policy_action a;
-
-	/* 50 µs window, every poll fails, blocks of 32-65 µs after it. */
-	polls(&s, 100, 0, 0, 5000000);
-	s.halt.wait_hist[16] = 100;
-	step(&s, &a);
-	assert_int_equal(a.halt_poll_ns, 100000);
-	/* 100 µs: still just short of it (blocks of 8-16 µs), grow again. */
-	polls(&s, 100, 0, 0, 5000000);
-	s.halt.wait_hist[14] = 100;
-	step(&s, &a);
-	assert_int_equal(a.halt_poll_ns, 200000);
-	/* Now they are caught; success grows it to the ceiling. */
-	polls(&s, 100, 97, 9000000, 100000);
-	s.halt.wait_hist[14] = 3;
-	step(&s, &a);
-	assert_int_equal(s.state.halt_poll_ns, POLICY_HALT_POLL_MAX_NS);
-
-	/* Waits of ~1 ms at 50 µs: far beyond a doubled window, shrink. */
-	s = vm_in_state(COMMIT_UNDER);
-	polls(&s, 100, 0, 0, 5000000);
-	s.halt.wait_hist[20] = 100;
-	step(&s, &a);
-	assert_int_equal(a.halt_poll_ns, 25000);
+	assert_int_equal(a.halt_poll_ns, 0);
 }
 
 /* Whatever the statistics say, auto stays within its bounds. */
@@ -890,7 +741,7 @@ static void test_halt_poll_bounds_property(void **state)
 			(x >> 4) % 100;
 		step(&s, &a);
 		assert_true(s.state.halt_poll_ns == 0 ||
-			    (s.state.halt_poll_ns >= POLICY_HALT_POLL_STEP_NS &&
+			    (s.state.halt_poll_ns >= 1024 &&
 			     s.state.halt_poll_ns <= POLICY_HALT_POLL_MAX_NS));
 		if (s.state.commit == COMMIT_OVER)
 			assert_int_equal(s.state.halt_poll_ns, 0);
@@ -898,6 +749,171 @@ static void test_halt_poll_bounds_property(void **state)
 			assert_true(s.state.halt_poll_ns <=
 				    POLICY_HALT_POLL_BALANCED_MAX_NS);
 	}
+}
+
+/*
+ * Auto polling picks its window from the distribution of block times
+ * (haltpoll.c has the model's own tests): blocks of 65-131 µs on an
+ * undercommitted host get a 131 µs window at once, not a doubling from
+ * 50 µs that never sees a success.
+ */
+static void test_halt_poll_window_from_distribution(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
+	struct policy_action a;
+
+	s.halt.wait_hist[17] = 400; /* 400 halts of ~100 µs in 100 ms */
+	step(&s, &a);
+	assert_true(a.set_halt_poll);
+	assert_int_equal(a.halt_poll_ns, 131072);
+	/* Balanced: 10% budget, 40% of a CPU would go to polling. */
+	s = vm_in_state(COMMIT_BALANCED);
+	s.halt.wait_hist[17] = 400;
+	step(&s, &a);
+	assert_true(a.set_halt_poll);
+	assert_int_equal(a.halt_poll_ns, 0);
+}
+
+/*
+ * With the kernel series' per-vCPU limit each vCPU gets its own window
+ * from its own histograms; the VM's value stays. A fixed value set later
+ * hands every vCPU back to the VM's.
+ */
+static void test_halt_poll_per_vcpu(void **state)
+{
+	struct policy_snapshot s = vm_in_state(COMMIT_UNDER);
+	struct policy_action a;
+
+	s.per_vcpu_halt_poll = true;
+	s.vcpus[0].halt.wait_hist[17] = 400; /* 65-131 µs */
+	s.vcpus[1].halt.wait_hist[22] = 100; /* 2-4 ms */
+	step(&s, &a);
+	assert_false(a.set_halt_poll);
+	assert_true(s.state.vcpu_poll_active);
+	assert_true(a.set_vcpu_halt_poll[0]);
+	assert_int_equal(a.vcpu_halt_poll_ns[0], 131072);
+	assert_true(a.set_vcpu_halt_poll[1]);
+	assert_int_equal(a.vcpu_halt_poll_ns[1], 0);
+	/* Same evidence: nothing to change. */
+	s.vcpus[0].halt.wait_hist[17] = 400;
+	s.vcpus[1].halt.wait_hist[22] = 100;
+	step(&s, &a);
+	assert_false(a.set_vcpu_halt_poll[0]);
+	assert_false(a.set_vcpu_halt_poll[1]);
+	/* Overcommitted: every vCPU's window goes to 0. */
+	for (unsigned int i = 0; i < 2; i++) {
+		set_wait_share(&s, 500);
+		s.vcpus[0].halt.wait_hist[17] = 400;
+		step(&s, &a);
+	}
+	assert_int_equal(s.state.commit, COMMIT_OVER);
+	assert_int_equal(s.state.vcpu_poll[0].window_ns, 0);
+	/* `set halt-poll 20000`: back to the VM's value for all. */
+	s.settings.halt_poll = HALT_POLL_FIXED;
+	s.settings.halt_poll_ns = 20000;
+	step(&s, &a);
+	assert_true(a.reset_vcpu_halt_poll);
+	assert_false(s.state.vcpu_poll_active);
+	assert_true(a.set_halt_poll);
+	assert_int_equal(a.halt_poll_ns, 20000);
+}
+
+/* ---- dynamic PLE and boost headroom ---- */
+
+static void test_ple_follows_commit_state(void **state)
+{
+	struct policy_create_input in = create_input(2, 2);
+	struct policy_create_decision d;
+	struct policy_snapshot s;
+	struct policy_action a;
+
+	/* No per-VM control: nothing to set, ever. */
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_false(d.first.set_ple);
+	s = snapshot_after(&in, &d);
+	set_wait_share(&s, 500);
+	step(&s, &a);
+	step(&s, &a);
+	assert_false(a.set_ple);
+
+	/* Quiet host: PAUSE exits off from the start. */
+	in.ple_control = true;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_true(d.first.set_ple);
+	assert_int_equal(d.first.ple_window, POLICY_PLE_OFF);
+	s = snapshot_after(&in, &d);
+	s.ple_control = true;
+	step(&s, &a);
+	assert_false(a.set_ple); /* unchanged state, nothing to redo */
+	/* Overcommitted: a tight window. */
+	set_wait_share(&s, 500);
+	step(&s, &a);
+	step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_OVER);
+	assert_true(a.set_ple);
+	assert_int_equal(a.ple_window, POLICY_PLE_TIGHT);
+	/* Balanced: the module's default again. */
+	set_wait_share(&s, 60);
+	for (unsigned int i = 0; i < POLICY_STREAK_TO_BALANCED; i++)
+		step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_BALANCED);
+	assert_true(a.set_ple);
+	assert_int_equal(a.ple_window, POLICY_PLE_DEFAULT);
+	/* --sched-hints off: a plain VMM never touches it. */
+	s.settings.hints = false;
+	set_wait_share(&s, 900);
+	for (unsigned int i = 0; i < 5; i++) {
+		step(&s, &a);
+		assert_false(a.set_ple);
+	}
+}
+
+/* vCPU threads rest below the base only while hints are acted on. */
+static void test_rest_nice_headroom(void **state)
+{
+	struct policy_create_input in = create_input(4, 2);
+	struct policy_create_decision d;
+	struct policy_snapshot s;
+	struct policy_action a;
+
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_true(d.first.act_on_hints);
+	assert_true(d.first.set_rest_nice);
+	assert_int_equal(d.first.next.rest_nice_offset,
+			 POLICY_BOOST_HEADROOM_NICE);
+	s = vm_in_state(COMMIT_UNDER);
+	assert_int_equal(s.state.rest_nice_offset, 0);
+	set_wait_share(&s, 500);
+	step(&s, &a);
+	step(&s, &a);
+	assert_true(a.set_rest_nice);
+	assert_int_equal(s.state.rest_nice_offset, POLICY_BOOST_HEADROOM_NICE);
+	step(&s, &a);
+	assert_false(a.set_rest_nice);
+	set_wait_share(&s, 0);
+	s.pressure_avg10_centi = 0;
+	for (unsigned int i = 0; i < 10; i++)
+		step(&s, &a);
+	assert_int_equal(s.state.commit, COMMIT_UNDER);
+	assert_int_equal(s.state.rest_nice_offset, 0);
+	/* `set sched-hints off` at run time: back to the base at once. */
+	set_wait_share(&s, 500);
+	step(&s, &a);
+	step(&s, &a);
+	assert_int_equal(s.state.rest_nice_offset, POLICY_BOOST_HEADROOM_NICE);
+	s.settings.hints = false;
+	step(&s, &a);
+	assert_true(a.set_rest_nice);
+	assert_int_equal(s.state.rest_nice_offset, 0);
+	step(&s, &a);
+	assert_false(a.set_rest_nice);
+	/* One vCPU has nobody to be raised above: it never rests lower. */
+	in = create_input(1, 1);
+	in.pressure_avg10_centi = 9000;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_true(d.first.act_on_hints);
+	assert_false(d.first.set_rest_nice);
+	assert_int_equal(d.first.next.rest_nice_offset, 0);
 }
 
 /* ---- hints and boosts ---- */
@@ -926,29 +942,52 @@ static void test_hint_decisions(void **state)
 	struct policy_state over = { .commit = COMMIT_OVER };
 	struct {
 		const struct policy_state *st;
+		bool releases; /* the guest reports hand-overs */
 		unsigned int kind, from, target;
 		bool yield;
-		int boost;
+		bool park;
+		int boost, wake;
 	} rows[] = {
-		{ &under, HINT_KIND_SPIN_ON_HOLDER, 0, 1, false, -1 },
-		{ &bal, HINT_KIND_SPIN_ON_HOLDER, 0, 1, true, 1 },
-		{ &over, HINT_KIND_SPIN_ON_HOLDER, 3, 2, true, 2 },
-		{ &over, HINT_KIND_SPIN_ON_HOLDER, 2, 2, false, -1 },
-		{ &over, HINT_KIND_SPIN_ON_HOLDER, 0, POLICY_MAX_VCPUS, false,
+		{ &under, false, HINT_KIND_SPIN_ON_HOLDER, 0, 1, false, false,
+		  -1, -1 },
+		{ &under, true, HINT_KIND_SPIN_ON_HOLDER, 0, 1, false, false,
+		  -1, -1 },
+		{ &bal, false, HINT_KIND_SPIN_ON_HOLDER, 0, 1, true, false, 1,
+		  1 },
+		{ &over, false, HINT_KIND_SPIN_ON_HOLDER, 3, 2, true, false, 2,
+		  2 },
+		/* Hand-overs reported: park instead of yield. */
+		{ &bal, true, HINT_KIND_SPIN_ON_HOLDER, 0, 1, false, true, 1,
+		  1 },
+		{ &over, true, HINT_KIND_SPIN_ON_HOLDER, 3, 2, false, true, 2,
+		  2 },
+		{ &over, true, HINT_KIND_SPIN_ON_HOLDER, 2, 2, false, false, -1,
 		  -1 },
-		{ &under, HINT_KIND_IDLE_POLL, 0, 0, false, -1 },
-		{ &bal, HINT_KIND_IDLE_POLL, 0, 0, false, -1 },
-		{ &over, HINT_KIND_IDLE_POLL, 0, 0, true, -1 },
-		{ &over, 99, 0, 1, false, -1 },
+		{ &over, false, HINT_KIND_SPIN_ON_HOLDER, 0, POLICY_MAX_VCPUS,
+		  false, false, -1, -1 },
+		{ &under, false, HINT_KIND_IDLE_POLL, 0, 0, false, false, -1,
+		  -1 },
+		{ &bal, false, HINT_KIND_IDLE_POLL, 0, 0, false, false, -1,
+		  -1 },
+		{ &over, false, HINT_KIND_IDLE_POLL, 0, 0, true, false, -1,
+		  -1 },
+		/* A hand-over wakes its target in every state. */
+		{ &under, true, HINT_KIND_RELEASED, 0, 3, false, false, -1, 3 },
+		{ &over, true, HINT_KIND_RELEASED, 1, 0, false, false, 0, 0 },
+		{ &over, true, HINT_KIND_RELEASED, 1, 1, false, false, -1, -1 },
+		{ &over, false, 99, 0, 1, false, false, -1, -1 },
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct hint_decision d =
-			policy_on_hint(rows[i].st, &on, rows[i].kind,
-				       rows[i].from, rows[i].target);
+		struct hint_decision d = policy_on_hint(
+			rows[i].st, &on, rows[i].releases, rows[i].kind,
+			rows[i].from, rows[i].target);
 
 		assert_int_equal(d.yield_self, rows[i].yield);
+		assert_int_equal(d.park_us > 0, rows[i].park);
+		assert_true(d.park_us <= POLICY_PARK_MAX_US);
 		assert_int_equal(d.boost_vcpu, rows[i].boost);
+		assert_int_equal(d.wake_vcpu, rows[i].wake);
 		if (d.boost_vcpu >= 0) {
 			assert_true(d.boost_us > 0);
 			assert_true(d.boost_us <= POLICY_BOOST_MAX_US);
@@ -1003,18 +1042,15 @@ int main(void)
 		cmocka_unit_test(test_allowed_cpus_shrink_leaves_under_at_once),
 		cmocka_unit_test(test_auto_pinning_follows_commit_state),
 		cmocka_unit_test(test_explicit_pin_modes_ignore_load),
-		cmocka_unit_test(test_halt_poll_grows_to_ceiling),
-		cmocka_unit_test(test_halt_poll_balanced_ceiling),
-		cmocka_unit_test(test_halt_poll_shrinks_and_backs_off),
-		cmocka_unit_test(test_halt_poll_probe_needs_short_waits),
-		cmocka_unit_test(test_halt_poll_neutral_band_holds),
-		cmocka_unit_test(test_halt_poll_costly_failures_shrink),
 		cmocka_unit_test(test_halt_poll_zero_when_overcommitted),
 		cmocka_unit_test(test_halt_poll_fixed_and_off_are_left_alone),
 		cmocka_unit_test(test_halt_poll_untouched_when_exits_disabled),
 		cmocka_unit_test(test_halt_poll_when_disabled_exits_still_halt),
-		cmocka_unit_test(test_halt_poll_near_misses_grow),
 		cmocka_unit_test(test_halt_poll_bounds_property),
+		cmocka_unit_test(test_halt_poll_window_from_distribution),
+		cmocka_unit_test(test_halt_poll_per_vcpu),
+		cmocka_unit_test(test_ple_follows_commit_state),
+		cmocka_unit_test(test_rest_nice_headroom),
 		cmocka_unit_test(test_act_on_hints_by_state),
 		cmocka_unit_test(test_hint_decisions),
 		cmocka_unit_test(test_irq_inject_boost),

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* --disk, --net, --rng and --console virtio in the option table. */
+/*
+ * --disk, --net, --rng, --console virtio, --vsock and --share in the option
+ * table.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -105,6 +108,94 @@ static void test_rng_and_console(void **state)
 	hvm_config_free(cfg);
 }
 
+static void test_vsock(void **state)
+{
+	struct hvm_config *cfg = hvm_config_new();
+	struct hvm_config *copy;
+	char longpath[128];
+
+	assert_false(cfg->vsock.enabled);
+	/* CIDs 0-2 are reserved, 2^32-1 is VMADDR_CID_ANY. */
+	assert_int_equal(hvm_config_set(cfg, "vsock", "cid=2"), -EINVAL);
+	assert_non_null(strstr(hvm_error_message(), "'2'"));
+	assert_int_equal(hvm_config_set(cfg, "vsock", "cid=4294967295"),
+			 -EINVAL);
+	assert_int_equal(hvm_config_set(cfg, "vsock", "cid=x"), -EINVAL);
+	assert_int_equal(hvm_config_set(cfg, "vsock", "uds=/run/v.sock"),
+			 -EINVAL);
+	assert_non_null(strstr(hvm_error_message(), "cid"));
+	assert_int_equal(hvm_config_set(cfg, "vsock", "cid=3,port=1"), -EINVAL);
+	assert_non_null(strstr(hvm_error_message(), "'port=1'"));
+	/* PATH_4294967295 must fit a sockaddr_un too. */
+	memset(longpath, 'a', sizeof(longpath));
+	memcpy(longpath, "cid=3,uds=/", 11);
+	longpath[11 + 96] = 0;
+	assert_int_equal(hvm_config_set(cfg, "vsock", longpath), -EINVAL);
+	longpath[10 + 96] = 0;
+	assert_int_equal(hvm_config_set(cfg, "vsock", longpath), 0);
+	hvm_config_free(cfg);
+
+	cfg = hvm_config_new();
+	assert_int_equal(
+		hvm_config_set(cfg, "vsock", "cid=4294967294,uds=/run/v.sock"),
+		0);
+	assert_true(cfg->vsock.enabled);
+	assert_int_equal(cfg->vsock.cid, 4294967294ull);
+	assert_string_equal(cfg->vsock.uds, "/run/v.sock");
+	/* One device per VM. */
+	assert_int_equal(hvm_config_set(cfg, "vsock", "cid=5"), -EINVAL);
+	assert_non_null(strstr(hvm_error_message(), "at most one"));
+	copy = config_dup(cfg);
+	assert_non_null(copy);
+	assert_ptr_not_equal(copy->vsock.uds, cfg->vsock.uds);
+	assert_string_equal(copy->vsock.uds, "/run/v.sock");
+	hvm_config_free(copy);
+	hvm_config_free(cfg);
+	/* Without uds=: hintvm's own host services only. */
+	cfg = hvm_config_new();
+	assert_int_equal(hvm_config_set(cfg, "vsock", "cid=3"), 0);
+	assert_null(cfg->vsock.uds);
+	hvm_config_free(cfg);
+}
+
+static void test_share(void **state)
+{
+	struct hvm_config *cfg = hvm_config_new();
+	struct hvm_config *copy;
+
+	(void)state;
+	assert_int_equal(hvm_config_set(cfg, "share", "/srv/a,tag=a"), 0);
+	assert_int_equal(hvm_config_set(cfg, "share",
+					"/srv/b,ro,tag=root.fs-1,ids=mapped"),
+			 0);
+	assert_int_equal(cfg->nr_shares, 2);
+	assert_string_equal(cfg->shares[0].path, "/srv/a");
+	assert_string_equal(cfg->shares[0].tag, "a");
+	assert_false(cfg->shares[0].readonly);
+	assert_false(cfg->shares[0].ids_mapped);
+	assert_string_equal(cfg->shares[1].tag, "root.fs-1");
+	assert_true(cfg->shares[1].readonly);
+	assert_true(cfg->shares[1].ids_mapped);
+	/* A tag is required, typeable, unique; options are known ones. */
+	assert_int_equal(hvm_config_set(cfg, "share", "/srv/c"), -EINVAL);
+	assert_non_null(strstr(hvm_error_message(), "needs a mount tag"));
+	assert_int_equal(hvm_config_set(cfg, "share", "/srv/c,tag=a b"),
+			 -EINVAL);
+	assert_int_equal(hvm_config_set(cfg, "share", "/srv/c,tag="), -EINVAL);
+	assert_int_equal(hvm_config_set(cfg, "share", "/srv/c,tag=a"), -EINVAL);
+	assert_non_null(strstr(hvm_error_message(), "already used"));
+	assert_int_equal(hvm_config_set(cfg, "share", "/srv/c,tag=c,rw"),
+			 -EINVAL);
+	assert_int_equal(hvm_config_set(cfg, "share", ",tag=c"), -EINVAL);
+	assert_int_equal(cfg->nr_shares, 2);
+	copy = config_dup(cfg);
+	assert_non_null(copy);
+	assert_string_equal(copy->shares[1].path, "/srv/b");
+	assert_string_equal(copy->shares[1].tag, "root.fs-1");
+	hvm_config_free(cfg);
+	hvm_config_free(copy);
+}
+
 static void test_config_file(void **state)
 {
 	char path[] = "/tmp/hvm-opts-XXXXXX";
@@ -133,6 +224,8 @@ int main(void)
 		cmocka_unit_test(test_disk_limit),
 		cmocka_unit_test(test_net),
 		cmocka_unit_test(test_rng_and_console),
+		cmocka_unit_test(test_vsock),
+		cmocka_unit_test(test_share),
 		cmocka_unit_test(test_config_file),
 	};
 

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * hintvm-agent: the guest agent (docs/agent.md). One process, one thread,
+ * one poll loop: the listening socket, every connection, every relay
+ * between a connection and a process's pipe or terminal, and a signalfd
+ * for SIGCHLD.
+ */
+#ifndef HVM_AGENT_H
+#define HVM_AGENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Where the agent listens and where it reports the main process's exit. */
+struct agent_listen {
+	/*
+	 * Test mode: a Unix socket that speaks the host side of
+	 * Firecracker's hybrid vsock ("CONNECT <port>\n" -> "OK <n>\n"),
+	 * so host clients work against it unchanged; the exit report goes to
+	 * the Unix socket "<path>_<AGENT_STATUS_PORT>", as a guest's
+	 * connection to that host port would. NULL: AF_VSOCK.
+	 */
+	const char *hybrid_path;
+	unsigned int port;
+};
+
+/* The process whose exit ends the agent (and, as PID 1, the VM). */
+struct agent_main {
+	char **argv; /* NULL: none; the agent serves until powered off */
+	pid_t pid;
+	bool exited;
+	int status; /* wait status */
+};
+
+/* Serve until the main process (if any) exits. Returns its wait status. */
+int agent_serve(const struct agent_listen *listen, struct agent_main *main);
+
+/* Report the main process's exit to the host (AGENT_MSG_EXIT_REPORT). */
+int agent_report_exit(const struct agent_listen *listen, pid_t pid,
+		      int wait_status);
+
+/* PID 1 duties (pid1.c): everything before serving, and the end. */
+struct agent_boot {
+	char **main_argv; /* from the kernel: init's arguments after "--" */
+	bool debug;
+};
+int agent_pid1_setup(struct agent_boot *boot);
+void agent_pid1_poweroff(void) __attribute__((noreturn));
+/* How many init arguments followed "--" on the kernel command line. */
+int agent_cmdline_init_argc(void);
+
+/* Network configuration over rtnetlink (net.c). */
+int agent_net_up(const char *ifname);
+/* "IF,ADDR/PREFIX[,gw=ADDR][,mtu=N]" as on the kernel command line. */
+int agent_net_configure(const char *spec);
+
+/* Log to the console (stderr) with the agent's prefix. */
+void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern bool agent_debug;
+
+#endif

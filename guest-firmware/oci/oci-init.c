@@ -1,0 +1,800 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * PID 1 of a container VM in hintvm-runtime's console mode (used until the
+ * guest agent of docs/agent.md takes over): it runs the container's
+ * process from the bundle's own config.json, which the runtime put in the
+ * initramfs, and ends the VM with its exit status.
+ *
+ * The initramfs the runtime builds per container (src/runtime/initramfs.c),
+ * after the guest agent's (/init, its modules in /lib/modules/hintvm-agent):
+ *   /hintvm/oci-init          this program (static; rdinit=)
+ *   /hintvm/config.json       the bundle's config.json
+ *   /hintvm/seccomp.bpf       linux.seccomp compiled to BPF (optional)
+ *   /hintvm/root/...          the container's root file system, or
+ *   /hintvm/root-share        the root is the 9p share "rootfs" instead
+ *   /hintvm/shares/I          mounts[I] is a host directory, share "mI"
+ *   /hintvm/files/I           mounts[I] is a host file, copied here
+ *   /hintvm/cfg-share         the share "hvmcfg" holds "net": eth0's
+ *                             "ADDRESS PREFIX GATEWAY|- MTU" (written at
+ *                             start, when the engine's veth is there)
+ *   /modules/order, *.ko      kernel modules to load first (optional)
+ *
+ * The agent, when /init is it, is started inside the container's root:
+ * `hintvm-runtime exec` reaches it over vsock. Signals for the main
+ * process arrive on vsock port 1026 (one byte each), from the VMM process.
+ *
+ * Steps: mount what the process's mounts list asks for (proc, sysfs, tmpfs,
+ * devpts, mqueue; devtmpfs at /dev) inside /hintvm/root, set the hostname,
+ * write linux.sysctl, mask maskedPaths and remount readonlyPaths (before
+ * the agent starts, so exec sees them too), put the console in raw mode
+ * unless process.terminal (so the container's bytes reach the engine
+ * unchanged), then fork: the child enters the root (enter_root: a mount
+ * namespace and the root moved onto "/"), changes to process.cwd, and
+ * around taking process.user's gid and uid applies the process limits
+ * (rlimits, capabilities, noNewPrivileges, the seccomp program the
+ * runtime compiled: guest-firmware/agent/limits.c), then execs
+ * process.args with process.env. PID 1 reaps every orphan; when the
+ * container's process ends it writes the status to the debug-exit port
+ * (x86: 0xf4; 128+N for a signal), which hintvm-runtime's VMM process turns
+ * into its own exit status, and powers off.
+ *
+ * config.json is parsed by the runtime's own parser (src/runtime/spec.c):
+ * the host already checked it, this side trusts nothing more than that.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <net/route.h>
+#include <netinet/in.h>
+#include <linux/vm_sockets.h>
+#include <poll.h>
+#include <sched.h>
+#if defined(__x86_64__)
+#include <sys/io.h> /* the debug-exit port: x86 only */
+#endif
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "agent/limits.h"
+#include "core/agent_proto.h"
+#include "runtime/spec.h"
+
+#define ROOT "/hintvm/root"
+#define CONFIG "/hintvm/config.json"
+/* linux.seccomp as the runtime compiled it (BPF), when config.json has it */
+#define SECCOMP_BPF "/hintvm/seccomp.bpf"
+#define NULL_DEV "/hintvm/null" /* what masked files are bound to */
+#define DEBUG_EXIT_PORT 0xf4
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "hintvm-oci-init: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/*
+ * The main process's exit as the guest agent reports it (docs/agent.md):
+ * EXIT_REPORT to the host's port 1025, which hintvm (option agent)
+ * acknowledges before we power off. 0 once acknowledged.
+ */
+static int report_exit(int wait_status)
+{
+	struct sockaddr_vm host = { .svm_family = AF_VSOCK,
+				    .svm_cid = VMADDR_CID_HOST,
+				    .svm_port = AGENT_STATUS_PORT };
+	uint8_t frame[128], ack[AGENT_HDR_SIZE];
+	struct agent_builder b;
+	struct pollfd pfd;
+	size_t got = 0;
+	int fd, len;
+
+	fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&host, sizeof(host))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	agent_build_begin(&b, frame, sizeof(frame), AGENT_MSG_EXIT_REPORT, 1);
+	agent_put_u32(&b, AGENT_ATTR_VERSION, AGENT_PROTO_VERSION);
+	if (WIFSIGNALED(wait_status))
+		agent_put_u32(&b, AGENT_ATTR_TERM_SIGNAL,
+			      (uint32_t)WTERMSIG(wait_status));
+	else
+		agent_put_u32(&b, AGENT_ATTR_EXIT_CODE,
+			      (uint32_t)WEXITSTATUS(wait_status));
+	len = agent_build_end(&b);
+	if (len < 0 || send(fd, frame, (size_t)len, MSG_NOSIGNAL) != len) {
+		close(fd);
+		return -1;
+	}
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	while (got < sizeof(ack) && poll(&pfd, 1, 2000) > 0) {
+		ssize_t n = read(fd, ack + got, sizeof(ack) - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	return got == sizeof(ack) ? 0 : -1;
+}
+
+/*
+ * End the VM: the main process's wait status WS reported through the
+ * agent protocol (every architecture); failing that (or WS < 0: it never
+ * ran), on x86, STATUS written to the debug-exit port.
+ */
+static __attribute__((noreturn)) void finish_wait(int ws, int status)
+{
+	sync();
+	if (ws < 0 || report_exit(ws)) {
+#if defined(__x86_64__)
+		if (!ioperm(DEBUG_EXIT_PORT, 4, 1))
+			outb((unsigned char)status, DEBUG_EXIT_PORT);
+#endif
+	}
+	reboot(RB_POWER_OFF);
+	for (;;)
+		pause();
+}
+
+/* The container's process never ran: STATUS (126/127). */
+static __attribute__((noreturn)) void finish(int status)
+{
+	finish_wait(-1, status);
+}
+
+/*
+ * The modules the initramfs before ours brought: the agent's
+ * (`hvm_initramfs_cached`, /lib/modules/hintvm-agent) or a plain list
+ * (/modules).
+ */
+static void load_modules(void)
+{
+	static const char *const dirs[] = { "/lib/modules/hintvm-agent",
+					    "/modules" };
+	char name[256], path[600], order_path[64];
+	const char *dir = NULL;
+	FILE *order = NULL;
+
+	for (size_t i = 0; i < 2 && !order; i++) {
+		snprintf(order_path, sizeof(order_path), "%s/order", dirs[i]);
+		order = fopen(order_path, "re");
+		dir = dirs[i];
+	}
+	if (!order)
+		return;
+	while (fgets(name, sizeof(name), order)) {
+		int fd;
+
+		name[strcspn(name, "\n")] = '\0';
+		if (!name[0])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		/*
+		 * Quietly: the console is the container's output, and the
+		 * agent's list names modules a kernel may have built in
+		 * (or not at all); what matters fails later, by name.
+		 */
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			syscall(SYS_finit_module, fd, "", 0);
+		if (fd >= 0)
+			close(fd);
+	}
+	fclose(order);
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[4096];
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -1;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(buf, 0755);
+		*p = '/';
+	}
+	return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+/* The mounts of config.json that a VM can make itself. */
+static void mount_container_fs(const struct oci_spec *s)
+{
+	static const char *const kinds[] = { "proc",   "sysfs",	 "tmpfs",
+					     "devpts", "mqueue", NULL };
+	char target[4096];
+
+	snprintf(target, sizeof(target), "%s/dev", ROOT);
+	mkdir_p(target);
+	if (mount("devtmpfs", target, "devtmpfs", MS_NOSUID, "mode=0755"))
+		say("devtmpfs: %s", strerror(errno));
+	for (size_t i = 0; i < s->nmounts; i++) {
+		const struct oci_mount *m = &s->mounts[i];
+		bool known = false;
+
+		for (const char *const *k = kinds; *k && m->type; k++)
+			known |= !strcmp(*k, m->type);
+		if (!known || strstr(m->destination, ".."))
+			continue;
+		snprintf(target, sizeof(target), "%s%s", ROOT, m->destination);
+		mkdir_p(target);
+		if (mount(m->source ? m->source : m->type, target, m->type,
+			  (m->readonly ? MS_RDONLY : 0) | MS_NOSUID,
+			  !strcmp(m->type, "devpts")
+				  ? "newinstance,ptmxmode=0666,mode=0620"
+				  : NULL))
+			say("mount %s on %s: %s", m->type, m->destination,
+			    strerror(errno));
+	}
+}
+
+/*
+ * The root as the runtime shared it: tag "rootfs", read-only, under an
+ * overlay whose upper layer is a tmpfs, so the container can write and
+ * nothing it writes reaches the host (root.readonly: the overlay is
+ * mounted read-only). Without /hintvm/root-share the root is already in
+ * the initramfs at ROOT.
+ */
+static int mount_root(const struct oci_spec *s)
+{
+	char opts[512];
+
+	if (access("/hintvm/root-share", F_OK))
+		return 0;
+	mkdir("/hintvm/lower", 0755);
+	mkdir("/hintvm/rw", 0755);
+	if (mount("rootfs", "/hintvm/lower", "9p", MS_RDONLY,
+		  "trans=virtio,version=9p2000.L,msize=262144,cache=loose")) {
+		say("mount the root share: %s", strerror(errno));
+		return -1;
+	}
+	if (mount("tmpfs", "/hintvm/rw", "tmpfs", 0, "mode=0755")) {
+		say("tmpfs for the overlay: %s", strerror(errno));
+		return -1;
+	}
+	mkdir("/hintvm/rw/upper", 0755);
+	mkdir("/hintvm/rw/work", 0755);
+	snprintf(
+		opts, sizeof(opts),
+		"lowerdir=/hintvm/lower,upperdir=/hintvm/rw/upper,workdir=/hintvm/rw/work");
+	if (mount("overlay", ROOT, "overlay", s->root_readonly ? MS_RDONLY : 0,
+		  opts)) {
+		say("overlay root: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Bind mounts: host directories as 9p shares m<i>, host files copied. */
+static void mount_binds(const struct oci_spec *s)
+{
+	char target[4096], path[64], tag[32];
+
+	for (size_t i = 0; i < s->nmounts; i++) {
+		const struct oci_mount *m = &s->mounts[i];
+		unsigned long ro = m->readonly ? MS_RDONLY : 0;
+		int fd;
+
+		if (!m->bind || strstr(m->destination, ".."))
+			continue;
+		snprintf(target, sizeof(target), "%s%s", ROOT, m->destination);
+		snprintf(path, sizeof(path), "/hintvm/shares/%zu", i);
+		if (!access(path, F_OK)) {
+			snprintf(tag, sizeof(tag), "m%zu", i);
+			mkdir_p(target);
+			if (mount(tag, target, "9p", ro,
+				  "trans=virtio,version=9p2000.L,msize=262144"))
+				say("mount %s on %s: %s", tag, m->destination,
+				    strerror(errno));
+			continue;
+		}
+		snprintf(path, sizeof(path), "/hintvm/files/%zu", i);
+		if (access(path, F_OK))
+			continue;
+		/* A file: its directory must exist, the file be a target. */
+		{
+			char dir[4096];
+			char *slash;
+
+			snprintf(dir, sizeof(dir), "%s", target);
+			slash = strrchr(dir, '/');
+			if (slash && slash != dir) {
+				*slash = '\0';
+				mkdir_p(dir);
+			}
+		}
+		fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			close(fd);
+		if (mount(path, target, NULL, MS_BIND, NULL) ||
+		    (ro && mount(NULL, target, NULL,
+				 MS_BIND | MS_REMOUNT | MS_RDONLY, NULL)))
+			say("bind %s: %s", m->destination, strerror(errno));
+	}
+}
+
+static int if_ioctl(int s, unsigned long req, struct ifreq *ifr,
+		    const char *what)
+{
+	if (ioctl(s, req, ifr)) {
+		say("%s %s: %s", ifr->ifr_name, what, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void set_in_addr(struct sockaddr *sa, in_addr_t addr)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)sa;
+
+	memset(in, 0, sizeof(*in));
+	in->sin_family = AF_INET;
+	in->sin_addr.s_addr = addr;
+}
+
+static void link_up(int s, const char *name)
+{
+	struct ifreq ifr = { 0 };
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (!if_ioctl(s, SIOCGIFFLAGS, &ifr, "flags")) {
+		ifr.ifr_flags |= IFF_UP;
+		if_ioctl(s, SIOCSIFFLAGS, &ifr, "up");
+	}
+}
+
+/*
+ * lo always; eth0 from hvmcfg's net ("ADDRESS PREFIX GATEWAY|- MTU"), the
+ * veth's settings the runtime read in the container's network namespace.
+ */
+static void configure_network(void)
+{
+	char addr[32], gw[32];
+	unsigned int prefix, mtu;
+	struct ifreq ifr = { 0 };
+	struct in_addr a, g;
+	FILE *f;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		return;
+	link_up(s, "lo");
+	if (!access("/hintvm/cfg-share", F_OK) &&
+	    mount("hvmcfg", "/hintvm/cfg", "9p", MS_RDONLY,
+		  "trans=virtio,version=9p2000.L"))
+		say("mount the runtime's share: %s", strerror(errno));
+	f = fopen("/hintvm/cfg/net", "re");
+	if (!f || fscanf(f, "%31s %u %31s %u", addr, &prefix, gw, &mtu) != 4 ||
+	    prefix > 32 || !inet_aton(addr, &a)) {
+		if (f)
+			fclose(f);
+		close(s);
+		return;
+	}
+	fclose(f);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "eth0");
+	ifr.ifr_mtu = (int)mtu;
+	if_ioctl(s, SIOCSIFMTU, &ifr, "mtu");
+	set_in_addr(&ifr.ifr_addr, a.s_addr);
+	if_ioctl(s, SIOCSIFADDR, &ifr, "address");
+	set_in_addr(&ifr.ifr_netmask, prefix ? htonl(~0u << (32 - prefix)) : 0);
+	if_ioctl(s, SIOCSIFNETMASK, &ifr, "netmask");
+	link_up(s, "eth0");
+	if (strcmp(gw, "-") && inet_aton(gw, &g)) {
+		struct rtentry rt = { 0 };
+
+		set_in_addr(&rt.rt_dst, 0);
+		set_in_addr(&rt.rt_genmask, 0);
+		set_in_addr(&rt.rt_gateway, g.s_addr);
+		rt.rt_flags = RTF_UP | RTF_GATEWAY;
+		rt.rt_dev = "eth0";
+		if (ioctl(s, SIOCADDRT, &rt))
+			say("default route via %s: %s", gw, strerror(errno));
+	}
+	close(s);
+}
+
+/*
+ * linux.sysctl: the VM's kernel is the container's own, so every key is
+ * the container's to set (runc limits them to namespaced ones).
+ */
+static void apply_sysctls(const struct oci_spec *s)
+{
+	char path[512];
+
+	for (size_t i = 0; i < s->nsysctls; i++) {
+		size_t len = strlen(s->sysctls[i].value);
+		int fd;
+
+		snprintf(path, sizeof(path), "/proc/sys/%s", s->sysctls[i].key);
+		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0 ||
+		    write(fd, s->sysctls[i].value, len) != (ssize_t)len)
+			say("sysctl %s = %s: %s", s->sysctls[i].key,
+			    s->sysctls[i].value, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+/*
+ * linux.maskedPaths as runc masks them: a directory gets an empty
+ * read-only tmpfs over it, anything else /dev/null bound over it; a path
+ * that does not exist needs no mask.
+ */
+static void mask_paths(const struct oci_spec *s)
+{
+	char target[4096];
+	struct stat st;
+
+	/*
+	 * Our own null device outside the container's root: its /dev may
+	 * be the engine's tmpfs, without one.
+	 */
+	if (s->nmasked_paths &&
+	    mknod(NULL_DEV, S_IFCHR | 0666, makedev(1, 3)) && errno != EEXIST)
+		say("%s: %s", NULL_DEV, strerror(errno));
+
+	for (size_t i = 0; i < s->nmasked_paths; i++) {
+		int ret;
+
+		snprintf(target, sizeof(target), "%s%s", ROOT,
+			 s->masked_paths[i]);
+		if (lstat(target, &st))
+			continue;
+		if (S_ISDIR(st.st_mode))
+			ret = mount("tmpfs", target, "tmpfs", MS_RDONLY,
+				    "mode=0755");
+		else
+			ret = mount(NULL_DEV, target, NULL, MS_BIND, NULL);
+		if (ret)
+			say("mask %s: %s", s->masked_paths[i], strerror(errno));
+	}
+}
+
+/* linux.readonlyPaths: bound onto themselves, remounted read-only. */
+static void make_readonly(const struct oci_spec *s)
+{
+	char target[4096];
+	struct statvfs vfs;
+
+	for (size_t i = 0; i < s->nreadonly_paths; i++) {
+		unsigned long keep = 0;
+
+		snprintf(target, sizeof(target), "%s%s", ROOT,
+			 s->readonly_paths[i]);
+		if (access(target, F_OK))
+			continue;
+		if (mount(target, target, NULL, MS_BIND | MS_REC, NULL) ||
+		    statvfs(target, &vfs)) {
+			say("read-only %s: %s", s->readonly_paths[i],
+			    strerror(errno));
+			continue;
+		}
+		keep |= vfs.f_flag & ST_NOSUID ? MS_NOSUID : 0;
+		keep |= vfs.f_flag & ST_NODEV ? MS_NODEV : 0;
+		keep |= vfs.f_flag & ST_NOEXEC ? MS_NOEXEC : 0;
+		if (mount(NULL, target, NULL,
+			  MS_BIND | MS_REMOUNT | MS_RDONLY | keep, NULL))
+			say("read-only %s: %s", s->readonly_paths[i],
+			    strerror(errno));
+	}
+}
+
+/*
+ * process's limits in the agent's terms (guest-firmware/agent/limits.c
+ * applies them for exec too), with the seccomp program the runtime
+ * compiled. -1 when config.json has a profile and the program is missing:
+ * the process must not run unconfined.
+ */
+static int load_limits(const struct oci_spec *s, struct agent_limits *l)
+{
+	const struct oci_process *p = &s->process;
+	struct stat st;
+	int fd;
+
+	memset(l, 0, sizeof(*l));
+	for (size_t i = 0; i < p->nrlimits && i < AGENT_MAX_RLIMITS; i++)
+		l->rlimits[l->nrlimits++] = (struct agent_rlimit){
+			.resource = (uint32_t)p->rlimits[i].resource,
+			.soft = p->rlimits[i].soft,
+			.hard = p->rlimits[i].hard,
+		};
+	l->has_caps = p->has_capabilities;
+	for (int i = 0; i < AGENT_CAP_SETS; i++)
+		l->caps[i] = p->caps[i];
+	l->no_new_privs = p->no_new_privileges;
+	if (!s->seccomp.present)
+		return 0;
+	fd = open(SECCOMP_BPF, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || !st.st_size || st.st_size % 8 ||
+	    st.st_size > AGENT_MAX_SECCOMP) {
+		say("%s is missing or malformed", SECCOMP_BPF);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	l->seccomp = malloc((size_t)st.st_size);
+	if (!l->seccomp ||
+	    read(fd, (void *)l->seccomp, (size_t)st.st_size) != st.st_size) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	l->seccomp_len = (size_t)st.st_size;
+	return 0;
+}
+
+/*
+ * Make the container's root this process's "/" as switch_root does, in a
+ * mount namespace of its own: ROOT moved onto "/", then chroot("."). A
+ * plain chroot(ROOT) leaves the process chrooted in the kernel's eyes, and
+ * a chrooted process may not create a user namespace (`unshare -U` works
+ * under runc, whose pivot_root leaves no such mark); the initramfs's
+ * rootfs cannot be pivot_root'ed, hence the move.
+ */
+static int enter_root(void)
+{
+	struct stat root, parent;
+
+	if (unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    stat(ROOT, &root) || stat("/hintvm", &parent))
+		return -1;
+	/* The copied root is a plain directory: make it a mount to move. */
+	if (root.st_dev == parent.st_dev &&
+	    mount(ROOT, ROOT, NULL, MS_BIND | MS_REC, NULL))
+		return -1;
+	if (chdir(ROOT) || mount(ROOT, "/", NULL, MS_MOVE, NULL) ||
+	    chroot(".") || chdir("/"))
+		return -1;
+	return 0;
+}
+
+/*
+ * The guest agent (docs/agent.md), when the initramfs has it as /init:
+ * started inside the container's root, so that `hintvm-runtime exec`
+ * (hvm_process_start over vsock) runs processes in the container.
+ */
+static void start_agent(void)
+{
+	static char *const argv[] = { "hintvm-agent", NULL };
+	static char *const envp[] = {
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		NULL
+	};
+	int fd = open("/init", O_RDONLY | O_CLOEXEC);
+	pid_t pid;
+
+	if (fd < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		/* Not on the console: that is the container's stdio. */
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		if (enter_root())
+			_exit(127);
+		fexecve(fd, argv, envp);
+		_exit(127);
+	}
+	close(fd);
+}
+
+static void console_mode(const struct oci_spec *s)
+{
+	struct termios t;
+
+	if (tcgetattr(0, &t))
+		return;
+	if (!s->process.terminal) {
+		/* Bytes as the process wrote them: no CR before LF. */
+		cfmakeraw(&t);
+		tcsetattr(0, TCSANOW, &t);
+	} else if (s->process.console_rows && s->process.console_cols) {
+		struct winsize ws = { .ws_row = s->process.console_rows,
+				      .ws_col = s->process.console_cols };
+
+		ioctl(0, TIOCSWINSZ, &ws);
+	}
+}
+
+static __attribute__((noreturn)) void exec_process(const struct oci_spec *s,
+						   const struct agent_limits *l)
+{
+	const struct oci_process *p = &s->process;
+	static char *const empty_env[] = { NULL };
+	const char *what = "";
+
+	if (p->terminal) {
+		setsid();
+		ioctl(0, TIOCSCTTY, 1);
+	}
+	if (enter_root() || chdir(p->cwd ? p->cwd : "/")) {
+		say("cannot enter the container root: %s", strerror(errno));
+		_exit(127);
+	}
+	if (limits_before_user(l, &what))
+		goto limits_failed;
+	if (setgid(p->gid) || setgroups(0, NULL) || setuid(p->uid)) {
+		say("cannot take uid %u gid %u: %s", p->uid, p->gid,
+		    strerror(errno));
+		_exit(127);
+	}
+	if (limits_after_user(l, &what))
+		goto limits_failed;
+	/* execvpe searches the container's PATH, as runc does. */
+	if (p->env)
+		for (size_t i = 0; i < p->nenv; i++)
+			if (!strncmp(p->env[i], "PATH=", 5))
+				setenv("PATH", p->env[i] + 5, 1);
+	/* The seccomp program last: nothing but the exec runs under it. */
+	if (limits_last(l, &what))
+		goto limits_failed;
+	execvpe(p->args[0], p->args, p->env ? p->env : empty_env);
+	say("exec %s: %s", p->args[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+limits_failed:
+	say("cannot apply the process's limits: %s: %s", what, strerror(errno));
+	_exit(127);
+}
+
+/*
+ * Signals for the container's process from the host: hintvm-runtime's VMM
+ * process connects to this vsock port (through the VM's hybrid socket)
+ * and sends one byte, the signal number, per connection.
+ */
+#define SIGNAL_VSOCK_PORT 1026
+
+static int listen_for_signals(void)
+{
+	struct sockaddr_vm addr = { .svm_family = AF_VSOCK,
+				    .svm_cid = VMADDR_CID_ANY,
+				    .svm_port = SIGNAL_VSOCK_PORT };
+	int s = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		return -1;
+	if (bind(s, (struct sockaddr *)&addr, sizeof(addr)) || listen(s, 4)) {
+		close(s);
+		return -1;
+	}
+	return s;
+}
+
+static void forward_signal(int listener, pid_t child)
+{
+	unsigned char sig = 0;
+	int c = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+
+	if (c < 0)
+		return;
+	/* A bounded wait: a host that connects and says nothing is dropped. */
+	struct pollfd p = { .fd = c, .events = POLLIN };
+
+	if (poll(&p, 1, 1000) == 1 && read(c, &sig, 1) == 1 && sig > 0 &&
+	    sig < 65)
+		kill(child, sig);
+	close(c);
+}
+
+/*
+ * PID 1: reap orphans and forward signals until the process ends; its
+ * wait status, or -1 when it cannot be known.
+ */
+static int supervise(pid_t child)
+{
+	sigset_t set;
+	int sfd, listener = listen_for_signals();
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	for (;;) {
+		struct pollfd fds[2] = { { .fd = sfd, .events = POLLIN },
+					 { .fd = listener, .events = POLLIN } };
+		struct signalfd_siginfo si;
+		int st_code;
+		pid_t pid;
+
+		if (sfd >= 0 && poll(fds, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (fds[1].revents)
+			forward_signal(listener, child);
+		if (sfd >= 0 && !fds[0].revents)
+			continue;
+		if (sfd >= 0 && read(sfd, &si, sizeof(si)) < 0)
+			continue;
+		while ((pid = waitpid(-1, &st_code, sfd >= 0 ? WNOHANG : 0)) >
+		       0) {
+			if (pid == child)
+				return st_code;
+		}
+		if (pid < 0 && errno == ECHILD)
+			break;
+	}
+	return -1;
+}
+
+int main(void)
+{
+	struct agent_limits limits;
+	struct oci_spec spec;
+	char err[256], *text;
+	struct stat st;
+	pid_t child;
+	int fd, ws;
+
+	mount("proc", "/proc", "proc", 0, NULL);
+	load_modules();
+	fd = open(CONFIG, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || st.st_size > OCI_MAX_CONFIG ||
+	    !(text = malloc((size_t)st.st_size + 1)) ||
+	    read(fd, text, (size_t)st.st_size) != st.st_size) {
+		say("cannot read %s", CONFIG);
+		finish(127);
+	}
+	close(fd);
+	if (oci_spec_parse(text, (size_t)st.st_size, &spec, err, sizeof(err)) ||
+	    !spec.process.nargs) {
+		say("config.json: %s", err[0] ? err : "no process.args");
+		finish(127);
+	}
+	free(text);
+	if (spec.hostname)
+		sethostname(spec.hostname, strlen(spec.hostname));
+	if (mount_root(&spec))
+		finish(127);
+	mount_container_fs(&spec);
+	mount_binds(&spec);
+	apply_sysctls(&spec);
+	mask_paths(&spec);
+	make_readonly(&spec);
+	configure_network();
+	if (load_limits(&spec, &limits))
+		finish(127);
+	start_agent();
+	console_mode(&spec);
+
+	child = fork();
+	if (child < 0)
+		finish(127);
+	if (child == 0)
+		exec_process(&spec, &limits);
+	ws = supervise(child);
+	finish_wait(ws, ws < 0		? 127
+			: WIFEXITED(ws) ? WEXITSTATUS(ws)
+					: 128 + WTERMSIG(ws));
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * `hintvm run --agent` inside libhintvm (agent_host.c): what the builder
+ * calls to prepare a VM for the guest agent and to learn the status the
+ * agent reported for the main process (docs/agent.md).
+ */
+#ifndef HVM_CORE_AGENT_HOST_H
+#define HVM_CORE_AGENT_HOST_H
+
+#include <stdbool.h>
+
+struct vm;
+
+/*
+ * Before assembly: with --agent, find (or build) the initramfs for
+ * --kernel into cfg->agent_initrd and give the VM a vsock device (CID 3
+ * and a socket in the runtime directory unless --vsock says otherwise);
+ * in every case append --init-args to the command line.
+ */
+int agent_host_prepare(struct vm *vm);
+
+/* The vsock device's listener for AGENT_STATUS_PORT (OPAQUE: the vm). */
+void agent_host_on_connect(int fd, void *opaque);
+
+/* The main process's status as a shell says it, once reported. */
+bool agent_host_status(struct vm *vm, int *status);
+
+void agent_host_destroy(struct vm *vm);
+
+#endif

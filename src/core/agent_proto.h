@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The guest agent protocol, version 1 (docs/agent.md): the codec only.
+ *
+ * One file for both ends: libhintvm (hintvm exec, hvm_process_*) and the
+ * guest agent (guest-firmware/agent) compile agent_proto.c, so the two
+ * cannot disagree about the wire format. It needs nothing but libc: no
+ * hvm_set_error, no json-c, no allocation except in the EXEC decoder.
+ *
+ * A frame is a 12-byte little-endian header (payload length, type,
+ * reserved, request id) and a payload of attributes (type, length,
+ * value). Every length read from the wire is bounded here, once: a
+ * payload by AGENT_MAX_PAYLOAD, an attribute by the payload that holds
+ * it, counts of repeated attributes by the limits below.
+ */
+#ifndef HVM_CORE_AGENT_PROTO_H
+#define HVM_CORE_AGENT_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AGENT_PROTO_VERSION 1
+/* The vsock port the agent listens on (guest side). */
+#define AGENT_VSOCK_PORT 1024
+/*
+ * The host port the agent reports the main process's exit to before it
+ * powers off (`hintvm run --agent` serves it).
+ */
+#define AGENT_STATUS_PORT 1025
+
+#define AGENT_HDR_SIZE 12
+/* Largest payload either side sends or accepts. */
+#define AGENT_MAX_PAYLOAD (256u * 1024)
+#define AGENT_MAX_ARGS 4096
+#define AGENT_MAX_ENV 4096
+/* Longest path (cwd) and name; longer ones are refused. */
+#define AGENT_MAX_PATH 4095
+/* Attributes nest (PROC in PROCS) at most this deep. */
+#define AGENT_MAX_DEPTH 2
+
+/* Frame types: requests (client -> agent) and replies/events. */
+enum agent_msg_type {
+	AGENT_MSG_HELLO = 1, /* both ways, first frame of every connection */
+	AGENT_MSG_EXEC = 2,
+	AGENT_MSG_ATTACH = 3,
+	AGENT_MSG_SIGNAL = 4,
+	AGENT_MSG_RESIZE = 5,
+	AGENT_MSG_LIST = 6,
+	AGENT_MSG_WAIT = 7,
+	AGENT_MSG_EXIT_REPORT = 8, /* agent -> hintvm, on AGENT_STATUS_PORT */
+	AGENT_MSG_OK = 64,
+	AGENT_MSG_ERROR = 65,
+	AGENT_MSG_READY = 66,
+	AGENT_MSG_STARTED = 67,
+	AGENT_MSG_EXITED = 68,
+	AGENT_MSG_PROCS = 69,
+};
+
+/* Attribute types; each has one fixed kind (agent_attr_kind()). */
+enum agent_attr_type {
+	AGENT_ATTR_VERSION = 1, /* u32 */
+	AGENT_ATTR_NAME = 2, /* string */
+	AGENT_ATTR_ARG = 3, /* string, repeated, in order */
+	AGENT_ATTR_ENV = 4, /* string "K=V", repeated */
+	AGENT_ATTR_CWD = 5, /* string, absolute path */
+	AGENT_ATTR_UID = 6, /* u32 */
+	AGENT_ATTR_GID = 7, /* u32 */
+	AGENT_ATTR_FLAGS = 8, /* u32, AGENT_EXEC_* */
+	AGENT_ATTR_ROWS = 9, /* u32, 1..65535 */
+	AGENT_ATTR_COLS = 10, /* u32, 1..65535 */
+	AGENT_ATTR_SESSION = 11, /* u32 */
+	AGENT_ATTR_TOKEN = 12, /* u64 */
+	AGENT_ATTR_STREAM = 13, /* u32, enum agent_stream */
+	AGENT_ATTR_PID = 14, /* u32 */
+	AGENT_ATTR_SIGNAL = 15, /* u32, 1..64 */
+	AGENT_ATTR_EXIT_CODE = 16, /* u32, 0..255 */
+	AGENT_ATTR_TERM_SIGNAL = 17, /* u32, 1..64 */
+	AGENT_ATTR_ERRNO = 18, /* u32 */
+	AGENT_ATTR_MESSAGE = 19, /* string */
+	AGENT_ATTR_PROC = 20, /* nested */
+	AGENT_ATTR_MAX_PAYLOAD = 21, /* u32 */
+	AGENT_ATTR_STATE = 22, /* u32, enum agent_proc_state */
+	/* EXEC's process limits (with AGENT_EXEC_LIMITS): */
+	AGENT_ATTR_RLIMIT = 23, /* bytes: le32 resource, le64 soft, hard */
+	AGENT_ATTR_CAPS = 24, /* bytes: le64 x AGENT_CAP_SETS */
+	AGENT_ATTR_NO_NEW_PRIVS = 25, /* u32, 0 or 1 */
+	AGENT_ATTR_SECCOMP = 26, /* bytes: a classic BPF seccomp program */
+	AGENT_ATTR_COUNT
+};
+
+enum agent_attr_kind {
+	AGENT_KIND_UNKNOWN, /* not in this version: skipped by readers */
+	AGENT_KIND_U32,
+	AGENT_KIND_U64,
+	AGENT_KIND_STRING,
+	AGENT_KIND_NESTED,
+	AGENT_KIND_BYTES, /* sized by the reader of that attribute */
+};
+
+/* EXEC flags: which streams the client attaches, and how it runs. */
+#define AGENT_EXEC_STDIN 0x1u
+#define AGENT_EXEC_STDOUT 0x2u
+#define AGENT_EXEC_STDERR 0x4u
+#define AGENT_EXEC_TTY 0x8u /* one pty; only the TTY stream */
+#define AGENT_EXEC_KEEP 0x10u /* outlives its control connection */
+/*
+ * The request carries process limits (RLIMIT, CAPS, NO_NEW_PRIVS,
+ * SECCOMP): an agent that predates them refuses the unknown flag rather
+ * than skip the attributes and run the process unconfined.
+ */
+#define AGENT_EXEC_LIMITS 0x20u
+#define AGENT_EXEC_KNOWN_FLAGS 0x3fu
+
+enum agent_stream {
+	AGENT_STREAM_STDIN = 0,
+	AGENT_STREAM_STDOUT = 1,
+	AGENT_STREAM_STDERR = 2,
+	AGENT_STREAM_TTY = 3,
+	AGENT_STREAM_COUNT
+};
+
+enum agent_proc_state {
+	AGENT_PROC_STARTING = 0, /* waiting for its streams */
+	AGENT_PROC_RUNNING = 1,
+	AGENT_PROC_EXITED = 2,
+};
+
+struct agent_hdr {
+	uint32_t len; /* payload bytes, <= AGENT_MAX_PAYLOAD */
+	uint16_t type;
+	uint32_t id;
+};
+
+/*
+ * Decode a frame header. Returns 0, or -EMSGSIZE when the announced
+ * payload exceeds AGENT_MAX_PAYLOAD (the connection cannot be resynced:
+ * close it).
+ */
+int agent_hdr_decode(const uint8_t *buf, struct agent_hdr *hdr);
+void agent_hdr_encode(uint8_t *buf, const struct agent_hdr *hdr);
+
+enum agent_attr_kind agent_attr_kind(uint16_t type);
+
+/* ---- building a frame ------------------------------------------------ */
+
+/*
+ * A frame under construction in a caller's buffer. A put that does not
+ * fit sets error (-EMSGSIZE) and every later call does nothing, so a
+ * builder checks once, in agent_build_end().
+ */
+struct agent_builder {
+	uint8_t *buf;
+	size_t cap;
+	size_t len;
+	size_t nest[AGENT_MAX_DEPTH]; /* offsets of open nested attributes */
+	unsigned int depth;
+	int error;
+};
+
+void agent_build_begin(struct agent_builder *b, uint8_t *buf, size_t cap,
+		       uint16_t type, uint32_t id);
+void agent_put_u32(struct agent_builder *b, uint16_t type, uint32_t value);
+void agent_put_u64(struct agent_builder *b, uint16_t type, uint64_t value);
+void agent_put_bytes(struct agent_builder *b, uint16_t type, const void *data,
+		     size_t len);
+void agent_put_str(struct agent_builder *b, uint16_t type, const char *s);
+void agent_nest_begin(struct agent_builder *b, uint16_t type);
+void agent_nest_end(struct agent_builder *b);
+/* The whole frame's length (header included), or a negative errno. */
+int agent_build_end(struct agent_builder *b);
+
+/* ---- reading a payload ----------------------------------------------- */
+
+struct agent_attr {
+	uint16_t type;
+	uint16_t len;
+	const uint8_t *value;
+};
+
+struct agent_attr_iter {
+	const uint8_t *pos;
+	const uint8_t *end;
+};
+
+void agent_attr_iter_init(struct agent_attr_iter *it, const uint8_t *payload,
+			  size_t len);
+/*
+ * The next attribute: 1 with *A filled, 0 at the end, -EPROTO when an
+ * attribute overruns the payload or a known attribute has the wrong size
+ * for its kind (a u32 that is not 4 bytes, a string with a NUL).
+ */
+int agent_attr_next(struct agent_attr_iter *it, struct agent_attr *a);
+
+uint32_t agent_attr_u32(const struct agent_attr *a);
+uint64_t agent_attr_u64(const struct agent_attr *a);
+
+/*
+ * Check that a payload is well formed (every attribute, nested ones
+ * included, within bounds and of its kind's size) and that each
+ * single-valued attribute appears at most once per level. 0 or -EPROTO.
+ */
+int agent_payload_validate(const uint8_t *payload, size_t len);
+
+/*
+ * The single u32/u64 attribute TYPE at the top level of a validated
+ * payload: 0, or -ENOENT when absent.
+ */
+int agent_get_u32(const uint8_t *payload, size_t len, uint16_t type,
+		  uint32_t *value);
+int agent_get_u64(const uint8_t *payload, size_t len, uint16_t type,
+		  uint64_t *value);
+/* The single string attribute TYPE, copied NUL-terminated into BUF. */
+int agent_get_str(const uint8_t *payload, size_t len, uint16_t type, char *buf,
+		  size_t size);
+
+/* ---- the EXEC request -------------------------------------------------- */
+
+#define AGENT_MAX_RLIMITS 16
+#define AGENT_RLIMIT_SIZE 20
+/* BPF_MAXINSNS instructions of 8 bytes: the kernel's limit. */
+#define AGENT_MAX_SECCOMP (4096 * 8)
+
+/* Capability sets, in AGENT_ATTR_CAPS's order; bit N = capability N. */
+enum agent_cap_set {
+	AGENT_CAP_BOUNDING,
+	AGENT_CAP_EFFECTIVE,
+	AGENT_CAP_PERMITTED,
+	AGENT_CAP_INHERITABLE,
+	AGENT_CAP_AMBIENT,
+	AGENT_CAP_SETS
+};
+
+struct agent_rlimit {
+	uint32_t resource; /* RLIMIT_*, < 16 */
+	uint64_t soft, hard; /* soft <= hard; ~0: unlimited */
+};
+
+/*
+ * What a process is confined to before it execs (guest-firmware/agent/
+ * limits.c applies it, for the agent's EXEC and for hintvm-runtime's
+ * oci-init alike).
+ */
+struct agent_limits {
+	struct agent_rlimit rlimits[AGENT_MAX_RLIMITS];
+	size_t nrlimits;
+	bool has_caps; /* false: keep what the process has */
+	uint64_t caps[AGENT_CAP_SETS];
+	bool no_new_privs;
+	const void *seccomp; /* a BPF program of seccomp_len bytes, or NULL */
+	size_t seccomp_len; /* a multiple of 8, <= AGENT_MAX_SECCOMP */
+};
+
+/* Any limit set: AGENT_EXEC_LIMITS is due. */
+bool agent_limits_any(const struct agent_limits *l);
+
+struct agent_exec_req {
+	char **argv; /* NULL-terminated, at least one entry */
+	char **envp; /* NULL-terminated; NULL when the request had no ENV */
+	char *cwd; /* NULL: "/" */
+	uint32_t uid, gid;
+	bool has_uid, has_gid;
+	uint32_t flags; /* AGENT_EXEC_* */
+	uint16_t rows, cols; /* TTY only; 0 when not given */
+	struct agent_limits limits; /* with AGENT_EXEC_LIMITS */
+	void *storage; /* owns everything above */
+};
+
+/*
+ * Decode and validate an EXEC payload: 1..AGENT_MAX_ARGS arguments,
+ * at most AGENT_MAX_ENV environment entries each "K=V" with a non-empty
+ * K, an absolute cwd of at most AGENT_MAX_PATH bytes, known flags only
+ * (TTY excludes STDIN/STDOUT/STDERR), a window size only with TTY; limits
+ * only with AGENT_EXEC_LIMITS, rlimits of known resources with soft <= hard
+ * each at most once, a seccomp program of whole instructions.
+ * Returns 0, -EPROTO (malformed), -EINVAL (well formed, bad values;
+ * MSG says which) or -ENOMEM. Free with agent_exec_req_free() on success.
+ */
+int agent_exec_decode(const uint8_t *payload, size_t len,
+		      struct agent_exec_req *req, char *msg, size_t msg_size);
+void agent_exec_req_free(struct agent_exec_req *req);
+
+/* Encode REQ as an EXEC frame with request ID into BUF. */
+int agent_exec_encode(uint8_t *buf, size_t cap, uint32_t id,
+		      const struct agent_exec_req *req);
+
+/* The streams a client attaches for FLAGS (bit N: enum agent_stream N). */
+unsigned int agent_exec_streams(uint32_t flags);
+
+/*
+ * A shell's view of an exit: the code, or 128 + signal. Used by
+ * `hintvm exec`, hvm_process_status() and `hintvm run --agent`.
+ */
+int agent_shell_status(bool signaled, uint32_t code_or_signal);
+
+#endif

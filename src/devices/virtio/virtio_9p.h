@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * virtio-9p (device ID 9): a host directory shared with the guest over
+ * 9P2000.L (--share HOSTDIR,tag=TAG[,ro][,ids=mapped]; the guest mounts
+ * it with `mount -t 9p -o trans=virtio,version=9p2000.L TAG /mnt`).
+ *
+ * The event loop only pops requests and copies them out of the ring;
+ * worker threads serve them (p9_server.c), so a slow file system blocks
+ * neither a vCPU nor the other virtio devices nor, up to the number of
+ * workers, other requests of the same share.
+ */
+#ifndef HVM_DEVICES_VIRTIO_VIRTIO_9P_H
+#define HVM_DEVICES_VIRTIO_VIRTIO_9P_H
+
+#include <stdbool.h>
+
+#include "devices/virtio/p9_fs.h"
+#include "devices/virtio/virtio_device.h"
+#include "devices/virtio/virtio_host.h"
+
+#define VIRTIO_9P_MAX_TAG 64 /* bytes of the mount tag, without a NUL */
+#define VIRTIO_9P_WORKERS 4
+#define VIRTIO_9P_MAX_FIDS 4096 /* per share; each may hold an open file */
+
+/*
+ * The system calls a share's worker threads make (for the seccomp filter
+ * of the "hvm-9p" thread kind): the confined file operations of p9_fs.c,
+ * the I/O of p9_server.c, and what completing a request takes (futex,
+ * eventfd write, the interrupt ioctl, malloc).
+ */
+extern const char *const virtio_9p_worker_syscalls[];
+
+/* A mount tag the guest can type: 1-64 of [A-Za-z0-9_.-]. */
+bool virtio_9p_tag_valid(const char *tag);
+
+struct virtio_device *virtio_9p_create(const struct virtio_host *host,
+				       const char *dir, const char *tag,
+				       bool readonly, enum p9_id_mode ids,
+				       unsigned int index);
+
+/* Tests: a hook run by a worker before it serves a request of TYPE. */
+void virtio_9p_set_before_op(struct virtio_device *vdev,
+			     void (*fn)(void *ctx, uint8_t type), void *ctx);
+
+#endif

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the two halves of virtio-vsock share: virtio_vsock.c (the guest
+ * end: queues, packets, credit, the connection table) and vsock_host.c
+ * (the host end: the hybrid socket, handshakes, host fds and their epoll
+ * set, deadlines). Everything here runs under the device lock, on the
+ * event loop thread (vCPU threads only reset the device). Not for other
+ * files: the device's interface is virtio_vsock.h.
+ */
+#ifndef HVM_DEVICES_VIRTIO_VSOCK_DEVICE_H
+#define HVM_DEVICES_VIRTIO_VSOCK_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "core/event_loop.h"
+#include "devices/virtio/virtio_vsock.h"
+#include "devices/virtio/vsock_proto.h"
+
+#define VSOCK_QUEUE_SIZE 256
+#define RX_QUEUE 0
+#define TX_QUEUE 1
+#define EVENT_QUEUE 2
+#define HASH_BUCKETS 1024
+#define PENDING_RSTS 64
+/* Host ports for host-initiated connections, as Firecracker allocates. */
+#define EPHEMERAL_PORT_FIRST (1u << 30)
+#define EPHEMERAL_PORT_LAST 0xfffffffeu
+
+enum conn_state {
+	CONN_HANDSHAKE, /* host client connected, CONNECT line not yet read */
+	CONN_CONNECTING, /* REQUEST sent to the guest, RESPONSE awaited */
+	CONN_ESTABLISHED,
+	CONN_CLOSING, /* guest shut down both ways: flush to host, then RST */
+	CONN_RESETTING, /* host side gone: only the RST to the guest left */
+	CONN_DEAD, /* released; freed at the end of this turn */
+};
+
+/* Control packets owed to the guest, sent in this order. */
+#define SEND_REQUEST 0x01
+#define SEND_RESPONSE 0x02
+#define SEND_SHUTDOWN 0x04
+#define SEND_CREDIT 0x08
+#define SEND_RST 0x10
+
+struct link {
+	struct link *prev, *next;
+};
+
+struct vsock_conn {
+	struct link all; /* every connection, for deadlines and resets */
+	struct link ready; /* the rx work list, when on_ready */
+	struct vsock_conn *hash_next;
+	enum conn_state state;
+	int fd; /* host end, -1 once closed */
+	uint32_t host_port, guest_port;
+	uint32_t events; /* epoll interest registered now */
+	bool registered; /* fd in the epoll set */
+	bool on_ready;
+	bool hashed;
+	uint8_t send; /* SEND_* */
+	uint8_t shutdown_to_send; /* flags of the SHUTDOWN owed */
+	uint8_t guest_shut; /* SHUTDOWN flags the guest sent */
+	bool host_eof; /* the host will send no more */
+	bool host_hup; /* the host closed both ways */
+	bool want_read; /* host data (or EOF) waiting to be read */
+	uint64_t deadline_ns; /* 0: none */
+	/* The guest's receive side, as it told us. */
+	uint32_t peer_buf_alloc, peer_fwd_cnt;
+	uint32_t tx_cnt; /* payload bytes sent to the guest */
+	/* Our receive side (guest to host). Invariant: buf_len = rx - fwd. */
+	uint32_t rx_cnt, fwd_cnt, fwd_cnt_told;
+	uint8_t *buf; /* ring of VSOCK_BUF_ALLOC bytes, while non-empty */
+	uint32_t buf_start, buf_len;
+	char line[VSOCK_CONNECT_LINE_MAX];
+	uint32_t line_len;
+};
+
+struct host_listener {
+	uint32_t port;
+	void (*on_connect)(int fd, void *opaque);
+	void *opaque;
+};
+
+/* An in-process listener's end of a socketpair, handed over after unlock. */
+struct deferred_connect {
+	struct deferred_connect *next;
+	void (*on_connect)(int fd, void *opaque);
+	void *opaque;
+	int fd;
+};
+
+struct virtio_vsock {
+	struct virtio_device vdev;
+	struct virtio_vsock_config config;
+	uint64_t guest_cid;
+	struct virtq_chain *rx_chain, *tx_chain, *event_chain;
+	struct event_watch epoll_watch;
+	int epoll_fd, uds_fd, timer_fd, wake_fd;
+	bool timer_armed;
+	char *uds_path;
+	dev_t uds_dev;
+	ino_t uds_ino;
+
+	struct vsock_conn *hash[HASH_BUCKETS];
+	struct link all; /* struct vsock_conn.all */
+	struct link ready; /* struct vsock_conn.ready */
+	struct link dead; /* released, freed at the end of the turn */
+	unsigned int nr_conns;
+	uint32_t next_host_port;
+
+	struct vsock_hdr rsts[PENDING_RSTS]; /* connection-less RSTs */
+	unsigned int rst_head, rst_count;
+	bool event_pending; /* TRANSPORT_RESET to announce */
+
+	struct host_listener listeners[VSOCK_MAX_HOST_LISTENERS];
+	unsigned int nr_listeners;
+	struct deferred_connect *deferred;
+};
+
+static inline struct virtio_vsock *to_vsock(struct virtio_device *vdev)
+{
+	return (struct virtio_vsock *)vdev;
+}
+
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr)-offsetof(type, member)))
+
+static inline void link_init(struct link *l)
+{
+	l->prev = l->next = l;
+}
+
+static inline bool link_empty(const struct link *l)
+{
+	return l->next == l;
+}
+
+static inline void link_add_tail(struct link *head, struct link *l)
+{
+	l->prev = head->prev;
+	l->next = head;
+	head->prev->next = l;
+	head->prev = l;
+}
+
+static inline void link_del(struct link *l)
+{
+	l->prev->next = l->next;
+	l->next->prev = l->prev;
+	link_init(l);
+}
+
+/* ---- virtio_vsock.c: the guest end ---- */
+
+struct vsock_conn *vsock_conn_lookup(struct virtio_vsock *vs,
+				     uint32_t host_port, uint32_t guest_port);
+void vsock_conn_hash(struct virtio_vsock *vs, struct vsock_conn *c);
+/* A new connection in STATE on host FD; NULL at VSOCK_MAX_CONNS. */
+struct vsock_conn *vsock_conn_new(struct virtio_vsock *vs, int fd,
+				  enum conn_state state);
+/* Forget C (host fd closed, no RST); freed by vsock_reap(). */
+void vsock_conn_release(struct virtio_vsock *vs, struct vsock_conn *c);
+/* Close the host end and owe the guest an RST (released once sent). */
+void vsock_conn_reset(struct virtio_vsock *vs, struct vsock_conn *c);
+/* Free what was released; at the end of every entry point. */
+void vsock_reap(struct virtio_vsock *vs);
+/* C has something to tell the guest: to the back of the rx work list. */
+void vsock_ready_add(struct virtio_vsock *vs, struct vsock_conn *c);
+/* Host data may go to the guest now (data waiting, credit, open). */
+bool vsock_can_send_data(const struct vsock_conn *c);
+/* Send what the guest is owed while it has rx buffers. */
+void vsock_rx_pump(struct virtio_vsock *vs);
+/* Post a pending TRANSPORT_RESET event if the guest gave a buffer. */
+void vsock_event_pump(struct virtio_vsock *vs);
+/* N more bytes reached the host: fwd_cnt, and a credit update when due. */
+void vsock_forwarded(struct virtio_vsock *vs, struct vsock_conn *c, uint32_t n);
+/* Nothing buffered any more: free the ring, finish a pending close. */
+void vsock_after_flush(struct virtio_vsock *vs, struct vsock_conn *c);
+
+/* ---- vsock_host.c: the host end ---- */
+
+int vsock_host_init(struct virtio_vsock *vs, struct event_loop *loop,
+		    const char *uds_path);
+void vsock_host_fini(struct virtio_vsock *vs);
+/* Bring C's epoll interest in line with its state. */
+void vsock_update_events(struct virtio_vsock *vs, struct vsock_conn *c);
+/* Make the event loop run the device's epoll turn soon. */
+void vsock_wake(struct virtio_vsock *vs);
+/* sendmsg without blocking or SIGPIPE: bytes taken, 0 for "full", -1. */
+ssize_t vsock_send_iov(int fd, struct iovec *iov, unsigned int nr);
+/* The host end for a guest connection to PORT, or -1: refused. */
+int vsock_open_host_end(struct virtio_vsock *vs, uint32_t port);
+/* The guest accepted a host client: send it "OK <host_port>". */
+void vsock_host_connected(struct virtio_vsock *vs, struct vsock_conn *c);
+
+#endif

@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The host end of virtio-vsock's connections (see vsock_device.h): one
+ * epoll set, which the VM's event loop watches, holds the hybrid socket,
+ * every connection's host fd, a timerfd for deadlines and an eventfd the
+ * device kicks itself with. Here: accepting clients and reading their
+ * CONNECT line, dialing UDS_PATH_P or an in-process listener for a guest
+ * connection, the epoll interest of each fd (read only with guest credit,
+ * write only with guest data waiting, so level-triggered epoll never
+ * spins), moving buffered guest data to the host, hang-ups, deadlines.
+ * The guest end (queues, packets, credit) is virtio_vsock.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "devices/virtio/vsock_device.h"
+
+#define EPOLL_BATCH 64
+/* epoll events handled per wake-up before the device re-kicks itself. */
+#define EPOLL_BUDGET 512
+#define ACCEPTS_PER_EVENT 64
+#define TIMER_TICK_NS (250 * 1000 * 1000ull)
+
+static void arm_timer(struct virtio_vsock *vs)
+{
+	struct itimerspec its = {
+		.it_interval = { .tv_nsec = TIMER_TICK_NS },
+		.it_value = { .tv_nsec = TIMER_TICK_NS },
+	};
+
+	if (vs->timer_armed || vs->timer_fd < 0)
+		return;
+	if (timerfd_settime(vs->timer_fd, 0, &its, NULL) == 0)
+		vs->timer_armed = true;
+}
+
+/* Bring the fd's epoll interest in line with the connection's state. */
+void vsock_update_events(struct virtio_vsock *vs, struct vsock_conn *c)
+{
+	uint32_t want = 0;
+	struct epoll_event ev;
+
+	if (c->fd < 0 || c->host_hup)
+		return; /* after a hang-up, the ready list does the reading */
+	switch (c->state) {
+	case CONN_HANDSHAKE:
+		want = EPOLLIN;
+		break;
+	case CONN_ESTABLISHED:
+	case CONN_CLOSING:
+		if (!c->want_read && !c->host_eof &&
+		    !(c->guest_shut & VIRTIO_VSOCK_SHUTDOWN_RCV) &&
+		    c->state == CONN_ESTABLISHED &&
+		    vsock_peer_credit(c->peer_buf_alloc, c->tx_cnt,
+				      c->peer_fwd_cnt))
+			want |= EPOLLIN;
+		if (c->buf_len)
+			want |= EPOLLOUT;
+		break;
+	default:
+		break; /* CONNECTING: only a hang-up matters (always reported) */
+	}
+	if (c->registered && want == c->events)
+		return;
+	ev = (struct epoll_event){ .events = want, .data.ptr = c };
+	if (epoll_ctl(vs->epoll_fd,
+		      c->registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->fd,
+		      &ev) == 0) {
+		/*
+		 * epoll wakes its own pollers on such a change only when the
+		 * fd was not on its ready list yet, and a level-triggered fd
+		 * reported earlier still is: kick ourselves so the loop
+		 * looks again.
+		 */
+		if (want & ~(c->registered ? c->events : 0))
+			vsock_wake(vs);
+		c->registered = true;
+		c->events = want;
+	} else {
+		pr_warn_ratelimited("%s: epoll_ctl on fd %d: %s", vs->vdev.name,
+				    c->fd, strerror(errno));
+	}
+}
+
+ssize_t vsock_send_iov(int fd, struct iovec *iov, unsigned int nr)
+{
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = nr };
+	ssize_t n = sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	return n;
+}
+
+/* EPOLLOUT: move buffered guest data to the host. */
+static void flush_to_host(struct virtio_vsock *vs, struct vsock_conn *c)
+{
+	while (c->buf_len && c->fd >= 0) {
+		uint32_t first = VSOCK_BUF_ALLOC - c->buf_start;
+		struct iovec iov[2] = {
+			{ c->buf + c->buf_start,
+			  first < c->buf_len ? first : c->buf_len },
+			{ c->buf, first < c->buf_len ? c->buf_len - first : 0 },
+		};
+		ssize_t n = vsock_send_iov(c->fd, iov, iov[1].iov_len ? 2 : 1);
+
+		if (n < 0) {
+			vsock_conn_reset(vs, c); /* the host end is gone */
+			return;
+		}
+		if (n == 0)
+			break;
+		c->buf_start = (c->buf_start + (uint32_t)n) % VSOCK_BUF_ALLOC;
+		c->buf_len -= (uint32_t)n;
+		vsock_forwarded(vs, c, (uint32_t)n);
+	}
+	vsock_after_flush(vs, c);
+}
+
+/* A guest connection to host port P: an in-process listener or UDS_PATH_P. */
+int vsock_open_host_end(struct virtio_vsock *vs, uint32_t port)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	for (unsigned int i = 0; i < vs->nr_listeners; i++) {
+		struct host_listener *l = &vs->listeners[i];
+		struct deferred_connect *d;
+		int sv[2];
+
+		if (l->port != port)
+			continue;
+		d = malloc(sizeof(*d));
+		if (!d || socketpair(AF_UNIX,
+				     SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+				     0, sv) < 0) {
+			free(d);
+			return -1;
+		}
+		*d = (struct deferred_connect){ .next = vs->deferred,
+						.on_connect = l->on_connect,
+						.opaque = l->opaque,
+						.fd = sv[1] };
+		vs->deferred = d; /* runs after the lock is dropped */
+		return sv[0];
+	}
+	if (!vs->uds_path ||
+	    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s_%u", vs->uds_path,
+		     port) >= (int)sizeof(sa.sun_path))
+		return -1;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	/* Unix connect never blocks: it succeeds, or fails (EAGAIN: full). */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void vsock_host_connected(struct virtio_vsock *vs, struct vsock_conn *c)
+{
+	char ok[24];
+	int len = snprintf(ok, sizeof(ok), "OK %u\n", c->host_port);
+
+	/* A fresh socket's send buffer always takes these few bytes. */
+	if (send(c->fd, ok, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) != len) {
+		vsock_conn_reset(vs, c);
+		return;
+	}
+	c->state = CONN_ESTABLISHED;
+	c->deadline_ns = 0;
+	vsock_update_events(vs, c);
+}
+
+void vsock_wake(struct virtio_vsock *vs)
+{
+	uint64_t one = 1;
+
+	if (write(vs->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		pr_warn_ratelimited("%s: wake: %s", vs->vdev.name,
+				    strerror(errno));
+}
+
+static void accept_clients(struct virtio_vsock *vs)
+{
+	for (int i = 0; i < ACCEPTS_PER_EVENT; i++) {
+		int fd = accept4(vs->uds_fd, NULL, NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct vsock_conn *c;
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR &&
+			    errno != ECONNABORTED)
+				pr_warn_ratelimited("%s: accept on %s: %s",
+						    vs->vdev.name, vs->uds_path,
+						    strerror(errno));
+			return;
+		}
+		c = vsock_conn_new(vs, fd, CONN_HANDSHAKE);
+		if (!c) {
+			close(fd); /* too many: the client sees EOF */
+			continue;
+		}
+		c->deadline_ns = hvm_monotonic_ns() +
+				 VSOCK_HANDSHAKE_TIMEOUT_MS * 1000000ull;
+		arm_timer(vs);
+		vsock_update_events(vs, c);
+	}
+	/* More may be waiting: come back after the others had their turn. */
+	vsock_wake(vs);
+}
+
+static bool allocate_host_port(struct virtio_vsock *vs, uint32_t guest_port,
+			       uint32_t *port)
+{
+	for (unsigned int tries = 0; tries < 2 * VSOCK_MAX_CONNS; tries++) {
+		uint32_t p = vs->next_host_port;
+
+		vs->next_host_port =
+			p == EPHEMERAL_PORT_LAST ? EPHEMERAL_PORT_FIRST : p + 1;
+		if (!vsock_conn_lookup(vs, p, guest_port)) {
+			*port = p;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The host client's "CONNECT <port>\n", read without reading past it. */
+static void read_handshake(struct virtio_vsock *vs, struct vsock_conn *c)
+{
+	char peek[VSOCK_CONNECT_LINE_MAX];
+	size_t room = sizeof(c->line) - c->line_len;
+	ssize_t n = recv(c->fd, peek, room, MSG_PEEK | MSG_DONTWAIT);
+	char *nl;
+	uint32_t port;
+	int r;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		vsock_conn_release(vs, c); /* gone before it asked */
+		return;
+	}
+	nl = memchr(peek, '\n', (size_t)n);
+	if (nl)
+		n = nl - peek + 1; /* data after the line stays for the guest */
+	if (recv(c->fd, c->line + c->line_len, (size_t)n, MSG_DONTWAIT) != n) {
+		vsock_conn_release(vs, c);
+		return;
+	}
+	c->line_len += (uint32_t)n;
+	r = vsock_parse_connect(c->line, c->line_len, &port);
+	if (r == 0)
+		return;
+	if (r < 0 || !allocate_host_port(vs, port, &c->host_port)) {
+		pr_debug("%s: host client sent no valid CONNECT line",
+			 vs->vdev.name);
+		vsock_conn_release(vs, c);
+		return;
+	}
+	c->guest_port = port;
+	c->state = CONN_CONNECTING;
+	c->deadline_ns =
+		hvm_monotonic_ns() + VSOCK_CONNECT_TIMEOUT_MS * 1000000ull;
+	vsock_conn_hash(vs, c);
+	c->send = SEND_REQUEST;
+	vsock_ready_add(vs, c);
+	vsock_update_events(vs, c);
+}
+
+static void timer_tick(struct virtio_vsock *vs)
+{
+	uint64_t now = hvm_monotonic_ns(), ticks;
+	bool any = false;
+
+	if (read(vs->timer_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		return;
+	for (struct link *l = vs->all.next, *next; l != &vs->all; l = next) {
+		struct vsock_conn *c = container_of(l, struct vsock_conn, all);
+
+		next = l->next;
+		if (!c->deadline_ns)
+			continue;
+		if (now < c->deadline_ns) {
+			any = true;
+			continue;
+		}
+		/* No CONNECT line, or the guest never answered: give up. */
+		if (c->state == CONN_HANDSHAKE)
+			vsock_conn_release(vs, c);
+		else
+			vsock_conn_reset(vs, c);
+	}
+	if (!any) {
+		struct itimerspec off = { 0 };
+
+		timerfd_settime(vs->timer_fd, 0, &off, NULL);
+		vs->timer_armed = false;
+	}
+}
+
+/*
+ * The host closed its end: what it wrote before still goes to the guest
+ * (read from the ready list, epoll has nothing more to say), then a
+ * SHUTDOWN of both directions; guest data it will never read is dropped.
+ */
+static void host_hung_up(struct virtio_vsock *vs, struct vsock_conn *c)
+{
+	c->host_hup = true;
+	epoll_ctl(vs->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+	c->registered = false;
+	if (c->buf_len) {
+		vsock_forwarded(vs, c, c->buf_len);
+		c->buf_len = 0;
+	}
+	vsock_after_flush(vs, c);
+	if (c->state == CONN_DEAD || c->state == CONN_RESETTING)
+		return;
+	if (c->host_eof || (c->guest_shut & VIRTIO_VSOCK_SHUTDOWN_RCV)) {
+		c->host_eof = true;
+		c->want_read = false;
+		c->shutdown_to_send |= VSOCK_SHUTDOWN_BOTH;
+		c->send |= SEND_SHUTDOWN;
+	} else {
+		c->want_read = true; /* emit_data reads the rest, then EOF */
+	}
+	vsock_ready_add(vs, c);
+}
+
+static void conn_event(struct virtio_vsock *vs, struct vsock_conn *c,
+		       uint32_t events)
+{
+	if (c->state == CONN_DEAD || c->fd < 0)
+		return; /* released earlier in this batch */
+	if (c->state == CONN_HANDSHAKE) {
+		read_handshake(vs, c);
+		return;
+	}
+	if (events & EPOLLERR) {
+		vsock_conn_reset(vs, c);
+		return;
+	}
+	if (events & EPOLLHUP) {
+		if (c->state == CONN_CONNECTING) {
+			vsock_conn_reset(vs,
+					 c); /* the client gave up waiting */
+			return;
+		}
+		host_hung_up(vs, c);
+		return;
+	}
+	if (events & EPOLLOUT)
+		flush_to_host(vs, c);
+	if (c->state == CONN_DEAD || c->state == CONN_RESETTING)
+		return;
+	if ((events & EPOLLIN) && !c->host_eof) {
+		c->want_read = true;
+		if (vsock_can_send_data(c))
+			vsock_ready_add(vs, c);
+	}
+	vsock_update_events(vs, c);
+}
+
+/* Run the callbacks of in-process listeners, without the lock. */
+static void run_deferred(struct virtio_vsock *vs)
+{
+	struct deferred_connect *d;
+
+	pthread_mutex_lock(&vs->vdev.lock);
+	d = vs->deferred;
+	vs->deferred = NULL;
+	pthread_mutex_unlock(&vs->vdev.lock);
+	while (d) {
+		struct deferred_connect *next = d->next;
+
+		d->on_connect(d->fd, d->opaque);
+		free(d);
+		d = next;
+	}
+}
+
+static void epoll_ready(struct event_watch *w)
+{
+	struct virtio_vsock *vs =
+		container_of(w, struct virtio_vsock, epoll_watch);
+	struct epoll_event evs[EPOLL_BATCH];
+	unsigned int handled = 0;
+	int n;
+
+	pthread_mutex_lock(&vs->vdev.lock);
+	do {
+		n = epoll_wait(vs->epoll_fd, evs, EPOLL_BATCH, 0);
+		for (int i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+
+			if (p == &vs->uds_fd) {
+				accept_clients(vs);
+			} else if (p == &vs->timer_fd) {
+				timer_tick(vs);
+			} else if (p == &vs->wake_fd) {
+				uint64_t v;
+
+				if (read(vs->wake_fd, &v, sizeof(v)) < 0 &&
+				    errno != EAGAIN)
+					pr_warn_ratelimited("%s: wake read: %s",
+							    vs->vdev.name,
+							    strerror(errno));
+			} else {
+				conn_event(vs, p, evs[i].events);
+			}
+		}
+		handled += n > 0 ? (unsigned int)n : 0;
+		vsock_rx_pump(vs);
+		vsock_event_pump(vs);
+	} while (n > 0 && handled < EPOLL_BUDGET);
+	if (n > 0)
+		vsock_wake(vs); /* let the rest of the loop run first */
+	vsock_reap(vs);
+	pthread_mutex_unlock(&vs->vdev.lock);
+	run_deferred(vs);
+}
+
+/* An existing socket file nobody listens on is left from a killed run. */
+static bool stale_socket(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, r;
+
+	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return false;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	close(fd);
+	return r < 0 && errno == ECONNREFUSED;
+}
+
+static int listen_uds(struct virtio_vsock *vs, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return hvm_set_error(-ENAMETOOLONG,
+				     "--vsock uds=%s: path too long", path);
+	strcpy(sa.sun_path, path);
+	if (stale_socket(path))
+		unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return hvm_set_errno_error("--vsock uds=%s: socket", path);
+	/* The file's mode comes from the socket inode: owner only, always. */
+	fchmod(fd, 0600);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int err = errno;
+
+		close(fd);
+		return hvm_set_error(
+			-err, "--vsock uds=%s: cannot listen there: %s%s", path,
+			strerror(err),
+			err == EADDRINUSE
+				? " (the file exists and is not a stale socket: another VM's, or not a socket)"
+				: "");
+	}
+	if (chmod(path, 0600) < 0 || listen(fd, 128) < 0 ||
+	    stat(path, &st) < 0) {
+		int r = hvm_set_errno_error("--vsock uds=%s", path);
+
+		close(fd);
+		unlink(path);
+		return r;
+	}
+	vs->uds_fd = fd;
+	vs->uds_dev = st.st_dev;
+	vs->uds_ino = st.st_ino;
+	return 0;
+}
+
+static int watch_fd(struct virtio_vsock *vs, int fd, void *tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = tag };
+
+	return epoll_ctl(vs->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0
+		       ? hvm_set_errno_error("%s: epoll_ctl", vs->vdev.name)
+		       : 0;
+}
+
+/* Room for VSOCK_MAX_CONNS host fds next to everything else hintvm has. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	rlim_t want = VSOCK_MAX_CONNS + 1024;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		pr_debug("vsock: cannot raise RLIMIT_NOFILE: %s",
+			 strerror(errno));
+}
+
+/* Closes what vsock_host_init() opened; the socket file goes too. */
+void vsock_host_fini(struct virtio_vsock *vs)
+{
+	struct stat st;
+
+	if (vs->uds_fd >= 0) {
+		close(vs->uds_fd);
+		/* Only our own socket: someone may have replaced it. */
+		if (stat(vs->uds_path, &st) == 0 && st.st_dev == vs->uds_dev &&
+		    st.st_ino == vs->uds_ino)
+			unlink(vs->uds_path);
+	}
+	if (vs->epoll_fd >= 0)
+		close(vs->epoll_fd);
+	if (vs->timer_fd >= 0)
+		close(vs->timer_fd);
+	if (vs->wake_fd >= 0)
+		close(vs->wake_fd);
+	vs->uds_fd = vs->epoll_fd = vs->timer_fd = vs->wake_fd = -1;
+}
+
+int vsock_host_init(struct virtio_vsock *vs, struct event_loop *loop,
+		    const char *uds_path)
+{
+	vs->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	vs->timer_fd =
+		timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	vs->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (vs->epoll_fd < 0 || vs->timer_fd < 0 || vs->wake_fd < 0)
+		return hvm_set_errno_error(
+			"virtio-vsock: epoll/timerfd/eventfd");
+	if (watch_fd(vs, vs->timer_fd, &vs->timer_fd) < 0 ||
+	    watch_fd(vs, vs->wake_fd, &vs->wake_fd) < 0)
+		return -EIO;
+	if (uds_path && (listen_uds(vs, uds_path) < 0 ||
+			 watch_fd(vs, vs->uds_fd, &vs->uds_fd) < 0))
+		return -EIO;
+	raise_fd_limit();
+	if (event_loop_watch(loop, &vs->epoll_watch, vs->epoll_fd, false,
+			     epoll_ready) < 0)
+		return hvm_set_error(
+			-EIO, "virtio-vsock: cannot watch its epoll set");
+	return 0;
+}

@@ -1,0 +1,840 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * create: build the container's VM in a new process, the VMM process,
+ * whose pid goes to --pid-file and whose exit status is the container's.
+ *
+ *   create (this process)            VMM process (child)
+ *   parse config.json, state dir
+ *   fork ----------------------->    join cgroupsPath, hvm_vm_create()
+ *   wait on the ready pipe  <-----   "ok" (or the error text)
+ *   state.json, --pid-file, exit 0   open(exec.fifo, O_WRONLY): blocks
+ *                                    ... until `start` opens it to read
+ *                                    hvm_vm_start(), hvm_vm_wait()
+ *                                    exit(container status)
+ *
+ * The child is not detached: when create exits it is reparented to the
+ * caller's subreaper (the runc shim, conmon), which reaps it and reads the
+ * container's exit status from it, as with runc's init process.
+ */
+#include <errno.h>
+#include <seccomp.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "console.h"
+#include "guest_config.h"
+#include "initramfs.h"
+#include "seccomp.h"
+#include "network.h"
+#include "hintvm/hintvm.h"
+#include "spec.h"
+#include "state.h"
+
+struct create_opts {
+	const char *bundle;
+	const char *pid_file;
+	const char *console_socket;
+	unsigned int preserve_fds;
+	const char *id;
+};
+
+static int read_file(const char *path, char **text, size_t *len)
+{
+	struct stat st;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_size > OCI_MAX_CONFIG) {
+		close(fd);
+		return -EFBIG;
+	}
+	*text = malloc((size_t)st.st_size + 1);
+	if (!*text) {
+		close(fd);
+		return -ENOMEM;
+	}
+	n = read(fd, *text, (size_t)st.st_size);
+	close(fd);
+	if (n != st.st_size) {
+		free(*text);
+		return -EIO;
+	}
+	(*text)[n] = '\0';
+	*len = (size_t)n;
+	return 0;
+}
+
+static int write_file(const char *path, const char *text, size_t len,
+		      mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	bool ok;
+
+	if (fd < 0)
+		return -errno;
+	ok = write(fd, text, len) == (ssize_t)len;
+	close(fd);
+	return ok ? 0 : -EIO;
+}
+
+/* hvm_config_set with the reason logged on failure. */
+static int set_option(struct hvm_config *cfg, const char *key,
+		      const char *value, const char *from)
+{
+	if (hvm_config_set(cfg, key, value)) {
+		rt_error("%s: %s", from, hvm_last_error());
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * linux.seccomp -> BPF (seccomp.c), for oci-init (in the initramfs) and
+ * for exec (the state directory's seccomp.bpf, which exec hands the
+ * agent). No profile: *PROG stays NULL.
+ */
+static int compile_seccomp(const struct oci_spec *spec,
+			   const struct rt_container *c, void **prog,
+			   size_t *len)
+{
+	char unknown[512], err[512], path[PATH_MAX + 32];
+	size_t nunknown;
+	FILE *f;
+	int ret;
+
+	*prog = NULL;
+	*len = 0;
+	if (!spec->seccomp.present)
+		return 0;
+	ret = rt_seccomp_compile(&spec->seccomp, prog, len, unknown,
+				 sizeof(unknown), &nunknown, err, sizeof(err));
+	if (ret) {
+		rt_error("%s", err);
+		return ret;
+	}
+	/* As runc: names this libseccomp does not know are left out. */
+	if (nunknown)
+		rt_warn("linux.seccomp: %zu syscall names unknown to libseccomp %u.%u ignored: %s",
+			nunknown, seccomp_version()->major,
+			seccomp_version()->minor, unknown);
+	rt_container_path(c, "seccomp.bpf", path, sizeof(path));
+	f = fopen(path, "we");
+	if (!f || fwrite(*prog, 1, *len, f) != *len) {
+		ret = -errno;
+		rt_error("%s: %s", path, strerror(errno));
+	}
+	if (f && fclose(f) && !ret)
+		ret = -EIO;
+	return ret;
+}
+
+/*
+ * Console mode's guest: the root as a read-only 9p share (the guest puts
+ * an overlay on tmpfs over it) or copied into the initramfs; bind mounts
+ * of directories as shares, of files copied in (a snapshot).
+ */
+static int console_guest(struct hvm_config *cfg,
+			 const struct rt_guest_config *g,
+			 const struct oci_spec *spec,
+			 const struct rt_container *c, const char *rootfs,
+			 const char *initrd, const char *config_text,
+			 size_t config_len)
+{
+	struct rt_initramfs_extra x = { .nmounts = spec->nmounts };
+	char nic[64];
+	const char *base;
+	char kind[OCI_MAX_MOUNTS] = { 0 }, err[512], share[PATH_MAX * 2 + 64];
+	const char *src[OCI_MAX_MOUNTS] = { 0 };
+	bool root_share = g->rootfs_share;
+	unsigned int shares = (root_share ? 1 : 0) + (spec->has_netns ? 1 : 0);
+	void *seccomp = NULL;
+	int ret;
+
+	if (root_share) {
+		snprintf(share, sizeof(share), "%s,tag=rootfs,ro", rootfs);
+		if (set_option(cfg, "share", share, "root.path"))
+			return -EINVAL;
+	}
+	for (size_t i = 0; i < spec->nmounts; i++) {
+		const struct oci_mount *m = &spec->mounts[i];
+		struct stat st;
+
+		if (!m->bind || !m->source)
+			continue;
+		if (stat(m->source, &st)) {
+			rt_error("mounts[%zu] source %s: %s", i, m->source,
+				 strerror(errno));
+			return -ENOENT;
+		}
+		if (S_ISREG(st.st_mode)) {
+			kind[i] = 'f';
+			src[i] = m->source;
+		} else if (S_ISDIR(st.st_mode) && shares < RT_MAX_SHARES) {
+			snprintf(share, sizeof(share), "%s,tag=m%zu%s",
+				 m->source, i, m->readonly ? ",ro" : "");
+			if (set_option(cfg, "share", share, m->destination))
+				return -EINVAL;
+			kind[i] = 's';
+			shares++;
+		} else {
+			rt_warn("mounts[%zu] %s: %s", i, m->destination,
+				S_ISDIR(st.st_mode)
+					? "too many shared directories: not mounted"
+					: "neither a file nor a directory: not mounted");
+		}
+	}
+	/*
+	 * A network namespace in config.json: the VM gets a NIC on a tap
+	 * the VMM process makes there (vmm_main), and a share "hvmcfg" of
+	 * the state directory's guest/ through which start hands the guest
+	 * the veth's settings (the engine may fill the namespace only after
+	 * create: ctr --cni does).
+	 */
+	if (spec->has_netns) {
+		char cfgdir[PATH_MAX + 16];
+
+		rt_container_path(c, "guest", cfgdir, sizeof(cfgdir));
+		if (mkdir(cfgdir, 0700) && errno != EEXIST)
+			return -errno;
+		snprintf(share, sizeof(share), "%s,tag=hvmcfg,ro", cfgdir);
+		snprintf(nic, sizeof(nic), "tap=%s", RT_TAP_NAME);
+		if (set_option(cfg, "share", share, "network") ||
+		    set_option(cfg, "net", nic, "network"))
+			return -EINVAL;
+		x.net_share = true;
+	}
+	x.rootfs = root_share ? NULL : rootfs;
+	x.mount_kind = kind;
+	x.mount_src = src;
+	/*
+	 * The base: the guest agent's initramfs for this kernel (the agent
+	 * and the modules for virtio, vsock, 9p, overlay, net), cached by
+	 * libhintvm; or the file the configuration names; or nothing.
+	 */
+	base = g->initrd;
+	if (!base || !strcmp(base, "agent")) {
+		/*
+		 * libhintvm's option agent: it puts the cached archive
+		 * before ours and takes the guest's exit report on vsock
+		 * port 1025, which oci-init sends on every architecture.
+		 */
+		if (set_option(cfg, "agent", NULL, "initrd = agent"))
+			return -EINVAL;
+		base = NULL;
+	} else if (!strcmp(base, "none")) {
+		base = NULL;
+	}
+	ret = compile_seccomp(spec, c, &seccomp, &x.seccomp_len);
+	if (ret)
+		return ret;
+	x.seccomp = seccomp;
+	ret = rt_initramfs_write(initrd, base, g->guest_init, config_text,
+				 config_len, &x, err, sizeof(err));
+	if (ret)
+		rt_error("%s", err);
+	free(seccomp);
+	return ret;
+}
+
+/* config.json + runtime configuration -> the VM's hintvm options. */
+static int build_vm_config(struct hvm_config *cfg,
+			   const struct rt_guest_config *g,
+			   const struct oci_spec *spec,
+			   const struct rt_container *c,
+			   const char *config_text, size_t config_len)
+{
+	struct rt_vm_resources res;
+	char err[512], num[32], control[PATH_MAX + 16];
+	long host_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int ret;
+
+	if (g->kernel && strcmp(g->kernel, "builtin")) {
+		if (access(g->kernel, R_OK)) {
+			rt_error("guest kernel %s: %s (set kernel = in %s)",
+				 g->kernel, strerror(errno), rt.config_path);
+			return -ENOENT;
+		}
+		if (set_option(cfg, "kernel", g->kernel, "kernel"))
+			return -EINVAL;
+	}
+	if (g->kernel && strcmp(g->kernel, "builtin")) {
+		/*
+		 * Console mode: the container's root and config.json travel
+		 * in an initramfs of its own, the process's stdio is the
+		 * serial console, its exit status comes back through the
+		 * debug-exit port (guest-firmware/oci/oci-init.c).
+		 */
+		char initrd[PATH_MAX + 32], rootfs[PATH_MAX * 2],
+			cmdline[PATH_MAX + 64];
+		char vsock[PATH_MAX + 32];
+
+		rt_container_path(c, "initramfs.cpio", initrd, sizeof(initrd));
+		if (!spec->root_path) {
+			rt_error("config.json has no root.path");
+			return -EINVAL;
+		}
+		snprintf(rootfs, sizeof(rootfs), "%s%s%s",
+			 spec->root_path[0] == '/' ? "" : c->bundle,
+			 spec->root_path[0] == '/' ? "" : "/", spec->root_path);
+		ret = console_guest(cfg, g, spec, c, rootfs, initrd,
+				    config_text, config_len);
+		if (ret)
+			return ret;
+		/* The agent oci-init starts serves exec over vsock. */
+		rt_container_path(c, "vsock.sock", vsock, sizeof(vsock));
+		snprintf(cmdline, sizeof(cmdline), "cid=3,uds=%s", vsock);
+		if (set_option(cfg, "vsock", cmdline, "vsock"))
+			return -EINVAL;
+		snprintf(
+			cmdline, sizeof(cmdline),
+			"console=ttyS0 quiet loglevel=0 panic=-1 rdinit=/hintvm/oci-init %s",
+			g->cmdline ? g->cmdline : "");
+		if (set_option(cfg, "initrd", initrd, "initramfs") ||
+		    set_option(cfg, "cmdline", cmdline, "cmdline"))
+			return -EINVAL;
+	} else {
+		if (g->initrd && set_option(cfg, "initrd", g->initrd, "initrd"))
+			return -EINVAL;
+		if (g->cmdline &&
+		    set_option(cfg, "cmdline", g->cmdline, "cmdline"))
+			return -EINVAL;
+	}
+	for (size_t i = 0; i < g->noptions; i++)
+		if (set_option(cfg, g->options[i].key, g->options[i].value,
+			       rt.config_path))
+			return -EINVAL;
+
+	ret = rt_map_resources(g, &spec->resources,
+			       host_cpus > 0 ? (unsigned int)host_cpus : 1,
+			       &res, err, sizeof(err));
+	if (ret) {
+		rt_error("%s", err);
+		return ret;
+	}
+	snprintf(num, sizeof(num), "%u", res.cpus);
+	if (set_option(cfg, "cpus", num, "linux.resources.cpu"))
+		return -EINVAL;
+	snprintf(num, sizeof(num), "%lluM", (unsigned long long)res.mem_mib);
+	if (set_option(cfg, "mem", num, "linux.resources.memory"))
+		return -EINVAL;
+	if (res.pin[0] &&
+	    set_option(cfg, "pin", res.pin, "linux.resources.cpu.cpus"))
+		return -EINVAL;
+
+	/* io.hintvm.OPTION annotations, through the one option table. */
+	for (size_t i = 0; i < spec->nannotations; i++) {
+		const char *key = spec->annotations[i].key;
+
+		if (strncmp(key, "io.hintvm.", 10))
+			continue;
+		key += 10;
+		if (!rt_annotation_allowed(g, key)) {
+			rt_error(
+				"annotation io.hintvm.%s: pods may not set %s (annotations = in %s)",
+				key, key, rt.config_path);
+			return -EPERM;
+		}
+		if (set_option(cfg, key, spec->annotations[i].value,
+			       spec->annotations[i].key))
+			return -EINVAL;
+	}
+
+	/* The VM's control socket lives and dies with the state dir. */
+	rt_container_path(c, "control.sock", control, sizeof(control));
+	return set_option(cfg, "control", control, "control");
+}
+
+/* Log what config.json asks for that hintvm does not do. */
+static void log_spec_warnings(const struct oci_spec *spec,
+			      const struct rt_guest_config *g)
+{
+	for (size_t i = 0; i < spec->nwarnings; i++)
+		rt_warn("%s", spec->warnings[i]);
+	if (spec->warnings_dropped)
+		rt_warn("%zu more warnings about config.json not shown",
+			spec->warnings_dropped);
+	if (g->kernel && !strcmp(g->kernel, "builtin"))
+		rt_warn("kernel = builtin: the VM runs hintvm's test kernel, not process.args (tests only)");
+}
+
+/*
+ * The VMM process's signals: blocked from the start and read from a
+ * signalfd by a thread, so that a signal never interrupts hintvm halfway.
+ * A signal `kill` sends goes to the container's main process in the guest
+ * (oci-init forwards it); when the guest cannot take it (still booting,
+ * the test kernel) the VM ends and the exit status is 128+N, as a shell
+ * reports a process killed by it. SIGKILL ends the VMM process itself.
+ */
+struct vmm_signals {
+	int fd;
+	struct hvm_vm *vm;
+	volatile sig_atomic_t last;
+	pthread_t thread;
+	char vsock[PATH_MAX + 32]; /* "": no guest to deliver signals to */
+};
+
+/*
+ * Deliver SIG to the container's main process: oci-init listens on vsock
+ * port 1026 of the guest for one byte, the signal number. The hybrid
+ * socket's handshake: "CONNECT 1026\n", then "OK <port>\n".
+ */
+static int deliver_to_guest(const char *vsock, int sig)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	char reply[32] = { 0 }, byte = (char)sig;
+	struct pollfd pfd;
+	int s, ok = -1;
+
+	if (!vsock[0] || strlen(vsock) >= sizeof(addr.sun_path))
+		return -1;
+	memcpy(addr.sun_path, vsock, strlen(vsock) + 1);
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -1;
+	if (!connect(s, (struct sockaddr *)&addr, sizeof(addr)) &&
+	    write(s, "CONNECT 1026\n", 13) == 13) {
+		pfd = (struct pollfd){ .fd = s, .events = POLLIN };
+		if (poll(&pfd, 1, 2000) == 1 &&
+		    read(s, reply, sizeof(reply) - 1) > 0 &&
+		    !strncmp(reply, "OK ", 3) && write(s, &byte, 1) == 1)
+			ok = 0;
+	}
+	close(s);
+	return ok;
+}
+
+static void *vmm_signal_thread(void *arg)
+{
+	struct vmm_signals *s = arg;
+	struct signalfd_siginfo info;
+
+	while (read(s->fd, &info, sizeof(info)) == sizeof(info)) {
+		if (info.ssi_signo == SIGCHLD || info.ssi_signo == SIGWINCH)
+			continue;
+		/* Into the guest when it listens; else the VM ends. */
+		if (!deliver_to_guest(s->vsock, (int)info.ssi_signo))
+			continue;
+		s->last = (sig_atomic_t)info.ssi_signo;
+		hvm_vm_stop(s->vm);
+	}
+	return NULL;
+}
+
+static void vmm_block_signals(sigset_t *set)
+{
+	sigfillset(set);
+	sigdelset(set, SIGKILL);
+	sigdelset(set, SIGSTOP);
+	sigdelset(set, SIGSEGV);
+	sigdelset(set, SIGBUS);
+	sigdelset(set, SIGILL);
+	sigdelset(set, SIGFPE);
+	sigdelset(set, SIGABRT);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
+/*
+ * At start: the engine has set the namespace up by now. Connect its veth
+ * to the tap and leave the guest its settings in the hvmcfg share; a
+ * failure leaves the guest without a network and says why.
+ */
+static void connect_network(const struct rt_container *c)
+{
+	char err[256], line[128], path[PATH_MAX + 32];
+	struct rt_net net;
+	FILE *f;
+
+	if (rt_net_connect(&net, err, sizeof(err))) {
+		rt_error("network: %s", err);
+		return;
+	}
+	if (!net.enabled || rt_net_guest_line(&net, line, sizeof(line)) < 0)
+		return;
+	rt_container_path(c, "guest/net", path, sizeof(path));
+	f = fopen(path, "we");
+	if (!f) {
+		rt_error("network: %s: %s", path, strerror(errno));
+		return;
+	}
+	fputs(line, f);
+	fclose(f);
+	rt_debug("network: %s %s/%u gw %s mtu %u -> %s", net.veth, net.address,
+		 net.prefix, net.gateway, net.mtu, RT_TAP_NAME);
+}
+
+/* Tell create how it went: "ok" or the error. */
+static void report_ready(int fd, const char *msg)
+{
+	if (write(fd, msg, strlen(msg)) < 0)
+		_exit(1);
+	close(fd);
+}
+
+/* Wait until `start` opens the exec FIFO (or create's caller dies). */
+static int wait_for_start(const struct rt_container *c)
+{
+	char path[PATH_MAX + 16];
+	int fd;
+
+	rt_container_path(c, "exec.fifo", path, sizeof(path));
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "0", 1) != 1) {
+		close(fd);
+		return -EPIPE;
+	}
+	close(fd);
+	return 0;
+}
+
+static __attribute__((noreturn)) void
+vmm_main(struct hvm_config *cfg, const struct rt_container *c,
+	 const struct oci_spec *spec, struct rt_console *console,
+	 bool guest_has_init, int ready_fd)
+{
+	struct vmm_signals sig = { .fd = -1 };
+	struct hvm_exit ex;
+	struct hvm_vm *vm;
+	sigset_t set;
+	char msg[600];
+	int status;
+
+	prctl(PR_SET_NAME, "hintvm-vmm");
+	vmm_block_signals(&set);
+	if (spec->cgroups_path &&
+	    rt_cgroup_enter(spec->cgroups_path, &spec->resources, msg,
+			    sizeof(msg))) {
+		report_ready(ready_fd, msg);
+		_exit(1);
+	}
+	if (spec->has_netns &&
+	    rt_net_prepare(spec->netns_path, msg, sizeof(msg))) {
+		report_ready(ready_fd, msg);
+		_exit(1);
+	}
+	if (console->slave >= 0 &&
+	    hvm_config_set_console_fds(cfg, console->slave, console->slave)) {
+		snprintf(msg, sizeof(msg), "console: %s", hvm_last_error());
+		report_ready(ready_fd, msg);
+		_exit(1);
+	}
+	vm = hvm_vm_create(cfg);
+	if (!vm) {
+		snprintf(msg, sizeof(msg), "cannot create the VM: %s",
+			 hvm_last_error());
+		report_ready(ready_fd, msg);
+		_exit(1);
+	}
+	sig.vm = vm;
+	if (guest_has_init)
+		rt_container_path(c, "vsock.sock", sig.vsock,
+				  sizeof(sig.vsock));
+	sig.fd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sig.fd < 0 ||
+	    pthread_create(&sig.thread, NULL, vmm_signal_thread, &sig)) {
+		report_ready(ready_fd, "cannot watch signals");
+		_exit(1);
+	}
+	report_ready(ready_fd, "ok");
+
+	if (wait_for_start(c)) {
+		/* Nobody will ever start it: deleted before start. */
+		hvm_vm_destroy(vm);
+		_exit(128 + SIGKILL);
+	}
+	if (sig.last) /* killed between create and start */
+		_exit(128 + sig.last);
+	if (spec->has_netns)
+		connect_network(c);
+	if (hvm_vm_start(vm)) {
+		rt_error("cannot start the VM: %s", hvm_last_error());
+		_exit(HVM_STATUS_HOST_ERROR);
+	}
+	hvm_vm_wait(vm, &ex);
+	status = hvm_exit_status(&ex);
+	/* Console mode: the guest init wrote the process's status there. */
+	if (ex.reason == HVM_EXIT_DEBUG)
+		status = (int)(ex.debug_code & 0xff);
+	if (ex.reason == HVM_EXIT_STOPPED && sig.last)
+		status = 128 + sig.last;
+	rt_debug("container %s: VM ended (%s: %s), status %d", c->id,
+		 hvm_exit_reason_name(ex.reason), ex.detail, status);
+	/* Leave the VM as it is: exiting frees it, and a destroy would wait. */
+	_exit(status);
+}
+
+static int write_pid_file(const char *path, pid_t pid)
+{
+	char tmp[PATH_MAX], text[32];
+	int n = snprintf(text, sizeof(text), "%d", (int)pid);
+
+	/* Written whole then renamed: a shim polling it never reads half. */
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.hintvm-tmp", path) >=
+	    sizeof(tmp))
+		return -ENAMETOOLONG;
+	if (write_file(tmp, text, (size_t)n, 0644) || rename(tmp, path))
+		return -errno;
+	return 0;
+}
+
+static int parse_create_opts(int argc, char **argv, struct create_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "bundle", required_argument, NULL, 'b' },
+		{ "pid-file", required_argument, NULL, 'p' },
+		{ "console-socket", required_argument, NULL, 'c' },
+		{ "preserve-fds", required_argument, NULL, 'f' },
+		{ "no-pivot", no_argument, NULL, 'P' },
+		{ "no-new-keyring", no_argument, NULL, 'K' },
+		{ "detach", no_argument, NULL, 'd' },
+		{ "keep", no_argument, NULL, 'k' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	memset(o, 0, sizeof(*o));
+	o->bundle = ".";
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+b:d", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'b':
+			o->bundle = optarg;
+			break;
+		case 'p':
+			o->pid_file = optarg;
+			break;
+		case 'c':
+			o->console_socket = optarg;
+			break;
+		case 'f':
+			o->preserve_fds = (unsigned int)atoi(optarg);
+			break;
+		case 'P': /* no root to pivot into on the host side */
+		case 'K': /* the guest has its own keyrings */
+		case 'd':
+		case 'k':
+			break;
+		default:
+			rt_error("create: unknown option");
+			return -EINVAL;
+		}
+	}
+	if (optind != argc - 1) {
+		rt_error("create: expected one container id");
+		return -EINVAL;
+	}
+	o->id = argv[optind];
+	return 0;
+}
+
+/* create, and for `run` also start: returns the VMM pid or -errno. */
+static pid_t create_container(struct create_opts *o)
+{
+	struct rt_guest_config g;
+	struct oci_spec spec;
+	struct rt_container c;
+	struct rt_console console = { .slave = -1 };
+	struct hvm_config *cfg = NULL;
+	char path[PATH_MAX + 16], err[512], bundle[PATH_MAX], buf[600];
+	char *text = NULL;
+	size_t len = 0;
+	int ready[2] = { -1, -1 }, ret;
+	ssize_t n;
+	pid_t pid = -1;
+
+	memset(&spec, 0, sizeof(spec));
+	ret = rt_guest_config_load(&g, rt.config_path, err, sizeof(err));
+	if (ret) {
+		rt_error("runtime configuration: %s", err);
+		return ret;
+	}
+	if (!realpath(o->bundle, bundle)) {
+		rt_error("bundle %s: %s", o->bundle, strerror(errno));
+		ret = -errno;
+		goto out_free;
+	}
+	snprintf(path, sizeof(path), "%s/config.json", bundle);
+	ret = read_file(path, &text, &len);
+	if (ret) {
+		rt_error("%s: %s", path, strerror(-ret));
+		goto out_free;
+	}
+	ret = oci_spec_parse(text, len, &spec, err, sizeof(err));
+	if (ret) {
+		rt_error("%s: %s", path, err);
+		goto out_free;
+	}
+	if (!spec.has_process) {
+		rt_error("%s: no process to run", path);
+		ret = -EINVAL;
+		goto out_free;
+	}
+	log_spec_warnings(&spec, &g);
+
+	ret = rt_container_init(&c, o->id, true);
+	if (ret)
+		goto out_free;
+	snprintf(c.bundle, sizeof(c.bundle), "%s", bundle);
+	if (spec.netns_path)
+		snprintf(c.netns, sizeof(c.netns), "%s", spec.netns_path);
+	if (mkdir(c.dir, 0700)) {
+		ret = -errno;
+		rt_error(errno == EEXIST ? "container \"%s\" already exists"
+					 : "cannot create the state of \"%s\"",
+			 o->id);
+		goto out_free;
+	}
+	rt_container_path(&c, "config.json", path, sizeof(path));
+	ret = write_file(path, text, len, 0600);
+	if (!ret) {
+		rt_container_path(&c, "exec.fifo", path, sizeof(path));
+		ret = mkfifo(path, 0600) ? -errno : 0;
+	}
+	if (ret) {
+		rt_error("cannot set up %s: %s", c.dir, strerror(-ret));
+		goto out_remove;
+	}
+
+	cfg = hvm_config_new();
+	ret = cfg ? build_vm_config(cfg, &g, &spec, &c, text, len) : -ENOMEM;
+	if (ret)
+		goto out_remove;
+	if (spec.process.terminal) {
+		if (!o->console_socket) {
+			rt_error(
+				"process.terminal is set but no --console-socket was given");
+			ret = -EINVAL;
+			goto out_remove;
+		}
+		ret = rt_console_open(&console, o->console_socket,
+				      &spec.process, err, sizeof(err));
+		if (ret) {
+			rt_error("console: %s", err);
+			goto out_remove;
+		}
+	}
+
+	if (pipe2(ready, O_CLOEXEC)) {
+		ret = -errno;
+		goto out_remove;
+	}
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		rt_error("fork: %s", strerror(errno));
+		goto out_remove;
+	}
+	if (pid == 0) {
+		close(ready[0]);
+		if (console.slave >= 0) {
+			/* The terminal is the container's stdio. */
+			setsid();
+			rt_console_make_controlling(console.slave);
+			/* Raw: the guest's own tty does the line discipline. */
+			rt_console_make_raw(console.slave);
+			dup2(console.slave, 0);
+			dup2(console.slave, 1);
+			dup2(console.slave, 2);
+		}
+		vmm_main(cfg, &c, &spec, &console,
+			 g.kernel && strcmp(g.kernel, "builtin"), ready[1]);
+	}
+	close(ready[1]);
+	ready[1] = -1;
+	rt_console_close(&console);
+	n = read(ready[0], buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	if (strcmp(buf, "ok")) {
+		rt_error("%s", buf[0] ? buf : "the VMM process died");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ret = -EIO;
+		goto out_remove;
+	}
+	c.pid = pid;
+	c.pid_start = rt_process_start_time(pid);
+	rt_format_time(c.created, sizeof(c.created));
+	ret = rt_container_save(&c);
+	if (!ret && o->pid_file) {
+		ret = write_pid_file(o->pid_file, pid);
+		if (ret)
+			rt_error("--pid-file %s: %s", o->pid_file,
+				 strerror(-ret));
+	}
+	if (ret) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		goto out_remove;
+	}
+	rt_debug("container %s created: VMM pid %d", c.id, (int)pid);
+	goto out_free;
+
+out_remove:
+	rt_container_remove(&c);
+out_free:
+	if (ready[0] >= 0)
+		close(ready[0]);
+	if (ready[1] >= 0)
+		close(ready[1]);
+	rt_console_close(&console);
+	hvm_config_free(cfg);
+	oci_spec_free(&spec);
+	rt_guest_config_free(&g);
+	free(text);
+	return ret ? ret : pid;
+}
+
+int cmd_create(int argc, char **argv)
+{
+	struct create_opts o;
+
+	if (parse_create_opts(argc, argv, &o))
+		return 1;
+	return create_container(&o) > 0 ? 0 : 1;
+}
+
+/* run: create + start, then wait for the container unless --detach. */
+int cmd_run(int argc, char **argv)
+{
+	struct create_opts o;
+	char *start_argv[] = { "start", NULL, NULL };
+	bool detach = false;
+	pid_t pid;
+	int status;
+
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-d") || !strcmp(argv[i], "--detach"))
+			detach = true;
+	if (parse_create_opts(argc, argv, &o))
+		return 1;
+	pid = create_container(&o);
+	if (pid <= 0)
+		return 1;
+	start_argv[1] = (char *)o.id;
+	if (cmd_start(2, start_argv))
+		return 1;
+	if (detach)
+		return 0;
+	if (waitpid(pid, &status, 0) != pid)
+		return 1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}

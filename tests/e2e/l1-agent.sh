@@ -1,0 +1,266 @@
+# The guest agent's e2e cases (docs/agent.md), shared by the x86 and arm64
+# tiers: both run scripts copy this file to /e2e/l1-agent.sh and their
+# l1-tests.sh source it after l1-lib.sh and call agent_cases KERNEL. busybox
+# sh. Expects HINTVM, E2E, TIMEOUT, BASE_CMDLINE, selected() and result().
+#
+# Real parts only: Debian's kernel booted by `hintvm run --agent -k KERNEL`
+# with the initramfs hintvm packs from L1's /lib/modules/VERSION (a pruned
+# copy of the kernel package's, tests/e2e/agent-modules.sh), the kernel's
+# own vsock driver, and L1's busybox appended as a second archive. One
+# guest serves every exec case; a second one checks that the main
+# process's exit powers the guest off and becomes hintvm run's status.
+
+# The arm64 tier selects no subset (HINTVM_E2E_ONLY is x86 only).
+command -v selected > /dev/null 2>&1 || selected() { return 0; }
+command -v wanted > /dev/null 2>&1 || wanted() { return 0; }
+
+AGENT_BB=/tmp/agent-busybox.cpio
+AGENT_VM=agent1
+AGENT_N=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^e2e.agent_n=//p')
+AGENT_N=${AGENT_N:-20}
+
+agent_busybox_cpio() {
+	[ -s $AGENT_BB ] && return 0
+	mkdir -p /tmp/agent-bb/bin
+	cp /bin/busybox /tmp/agent-bb/bin/busybox
+	(cd /tmp/agent-bb && find . | cpio -o -H newc > $AGENT_BB 2>/dev/null)
+}
+
+# ax NAME WANT_STATUS WANT_STDOUT -- ARGS: hintvm exec ARGS in the guest;
+# appends to $problems.
+ax() {
+	ax_name=$1 ax_want=$2 ax_out=$3
+	shift 4
+	timeout "$TIMEOUT" "$HINTVM" exec "$@" < /dev/null > /tmp/ax.out 2> /tmp/ax.err
+	ax_st=$?
+	[ "$ax_st" = "$ax_want" ] ||
+		problems="$problems $ax_name: status $ax_st, expected $ax_want ($(head -c 200 /tmp/ax.err));"
+	[ "$(cat /tmp/ax.out)" = "$ax_out" ] ||
+		problems="$problems $ax_name: output '$(head -c 100 /tmp/ax.out)', expected '$ax_out';"
+}
+
+agent_fail_all() { # REASON: every exec case fails with it
+	for n in $AGENT_EXEC_CASES; do
+		result $n fail "$1"
+	done
+}
+
+AGENT_EXEC_CASES="agent-exec agent-exit-codes agent-stdin-10m agent-sigterm
+	agent-concurrent agent-tty agent-poweroff"
+
+agent_exec_cases() { # KERNEL
+	kernel=$1 log=/tmp/agent-boot.log
+	# One guest serves them all: any one selected runs them all.
+	any=0
+	for n in $AGENT_EXEC_CASES; do
+		wanted $n && any=1
+	done
+	if [ $any = 0 ]; then
+		for n in $AGENT_EXEC_CASES; do selected $n; done
+		return
+	fi
+	if [ ! -x "$HINTVM" ] || ! agent_busybox_cpio; then
+		for n in $AGENT_EXEC_CASES; do
+			result $n skip "no static hintvm or no busybox archive"
+		done
+		return
+	fi
+	start=$(date +%s)
+	"$HINTVM" run --agent -k "$kernel" -i $AGENT_BB \
+		-p "$BASE_CMDLINE hintvm.hostname=agentbox" \
+		-c 2 -m 256M --name $AGENT_VM < /dev/null > $log 2>&1 &
+	vm_pid=$!
+	# The agent answers once the kernel booted and loaded vsock.
+	up=0
+	while [ $(($(date +%s) - start)) -lt "$TIMEOUT" ] && kill -0 $vm_pid 2>/dev/null; do
+		if "$HINTVM" exec $AGENT_VM -- /bin/busybox --install -s /bin \
+			> /tmp/agent-up.err 2>&1; then
+			up=1
+			break
+		fi
+		sleep 1
+	done
+	boot_s=$(($(date +%s) - start))
+	echo "E2E-TIME name=agent-exec agent_up_s=$boot_s"
+	if [ $up = 0 ]; then
+		show_log agent-exec $log
+		show_log agent-exec /tmp/agent-up.err
+		kill $vm_pid 2>/dev/null
+		wait $vm_pid 2>/dev/null
+		agent_fail_all "the agent never answered in ${boot_s}s (initramfs from /lib/modules/$(uname -r)?)"
+		return
+	fi
+
+	problems=""
+	ax echo 0 "hello from the guest" -- $AGENT_VM -- echo hello from the guest
+	ax uname 0 "$(uname -m)" -- $AGENT_VM -- uname -m
+	ax env-cwd 0 "bar /tmp" -- -e FOO=bar -w /tmp $AGENT_VM -- sh -c 'echo $FOO $PWD'
+	ax pid1 0 "init" -- $AGENT_VM -- sh -c 'cat /proc/1/comm'
+	# PID 1's duties: hostname, lo up (IFF_UP|IFF_LOOPBACK), devpts.
+	ax hostname 0 "agentbox" -- $AGENT_VM -- hostname
+	ax lo-up 0 "0x9" -- $AGENT_VM -- cat /sys/class/net/lo/flags
+	ax mounts 0 "devpts devtmpfs proc sysfs" -- $AGENT_VM -- sh -c \
+		"awk '\$2 ~ /^\\/(dev|dev\\/pts|proc|sys)\$/ { print \$3 }' /proc/mounts | sort | tr '\\n' ' ' | sed 's/ \$//'"
+	[ -z "$problems" ] && result agent-exec pass "echo, env, cwd, hostname, lo, mounts after ${boot_s}s of boot (initramfs from /lib/modules, Debian's vsock driver)" ||
+		result agent-exec fail "$problems"
+
+	problems=""
+	ax true 0 "" -- $AGENT_VM -- true
+	ax exit3 3 "" -- $AGENT_VM -- sh -c 'exit 3'
+	ax kill9 137 "" -- $AGENT_VM -- sh -c 'kill -9 $$'
+	ax missing 127 "" -- $AGENT_VM -- no-such-command
+	[ -z "$problems" ] && result agent-exit-codes pass "0, 3, 137 (SIGKILL), 127 (not found)" ||
+		result agent-exit-codes fail "$problems"
+
+	problems=""
+	head -c $((10 * 1024 * 1024)) /dev/urandom > /tmp/agent-in
+	want=$(sha256sum < /tmp/agent-in | cut -d' ' -f1)
+	t0=$(date +%s)
+	got=$(timeout "$TIMEOUT" "$HINTVM" exec $AGENT_VM -- cat < /tmp/agent-in | sha256sum | cut -d' ' -f1)
+	t1=$(date +%s)
+	echo "E2E-INFO name=agent-stdin-10m seconds=$((t1 - t0))"
+	[ "$got" = "$want" ] && result agent-stdin-10m pass "10 MiB through cat, same sha256, $((t1 - t0)) s" ||
+		result agent-stdin-10m fail "sha256 $got, expected $want"
+	rm -f /tmp/agent-in
+
+	: > /tmp/agent-term.out
+	timeout "$TIMEOUT" "$HINTVM" exec $AGENT_VM -- sh -c 'echo started; exec sleep 120' \
+		< /dev/null > /tmp/agent-term.out 2>&1 &
+	exec_pid=$!
+	i=0
+	while [ $i -lt 300 ] && ! grep -q started /tmp/agent-term.out; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -TERM $exec_pid
+	wait $exec_pid
+	st=$?
+	[ $st = 143 ] && result agent-sigterm pass "SIGTERM to hintvm exec reached the guest's sleep: 143" ||
+		result agent-sigterm fail "status $st, expected 143 ($(cat /tmp/agent-term.out))"
+
+	i=1 pids=""
+	t0=$(date +%s)
+	while [ $i -le "$AGENT_N" ]; do
+		(timeout "$TIMEOUT" "$HINTVM" exec $AGENT_VM -- sh -c "echo run-$i; exit $((i % 7))" \
+			> /tmp/agent-c$i.out 2>&1; echo $? > /tmp/agent-c$i.st) &
+		pids="$pids $!"
+		i=$((i + 1))
+	done
+	# Not a bare wait: the VM is a child of this shell too.
+	for p in $pids; do wait $p; done
+	t1=$(date +%s)
+	right=0 i=1
+	while [ $i -le "$AGENT_N" ]; do
+		[ "$(cat /tmp/agent-c$i.out)" = "run-$i" ] &&
+			[ "$(cat /tmp/agent-c$i.st)" = $((i % 7)) ] && right=$((right + 1))
+		i=$((i + 1))
+	done
+	echo "E2E-INFO name=agent-concurrent n=$AGENT_N seconds=$((t1 - t0))"
+	[ $right = "$AGENT_N" ] && result agent-concurrent pass "$AGENT_N concurrent execs, each its own output and status, $((t1 - t0)) s" ||
+		result agent-concurrent fail "$right of $AGENT_N right"
+
+	# A terminal typed into through a pty (pty-run stands in for script):
+	# output, window size, Ctrl-C to the guest's foreground process. L1's
+	# init mounts no devpts: /dev/ptmx needs it.
+	grep -q ' /dev/pts ' /proc/mounts ||
+		{ mkdir -p /dev/pts && mount -t devpts -o ptmxmode=666 devpts /dev/pts; }
+	{
+		printf 'stty size; echo typed-$((6 * 7))\n'
+		sleep 3
+		printf 'sleep 60\n'
+		sleep 4
+		printf '\003'
+		sleep 3
+		printf 'echo after-$((1 + 1)); exit 5\n'
+	} | timeout "$TIMEOUT" $E2E/pty-run -r 33 -c 101 -- "$HINTVM" exec -t $AGENT_VM -- sh -i \
+		> /tmp/agent-tty.out 2>&1
+	st=$?
+	tr -d '\r' < /tmp/agent-tty.out > /tmp/agent-tty.txt
+	if [ $st = 5 ] && grep -q 'typed-42$' /tmp/agent-tty.txt &&
+		grep -q '33 101$' /tmp/agent-tty.txt && grep -q 'after-2$' /tmp/agent-tty.txt; then
+		result agent-tty pass "typed command's output, window 33x101, Ctrl-C ended sleep, status 5"
+	else
+		show_log agent-tty /tmp/agent-tty.txt
+		result agent-tty fail "status $st; see the log"
+	fi
+
+	# No main process: powering off from inside ends hintvm run with 0.
+	"$HINTVM" exec $AGENT_VM -- poweroff -f > /dev/null 2>&1
+	i=0
+	while [ $i -lt "$TIMEOUT" ] && kill -0 $vm_pid 2>/dev/null; do
+		sleep 1
+		i=$((i + 1))
+	done
+	if kill -0 $vm_pid 2>/dev/null; then
+		kill $vm_pid
+		result agent-poweroff fail "the guest did not power off"
+	else
+		wait $vm_pid
+		st=$?
+		[ $st = 0 ] && result agent-poweroff pass "poweroff -f in the guest: hintvm run status 0" ||
+			{ show_log agent-poweroff $log; result agent-poweroff fail "status $st, expected 0"; }
+	fi
+}
+
+# PID 1's main process: its exit powers the guest off and is hintvm run's.
+agent_main_case() { # KERNEL
+	kernel=$1 name=agent-main-exit log=/tmp/agent-main.log
+	selected $name || return
+	if [ ! -x "$HINTVM" ] || ! agent_busybox_cpio; then
+		result $name skip "no static hintvm or no busybox archive"
+		return
+	fi
+	run_vm $log "agent-main-ran" -- "$HINTVM" run --agent -k "$kernel" \
+		-i $AGENT_BB -p "$BASE_CMDLINE" -c 1 -m 256M -- \
+		/bin/busybox sh -c 'echo agent-main-ran; exit 7'
+	echo "E2E-TIME name=$name main_ran_ms=$INIT_MS wall_ms=$WALL_MS"
+	if [ "$STATUS" = 7 ] && grep -q agent-main-ran $log; then
+		result $name pass "main process ran on the console, exited 7: hintvm run returned 7 after ${WALL_MS} ms"
+	else
+		show_log $name $log
+		result $name fail "hintvm run status $STATUS, expected 7"
+	fi
+}
+
+# A root from a shared directory (virtio-9p), read-only below a tmpfs
+# overlay: the main process runs in it, its writes never reach the host.
+# (No '"' in the command: it travels on the kernel command line.)
+agent_root_case() { # KERNEL
+	kernel=$1 name=agent-root-9p log=/tmp/agent-root.log root=/tmp/agent-root
+	selected $name || return
+	if [ ! -x "$HINTVM" ] || ! agent_busybox_cpio; then
+		result $name skip "no static hintvm or no busybox archive"
+		return
+	fi
+	rm -rf $root
+	mkdir -p $root/bin $root/etc
+	cp /bin/busybox $root/bin/busybox
+	echo "from the host" > $root/etc/marker
+	run_vm $log "agent-root-ran" -- "$HINTVM" run --agent -k "$kernel" \
+		-i $AGENT_BB --share $root,tag=agentroot \
+		-p "$BASE_CMDLINE hintvm.root=9p:agentroot" -c 1 -m 256M -- \
+		/bin/busybox sh -c 'read m < /etc/marker; echo agent-root-ran $m; echo changed > /etc/marker && read n < /etc/marker && echo agent-root-wrote $n; exit 4'
+	problems=""
+	[ "$STATUS" = 4 ] || problems="$problems hintvm run status $STATUS, expected 4;"
+	grep -q "agent-root-ran from the host" $log ||
+		problems="$problems the main process did not read the shared root;"
+	grep -q "agent-root-wrote changed" $log ||
+		problems="$problems no write through the overlay;"
+	[ "$(cat $root/etc/marker)" = "from the host" ] ||
+		problems="$problems the guest's write reached the host directory;"
+	if [ -z "$problems" ]; then
+		result $name pass "9p root under a tmpfs overlay: read the host's file, wrote over it in the guest only, status 4"
+	else
+		show_log $name $log
+		result $name fail "$problems"
+	fi
+}
+
+agent_cases() { # KERNEL
+	agent_t0=$(date +%s)
+	agent_exec_cases "$1"
+	agent_main_case "$1"
+	agent_root_case "$1"
+	# What the agent's cases cost the tier (CI allowance: ~3 minutes).
+	echo "E2E-TIME name=agent-all seconds=$(($(date +%s) - agent_t0))"
+}

@@ -1,0 +1,35 @@
+# The x86 L1 of the nested tiers: QEMU in software emulation (TCG) with a
+# CPU model that has SVM, so that the L1 Linux has a /dev/kvm for hintvm.
+# Sourced by tests/e2e/run (busybox initramfs L1) and tests/oci/run (the
+# Debian-root L1 with containerd and podman). bash.
+
+# l1_qemu TIMEOUT_S KERNEL INITRD CMDLINE SERIAL_LOG STDERR_LOG [QEMU ARG...]
+# Boots the L1 with no input; its serial console goes to SERIAL_LOG. Returns
+# QEMU's status (124 when TIMEOUT_S ran out; 0 also when the L1 reset
+# itself: -no-reboot). QEMU's own record of CPU resets and triple faults
+# (-d cpu_reset) goes to STDERR_LOG.cpu-reset: l1_reset_cause reads it.
+l1_qemu() {
+	local timeout=$1 kernel=$2 initrd=$3 cmdline=$4 serial=$5 err=$6
+	shift 6
+	timeout --foreground -k 10 "$timeout" \
+		qemu-system-x86_64 -accel tcg -M pc -cpu EPYC -smp 2 -m 2G \
+		-nodefaults -nographic -serial stdio -no-reboot \
+		-d cpu_reset -D "$err.cpu-reset" \
+		-kernel "$kernel" -initrd "$initrd" -append "$cmdline" "$@" \
+		< /dev/null > "$serial" 2> "$err"
+}
+
+# Why an L1 that QEMU ended with status 0 before its tests were done went
+# away, from its serial log and QEMU's -d cpu_reset record: prints
+# "triple-fault" (QEMU emulated a triple fault of the L1 CPU outside guest
+# mode: the L1 kernel's own exception handling failed without a word),
+# "panic" (the L1 kernel panicked: panic=-1 resets), or "unknown".
+l1_reset_cause() { # SERIAL_LOG STDERR_LOG
+	if grep -aq -e 'Kernel panic' -e 'BUG:' -e 'Oops' "$1"; then
+		echo panic
+	elif grep -aq '^Triple fault' "$2.cpu-reset" 2>/dev/null; then
+		echo triple-fault
+	else
+		echo unknown
+	fi
+}

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/log.h"
+#include "sandboxed_call.h"
+
+struct call {
+	enum sandbox_kind kind;
+	void (*fn)(void *);
+	void *arg;
+};
+
+static void *confined(void *opaque)
+{
+	struct call *c = opaque;
+
+	sandbox_thread_enter(c->kind);
+	c->fn(c->arg);
+	return NULL;
+}
+
+void sandboxed_call(enum sandbox_kind kind, void (*fn)(void *), void *arg)
+{
+	struct call c = { kind, fn, arg };
+	pthread_t thread;
+
+	if (!getenv("HINTVM_TEST_SANDBOX")) {
+		fn(arg);
+		return;
+	}
+	if (sandbox_prepare() < 0) {
+		fprintf(stderr, "sandboxed_call: %s\n", hvm_error_message());
+		abort();
+	}
+	sandbox_set_requested(true);
+	if (log_thread_create(&thread, confined, &c)) {
+		fprintf(stderr, "sandboxed_call: no thread\n");
+		abort();
+	}
+	sandbox_set_requested(false);
+	pthread_join(thread, NULL);
+}
