@@ -14,6 +14,12 @@ STATUS_CRASH=6
 
 result() { # NAME STATUS DETAIL
 	echo "E2E-RESULT name=$1 status=$2 detail=$3"
+	# e2e.crash_after=NAME (HINTVM_E2E_L1_CRASH_AFTER): panic the L1 once
+	# NAME has its result, to exercise tests/e2e/run's next boot after an
+	# L1 panic (issue 12).
+	case " $(cat /proc/cmdline) " in
+	*" e2e.crash_after=$1 "*) echo c > /proc/sysrq-trigger ;;
+	esac
 }
 
 # Show a run's console for whoever reads the test log: on a failure (the

@@ -25,11 +25,23 @@ l1_qemu() {
 # mode: the L1 kernel's own exception handling failed without a word),
 # "panic" (the L1 kernel panicked: panic=-1 resets), or "unknown".
 l1_reset_cause() { # SERIAL_LOG STDERR_LOG
-	if grep -aq -e 'Kernel panic' -e 'BUG:' -e 'Oops' "$1"; then
+	# E2E- lines carry the L2 guests' consoles (the panic test's among
+	# them); the L1 kernel's own messages are the other lines.
+	if grep -av '^E2E-' "$1" | grep -aq -e 'Kernel panic' -e 'BUG:' -e 'Oops'; then
 		echo panic
 	elif grep -aq '^Triple fault' "$2.cpu-reset" 2>/dev/null; then
 		echo triple-fault
 	else
 		echo unknown
 	fi
+}
+
+# The first lines of the L1 kernel's oops or panic in SERIAL_LOG, as
+# "E2E-LOG l1-panic: ..." lines: where it happened (RIP, the task, the
+# first frames). A CI log keeps only its tail, which is the panic's end.
+l1_panic_head() { # SERIAL_LOG
+	tr -d '\r' < "$1" | awk '
+		/^E2E-/ { next }
+		!start && /BUG:|Oops|general protection|double fault|stack guard|Kernel panic/ { start = 1 }
+		start && n < 40 { print "E2E-LOG l1-panic: " $0; n++ }'
 }
