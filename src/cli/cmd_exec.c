@@ -247,7 +247,6 @@ static int signal_fd_open(void)
 		sigaddset(&set, forwarded[i]);
 	sigaddset(&set, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
@@ -375,11 +374,8 @@ int cmd_exec(int argc, char **argv)
 		fprintf(stderr, "hintvm exec: -t needs a terminal on stdin\n");
 		return EXEC_FAILED;
 	}
-	sfd = signal_fd_open();
-	if (sfd < 0) {
-		perror("hintvm exec: signalfd");
-		return EXEC_FAILED;
-	}
+	/* A vanished agent is an error from write(), not a SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 	if (a.tty) {
 		const char *term = getenv("TERM");
 		static char term_env[128];
@@ -405,17 +401,29 @@ int cmd_exec(int argc, char **argv)
 		spec.flags = HVM_PROCESS_STDIN | HVM_PROCESS_STDOUT |
 			     HVM_PROCESS_STDERR;
 	}
+	/*
+	 * Signals are ours until the process runs: Ctrl-C or a timeout's
+	 * SIGTERM ends an exec whose agent does not answer, and the closed
+	 * control connection makes the agent drop the half-started session.
+	 * From STARTED on they are the process's (a signal in between ends
+	 * us, and the agent then kills the process).
+	 */
 	p = hvm_process_start(a.vm, &spec);
 	if (!p) {
 		int err = hvm_process_errno();
 
 		fprintf(stderr, "hintvm exec: %s\n", hvm_last_error());
-		close(sfd);
 		if (err == ENOENT)
 			return EXEC_NOT_FOUND;
 		if (err == EACCES || err == ENOEXEC || err == EISDIR ||
 		    err == ENOTDIR)
 			return EXEC_NOT_EXECUTABLE;
+		return EXEC_FAILED;
+	}
+	sfd = signal_fd_open();
+	if (sfd < 0) {
+		perror("hintvm exec: signalfd");
+		hvm_process_free(p);
 		return EXEC_FAILED;
 	}
 	if (a.tty && raw_terminal() < 0) {

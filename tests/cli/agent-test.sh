@@ -69,19 +69,42 @@ got=$(timeout 60 "$hintvm" exec "$sock" -- cat <"$tmp/in" | sha256sum | cut -d' 
 [ "$got" = "$want" ] && ok "10 MiB stdin -> stdout round trip" ||
 	{ echo "ok=0 got $got want $want" >"$tmp/err"; not_ok "10 MiB stdin -> stdout round trip"; }
 
-# A signal to hintvm exec reaches the process: SIGTERM, status 143.
-timeout 60 "$hintvm" exec "$sock" -- sh -c 'echo started; exec sleep 60' \
+# A signal to hintvm exec reaches the process: SIGTERM, status 143. (-k:
+# an exec that ignored it would otherwise outlive the suite's timeout.)
+timeout -k 10 60 "$hintvm" exec "$sock" -- sh -c 'echo started; exec sleep 60' \
 	</dev/null >"$tmp/out" 2>"$tmp/err" &
 exec_pid=$!
-for _ in $(seq 200); do
+for _ in $(seq 600); do
 	grep -q started "$tmp/out" 2>/dev/null && break
-	sleep 0.05
+	sleep 0.1
 done
 kill -TERM $exec_pid
 wait $exec_pid
 st=$?
 [ $st -eq 143 ] && ok "SIGTERM reaches the process (143)" ||
-	{ echo "# status $st" >"$tmp/err"; not_ok "SIGTERM reaches the process (143)"; }
+	{ { echo "# status $st; the agent's log:"; tail -n 5 "$tmp/agent.log"; } >>"$tmp/err"
+	  not_ok "SIGTERM reaches the process (143)"; }
+
+# Before the process runs, a signal is hintvm exec's own: an agent that
+# accepted the connection but never answers cannot keep it (nor a
+# timeout, nor Ctrl-C) waiting.
+python3 - "$tmp/mute.sock" <<'EOF' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(4)
+c, _ = s.accept()
+c.recv(64)
+c.sendall(b"OK 1\n")
+time.sleep(30)
+EOF
+pids+=($!)
+for _ in $(seq 100); do [ -S "$tmp/mute.sock" ] && break; sleep 0.05; done
+timeout -k 10 --preserve-status -s TERM 1 "$hintvm" exec "$tmp/mute.sock" -- true \
+	</dev/null >"$tmp/out" 2>"$tmp/err"
+st=$?
+[ $st -eq 143 ] && ok "SIGTERM ends an exec whose agent does not answer (143)" ||
+	{ echo "# status $st" >>"$tmp/err"; not_ok "SIGTERM ends an exec whose agent does not answer (143)"; }
 
 # Many at once: every one gets its own output and status.
 N=${AGENT_TEST_CONCURRENT:-20}

@@ -164,7 +164,7 @@ agent_exec_round() {
 	rm -f /tmp/agent-in
 
 	: > /tmp/agent-term.out
-	timeout "$TIMEOUT" "$HINTVM" exec $AGENT_VM -- sh -c 'echo started; exec sleep 120' \
+	timeout -k 10 "$TIMEOUT" "$HINTVM" exec $AGENT_VM -- sh -c 'echo started; exec sleep 120' \
 		< /dev/null > /tmp/agent-term.out 2>&1 &
 	exec_pid=$!
 	i=0
