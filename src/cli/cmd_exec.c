@@ -426,11 +426,20 @@ int cmd_exec(int argc, char **argv)
 		hvm_process_free(p);
 		return EXEC_FAILED;
 	}
-	if (a.tty && raw_terminal() < 0) {
-		perror("hintvm exec: raw mode");
-		hvm_process_free(p);
-		close(sfd);
-		return EXEC_FAILED;
+	if (a.tty) {
+		unsigned short rows, cols;
+
+		/* A resize while it started went unseen (SIGWINCH is ignored
+		 * by default): catch up. */
+		window_size(&rows, &cols);
+		if (rows != spec.rows || cols != spec.cols)
+			hvm_process_resize(p, rows, cols);
+		if (raw_terminal() < 0) {
+			perror("hintvm exec: raw mode");
+			hvm_process_free(p);
+			close(sfd);
+			return EXEC_FAILED;
+		}
 	}
 	status = attach(p, a.tty, sfd);
 	restore_terminal();
