@@ -317,6 +317,15 @@ static int build_vm_config(struct hvm_config *cfg,
 		    set_option(cfg, "cmdline", g->cmdline, "cmdline"))
 			return -EINVAL;
 	}
+	/*
+	 * The library's default is no sandbox (it never confines an
+	 * embedder's threads on its own initiative); the runtime is not an
+	 * embedder but a VMM for untrusted images, so it asks for hintvm's
+	 * sandbox like `hintvm run` does. The node owner can say
+	 * `sandbox = off` below; pods cannot (not an annotation by default).
+	 */
+	if (set_option(cfg, "sandbox", "auto", "the runtime's default"))
+		return -EINVAL;
 	for (size_t i = 0; i < g->noptions; i++)
 		if (set_option(cfg, g->options[i].key, g->options[i].value,
 			       rt.config_path))

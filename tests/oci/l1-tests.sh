@@ -311,7 +311,11 @@ if wanted hvm-ctr-term; then
 		result hvm-ctr-term fail "status $st"
 	fi
 fi
-if wanted hvm-ctr-kill; then
+# hvm-ctr-sandbox: the runtime turns hintvm's sandbox on (docs/sandbox.md),
+# so the guest-facing threads of the VMM process (vCPUs, device event
+# loops, 9p workers, console) run under their seccomp filters with no
+# capabilities; checked on hvm-ctr-kill's running VM.
+if wanted hvm-ctr-kill || wanted hvm-ctr-sandbox; then
 	problems=""
 	ctr run -d $HVM "$IMAGE" hvm-kill sleep 1000 > "$work/hvm-kill.err" 2>&1 ||
 		problems="ctr run -d failed;"
@@ -320,6 +324,25 @@ if wanted hvm-ctr-kill; then
 		sleep 0.2; i=$((i + 1))
 	done
 	ctr task ls | grep -q 'hvm-kill .*RUNNING' || problems="$problems not RUNNING;"
+	vmm=$(ctr task ls 2>/dev/null | awk '$1 == "hvm-kill" { print $2 }')
+	i=0
+	while ! grep -qs '^hintvm-vcpu' /proc/"$vmm"/task/*/comm && [ $i -lt 100 ]; do
+		sleep 0.2; i=$((i + 1))
+	done
+	: > "$work/hvm-sandbox.threads"
+	for t in /proc/"$vmm"/task/*; do
+		echo "$(cat "$t/comm" 2>/dev/null) $(awk '/^Seccomp:/ {s=$2}
+			/^NoNewPrivs:/ {n=$2} /^CapEff:/ {c=$2} END {print s, n, c}' \
+			"$t/status" 2>/dev/null)" >> "$work/hvm-sandbox.threads"
+	done
+	guest_facing=$(grep -E '^(hintvm-vcpu|hvm-)' "$work/hvm-sandbox.threads")
+	if ! echo "$guest_facing" | grep -q '^hintvm-vcpu'; then
+		result hvm-ctr-sandbox fail "no vCPU thread in VMM process $vmm: $(tr '\n' ';' < "$work/hvm-sandbox.threads")"
+	elif echo "$guest_facing" | grep -v ' 2 1 0000000000000000$' | grep -q .; then
+		result hvm-ctr-sandbox fail "threads not confined: $(echo "$guest_facing" | grep -v ' 2 1 0000000000000000$' | tr '\n' ';')"
+	else
+		result hvm-ctr-sandbox pass "$(echo "$guest_facing" | wc -l) guest-facing threads of the VMM ($(echo "$guest_facing" | awk '{ print $1 }' | sort -u | tr '\n' ' ')): Seccomp 2, no_new_privs, no capabilities"
+	fi
 	ctr task kill -s SIGKILL hvm-kill >> "$work/hvm-kill.err" 2>&1 || problems="$problems kill failed;"
 	i=0
 	while ! ctr task ls 2>/dev/null | grep -q 'hvm-kill .*STOPPED' && [ $i -lt 100 ]; do
