@@ -196,9 +196,7 @@ share_case() {
 		result $name-overlay fail "no ext2 file system for the shares"
 		return
 	fi
-	mkdir -p /tmp/share/rw /tmp/share/loose /tmp/share/mapped /tmp/share/ro
-	echo "$SHARE_HOST_LINE" > /tmp/share/ro/host-file
-	echo "delete me" > /tmp/share/ro/delete-me
+	share_dirs_fresh
 	# The guest: base initramfs, busybox and modules, hvm-share-check.
 	rm -rf /tmp/share-l2
 	mkdir -p /tmp/share-l2/bin
@@ -206,8 +204,8 @@ share_case() {
 	(cd /tmp/share-l2 && find . | cpio -o -H newc > /tmp/share-bin.cpio 2>/dev/null)
 	cat "$INITRD" "$E2E/l2-extra.cpio" /tmp/share-bin.cpio > /tmp/share-initrd.cpio
 	log=/tmp/$name.log
-	run_vm "$log" "E2E-GUEST init" -- "$HINTVM" run --stats -k "$IMAGE" \
-		-i /tmp/share-initrd.cpio -c 1 -m "$MEM" \
+	RUN_VM_RESET=share_dirs_fresh run_vm "$log" "E2E-GUEST init" -- \
+		"$HINTVM" run --stats -k "$IMAGE" -i /tmp/share-initrd.cpio -c 1 -m "$MEM" \
 		-p "$BASE_CMDLINE rdinit=/share-init" \
 		--share /tmp/share/rw,tag=rw --share /tmp/share/loose,tag=loose \
 		--share /tmp/share/mapped,tag=mapped,ids=mapped \

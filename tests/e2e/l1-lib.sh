@@ -53,6 +53,9 @@ run_vm() { # LOG MARKER -- COMMAND...
 		mv "$log" "$log.l1-fault"
 		echo "E2E-LOG ${name:-run_vm}: l1-fault: status $STATUS right after the L1's emulated VMRUN broke the L2's state (issue 12, tests/e2e/l1-nested-fault.sh); first run's log kept in $log.l1-fault; running the case again. KVM's record:"
 		echo "$evidence" | sed "s/^/E2E-LOG ${name:-run_vm}: l1-fault:   /"
+		# The case's own setup once more (a share's directories, a disk
+		# image the first run wrote to): what RUN_VM_RESET says.
+		[ -n "${RUN_VM_RESET:-}" ] && $RUN_VM_RESET
 		nested_fault_arm
 		run_vm_once "$log" "$marker" "$@"
 	fi
@@ -93,6 +96,17 @@ check_guest_init() { # GUEST_LINE CPUS CMDLINE
 		problems="$problems /proc/cmdline \"$seen\", expected \"$3\";"
 	[ "$(field marker "$1")" = hintvm-e2e-initrd ] ||
 		problems="$problems initrd marker file not visible;"
+}
+
+# The four share directories of the --share cases, as the guest expects
+# them: empty rw, loose and mapped, and ro with two files of L1's. Also
+# the RUN_VM_RESET of a run that is repeated (the first one's files would
+# make the guest's creates and renames fail).
+share_dirs_fresh() {
+	rm -rf /tmp/share/rw /tmp/share/loose /tmp/share/mapped /tmp/share/ro
+	mkdir -p /tmp/share/rw /tmp/share/loose /tmp/share/mapped /tmp/share/ro
+	echo "$SHARE_HOST_LINE" > /tmp/share/ro/host-file
+	echo "delete me" > /tmp/share/ro/delete-me
 }
 
 # The --share cases of both tiers (docs/shares.md): what the guest's

@@ -276,7 +276,7 @@ virtio_blk_ext4_case() {
 	virtio_precheck $name needs-image || return
 	img=/tmp/virtio-rw.img
 	cp "$VIRTIO_IMAGE" $img
-	virtio_boot $name blk --disk $img
+	RUN_VM_RESET="cp $VIRTIO_IMAGE $img" virtio_boot $name blk --disk $img
 	problems=""
 	virtio_check_run
 	mount_line=$(guest_line "blk mount=")
@@ -465,10 +465,8 @@ virtio_9p_case() {
 		result $name-overlay fail "no ext2 file system for the shares"
 		return
 	fi
-	mkdir -p /tmp/share/rw /tmp/share/loose /tmp/share/mapped /tmp/share/ro
-	echo "$SHARE_HOST_LINE" > /tmp/share/ro/host-file
-	echo "delete me" > /tmp/share/ro/delete-me
-	virtio_boot $name share \
+	share_dirs_fresh
+	RUN_VM_RESET=share_dirs_fresh virtio_boot $name share \
 		--share /tmp/share/rw,tag=rw --share /tmp/share/loose,tag=loose \
 		--share /tmp/share/mapped,tag=mapped,ids=mapped \
 		--share /tmp/share/ro,tag=ro,ro
