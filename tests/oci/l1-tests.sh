@@ -22,7 +22,9 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # ---- the image: busybox from this root, as an OCI image archive ---------
 # Made here, from /bin/busybox (Debian's busybox-static): no registry.
 make_image() {
-	local dir=$work/image rootfs=$work/image-rootfs
+	local dir=$work/image rootfs=$work/image-rootfs image_arch=amd64
+	# containerd unpacks only images of its own platform
+	[ "$(uname -m)" = aarch64 ] && image_arch=arm64
 	rm -rf "$dir" "$rootfs"
 	mkdir -p "$dir/blobs/sha256" "$rootfs/bin" "$rootfs/etc" \
 		"$rootfs/proc" "$rootfs/sys" "$rootfs/dev" "$rootfs/tmp" \
@@ -39,8 +41,8 @@ make_image() {
 	layer=$(sha256sum "$work/layer.tar" | cut -d' ' -f1)
 	lsize=$(stat -c %s "$work/layer.tar")
 	mv "$work/layer.tar" "$dir/blobs/sha256/$layer"
-	printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/bin"],"Cmd":["sh"],"WorkingDir":"/"},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
-		"$layer" > "$work/config.json"
+	printf '{"architecture":"%s","os":"linux","config":{"Env":["PATH=/bin"],"Cmd":["sh"],"WorkingDir":"/"},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
+		"$image_arch" "$layer" > "$work/config.json"
 	config=$(sha256sum "$work/config.json" | cut -d' ' -f1)
 	csize=$(stat -c %s "$work/config.json")
 	mv "$work/config.json" "$dir/blobs/sha256/$config"
