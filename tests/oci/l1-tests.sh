@@ -12,7 +12,12 @@ IMAGE=docker.io/hintvm/busybox:test
 work=/tmp/oci
 mkdir -p "$work"
 
-result() { echo "E2E-RESULT name=$1 status=$2 detail=$3"; }
+# The E2E-TIME line dates the verdict (L1 uptime): a case took the time
+# since the previous one's.
+result() {
+	echo "E2E-TIME name=$1 done_uptime_s=$(cut -d' ' -f1 /proc/uptime)"
+	echo "E2E-RESULT name=$1 status=$2 detail=$3"
+}
 wanted() { [ -z "$only" ] || echo ",$only," | grep -q ",$1,"; }
 show() { # NAME FILE: the end of a log, for a failure
 	tail -n 30 "$2" 2>/dev/null | tr -d '\r' | sed "s/^/E2E-LOG $1: /"
