@@ -185,18 +185,11 @@ share_case() {
 			grep -q 'File exists' /tmp/insmod.err ||
 			echo "E2E-INFO name=$name insmod $m failed: $(cat /tmp/insmod.err)"
 	done
-	rm -rf /tmp/share /tmp/share.img
-	mkdir -p /tmp/share
-	truncate -s 96M /tmp/share.img
-	share_loop=$(losetup -f)
-	if ! losetup "$share_loop" /tmp/share.img 2>/tmp/mke2fs.err ||
-		! mke2fs -q "$share_loop" >>/tmp/mke2fs.err 2>&1 ||
-		! mount -t ext4 "$share_loop" /tmp/share 2>>/tmp/mke2fs.err; then
+	if ! share_fs_mount; then
 		result $name fail "no ext2 file system for the shares: $(head -n 2 /tmp/mke2fs.err)"
 		result $name-overlay fail "no ext2 file system for the shares"
 		return
 	fi
-	share_dirs_fresh
 	# The guest: base initramfs, busybox and modules, hvm-share-check.
 	rm -rf /tmp/share-l2
 	mkdir -p /tmp/share-l2/bin
@@ -238,9 +231,7 @@ share_case() {
 	else
 		result $name-overlay fail "$problems"
 	fi
-	umount /tmp/share
-	losetup -d "$share_loop"
-	rm -f /tmp/share.img
+	share_fs_unmount
 }
 
 # The same Linux boot under QEMU/KVM in this L1, for comparison only

@@ -108,6 +108,27 @@ check_guest_init() { # GUEST_LINE CPUS CMDLINE
 		problems="$problems initrd marker file not visible;"
 }
 
+# /tmp/share for the --share cases: a fresh ext2 file system (ext4's
+# driver: L1's own file systems have no user.* xattrs) on a loop device,
+# with share_dirs_fresh's directories. Fails with the reason in
+# /tmp/mke2fs.err; sets share_loop (share_fs_unmount undoes it).
+share_fs_mount() {
+	rm -rf /tmp/share /tmp/share.img
+	mkdir -p /tmp/share
+	truncate -s 96M /tmp/share.img
+	share_loop=$(losetup -f)
+	losetup "$share_loop" /tmp/share.img 2>/tmp/mke2fs.err &&
+		mke2fs -q "$share_loop" >>/tmp/mke2fs.err 2>&1 &&
+		mount -t ext4 "$share_loop" /tmp/share 2>>/tmp/mke2fs.err &&
+		share_dirs_fresh
+}
+
+share_fs_unmount() {
+	umount /tmp/share
+	losetup -d "$share_loop"
+	rm -f /tmp/share.img
+}
+
 # The four share directories of the --share cases, as the guest expects
 # them: empty rw, loose and mapped, and ro with two files of L1's. Also
 # the RUN_VM_RESET of a run that is repeated (the first one's files would

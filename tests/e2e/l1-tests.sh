@@ -454,18 +454,11 @@ virtio_9p_case() {
 		return
 	fi
 	# On ext2 (ext4's driver): L1's rootfs has no user.* xattrs.
-	rm -rf /tmp/share /tmp/share.img
-	mkdir -p /tmp/share
-	truncate -s 96M /tmp/share.img
-	share_loop=$(losetup -f)
-	if ! losetup "$share_loop" /tmp/share.img 2>/tmp/mke2fs.err ||
-		! mke2fs -q "$share_loop" >>/tmp/mke2fs.err 2>&1 ||
-		! mount -t ext4 "$share_loop" /tmp/share 2>>/tmp/mke2fs.err; then
+	if ! share_fs_mount; then
 		result $name fail "no ext2 file system for the shares: $(head -n 2 /tmp/mke2fs.err)"
 		result $name-overlay fail "no ext2 file system for the shares"
 		return
 	fi
-	share_dirs_fresh
 	RUN_VM_RESET=share_dirs_fresh virtio_boot $name share \
 		--share /tmp/share/rw,tag=rw --share /tmp/share/loose,tag=loose \
 		--share /tmp/share/mapped,tag=mapped,ids=mapped \
@@ -482,9 +475,7 @@ virtio_9p_case() {
 		[ "$(field lower_intact "$ov")" = 1 ] ||
 		problems="$problems ${ov:-no overlay line};"
 	virtio_report $name-overlay "overlayfs with the ro share as lower and tmpfs as upper: copy-up, new file and whiteout in the overlay, the share untouched"
-	umount /tmp/share
-	losetup -d "$share_loop"
-	rm -f /tmp/share.img
+	share_fs_unmount
 }
 
 # ---- virtio-vsock (docs/virtio.md) -----------------------------------------
