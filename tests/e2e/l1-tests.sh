@@ -503,11 +503,14 @@ virtio_vsock_case() {
 	LOG=/tmp/$name.log
 	# Empty now: the shell truncates it only once the VM's child runs,
 	# and the wait below must not find a repeated run's old "ready".
+	# hintvm's own messages go to a second file until the VM ends: written
+	# into the console's, they can cut the "ready" line the wait looks for.
 	: >"$LOG"
+	: >"$LOG.hintvm"
 	start=$(date +%s)
 	timeout $TIMEOUT "$HINTVM" run -k "$VMLINUX" -i "$VIRTIO_INITRD" \
 		-p "$BASE_CMDLINE e2e.virtio=vsock" -c 1 -m "$MEM" \
-		--vsock cid=3,uds=$uds >"$LOG" 2>&1 &
+		--vsock cid=3,uds=$uds >"$LOG" 2>"$LOG.hintvm" &
 	vm=$!
 	while ! grep -q 'E2E-GUEST vsock ready' "$LOG" && kill -0 $vm 2>/dev/null &&
 		[ $(($(date +%s) - start)) -lt $TIMEOUT ]; do
@@ -522,6 +525,7 @@ virtio_vsock_case() {
 	wait $vm
 	STATUS=$?
 	kill $serve 2>/dev/null
+	cat "$LOG.hintvm" >>"$LOG"
 	GUEST=$(grep -a 'E2E-GUEST' "$LOG" | tr -d '\r')
 	echo "E2E-TIME name=$name vmm=hintvm kernel=vmlinux cpus=1 ready_s=$ready_s"
 	echo "E2E-INFO name=$name echo: $echo_line (information only: TCG L1)"
