@@ -26,17 +26,20 @@
  * Steps: mount what the process's mounts list asks for (proc, sysfs, tmpfs,
  * devpts, mqueue; devtmpfs at /dev) inside /hintvm/root, set the hostname,
  * write linux.sysctl, mask maskedPaths and remount readonlyPaths (before
- * the agent starts, so exec sees them too), put the console in raw mode
- * unless process.terminal (so the container's bytes reach the engine
- * unchanged), then fork: the child enters the root (enter_root: a mount
+ * the agent starts, so exec sees them too); without process.terminal,
+ * connect the process's stdio to the host over vsock (connect_stdio), or
+ * failing that put the console in raw mode (so the container's bytes
+ * reach the engine unchanged); then fork: the child enters the root (enter_root: a mount
  * namespace and the root moved onto "/"), changes to process.cwd, and
  * around taking process.user's gid and uid applies the process limits
  * (rlimits, capabilities, noNewPrivileges, the seccomp program the
  * runtime compiled: guest-firmware/agent/limits.c), then execs
  * process.args with process.env. PID 1 reaps every orphan; when the
- * container's process ends it writes the status to the debug-exit port
- * (x86: 0xf4; 128+N for a signal), which hintvm-runtime's VMM process turns
- * into its own exit status, and powers off.
+ * container's process ends it lets the host write out the process's
+ * stdout and stderr (finish_stdio), reports the exit as the agent does
+ * (report_exit; on x86, failing that, the debug-exit port 0xf4: 128+N
+ * for a signal), which hintvm-runtime's VMM process turns into its own
+ * exit status, and powers off.
  *
  * config.json is parsed by the runtime's own parser (src/runtime/spec.c):
  * the host already checked it, this side trusts nothing more than that.
@@ -139,6 +142,71 @@ static int report_exit(int wait_status)
 	}
 	close(fd);
 	return got == sizeof(ack) ? 0 : -1;
+}
+
+/*
+ * The process's stdio over vsock, when the host serves it (hintvm-runtime
+ * without a terminal: hvm_config_set_agent_stdio_fds()): connections to
+ * host ports 1027 (stdin), 1028 (stdout), 1029 (stderr) in FDS. All three
+ * or none (-1s): then the console stays the process's stdio.
+ */
+static void connect_stdio(int fds[3])
+{
+	static const unsigned int port[3] = { AGENT_STDIN_PORT,
+					      AGENT_STDOUT_PORT,
+					      AGENT_STDERR_PORT };
+
+	for (int i = 0; i < 3; i++) {
+		struct sockaddr_vm host = { .svm_family = AF_VSOCK,
+					    .svm_cid = VMADDR_CID_HOST,
+					    .svm_port = port[i] };
+
+		fds[i] = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fds[i] >= 0 &&
+		    !connect(fds[i], (struct sockaddr *)&host, sizeof(host)))
+			continue;
+		for (int j = 0; j <= i; j++) {
+			if (fds[j] >= 0)
+				close(fds[j]);
+			fds[j] = -1;
+		}
+		return;
+	}
+}
+
+/*
+ * Before the exit report: the host has written out all of stdout and
+ * stderr. Our side's end goes first (the container ended: its orphans
+ * lose their stdio too), then we wait for the host to close, which it
+ * does once everything is out; bounded, for an engine that stopped
+ * reading.
+ */
+#define STDIO_DRAIN_MS 10000
+
+static void finish_stdio(int fds[3])
+{
+	struct pollfd p[2] = { { .fd = fds[1], .events = POLLIN },
+			       { .fd = fds[2], .events = POLLIN } };
+	int waited = 0;
+
+	if (fds[0] < 0)
+		return;
+	close(fds[0]);
+	shutdown(fds[1], SHUT_WR);
+	shutdown(fds[2], SHUT_WR);
+	while ((p[0].fd >= 0 || p[1].fd >= 0) && waited < STDIO_DRAIN_MS) {
+		char c;
+
+		if (poll(p, 2, 100) <= 0) {
+			waited += 100;
+			continue;
+		}
+		for (int i = 0; i < 2; i++)
+			if (p[i].revents && read(p[i].fd, &c, 1) <= 0) {
+				close(p[i].fd);
+				p[i].fd = -1;
+			}
+	}
 }
 
 /*
@@ -754,6 +822,7 @@ int main(void)
 	struct oci_spec spec;
 	char err[256], *text;
 	struct stat st;
+	int stdio[3] = { -1, -1, -1 };
 	pid_t child;
 	int fd, ws;
 
@@ -786,14 +855,21 @@ int main(void)
 	if (load_limits(&spec, &limits))
 		finish(127);
 	start_agent();
-	console_mode(&spec);
+	if (!spec.process.terminal)
+		connect_stdio(stdio);
+	if (stdio[0] < 0)
+		console_mode(&spec);
 
 	child = fork();
 	if (child < 0)
 		finish(127);
-	if (child == 0)
+	if (child == 0) {
+		for (int i = 0; i < 3 && stdio[0] >= 0; i++)
+			dup2(stdio[i], i);
 		exec_process(&spec, &limits);
+	}
 	ws = supervise(child);
+	finish_stdio(stdio);
 	finish_wait(ws, ws < 0		? 127
 			: WIFEXITED(ws) ? WEXITSTATUS(ws)
 					: 128 + WTERMSIG(ws));

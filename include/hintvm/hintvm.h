@@ -110,6 +110,17 @@ HVM_API int hvm_config_set_default(struct hvm_config *cfg, const char *key,
 HVM_API int hvm_config_set_console_fds(struct hvm_config *cfg, int in_fd,
 				       int out_fd);
 
+/*
+ * With option "agent": the main process's stdin, stdout and stderr as
+ * three vsock connections the guest opens to host ports 1027, 1028 and
+ * 1029 (docs/agent.md), copied from IN_FD and to OUT_FD and ERR_FD, which
+ * stay owned by the caller. Unlike the serial console, stderr stays apart
+ * and the end of IN_FD reaches the process. All three or none (-1 each,
+ * the default: the guest keeps its console).
+ */
+HVM_API int hvm_config_set_agent_stdio_fds(struct hvm_config *cfg, int in_fd,
+					   int out_fd, int err_fd);
+
 /* Description of one option, for help texts and option parsers. */
 struct hvm_option_info {
 	const char *name; /* long name, e.g. "mem" */

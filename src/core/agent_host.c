@@ -26,6 +26,7 @@
 #include "core/agent_client.h"
 #include "core/agent_host.h"
 #include "core/agent_proto.h"
+#include "core/agent_stdio.h"
 #include "core/log.h"
 #include "core/registry.h"
 #include "core/sandbox.h"
@@ -140,6 +141,9 @@ int agent_host_prepare(struct vm *vm)
 	if (r < 0)
 		return r;
 	r = agent_host_start(vm);
+	if (r < 0)
+		return r;
+	r = agent_stdio_start(vm);
 	if (r < 0)
 		return r;
 	return append_init_args(cfg);

@@ -28,6 +28,14 @@
  * powers off (`hintvm run --agent` serves it).
  */
 #define AGENT_STATUS_PORT 1025
+/*
+ * The main process's stdin, stdout and stderr, when the host serves them
+ * (hvm_config_set_agent_stdio_fds()): one guest-to-host connection each,
+ * bytes one way (host to guest on the first, guest to host on the others).
+ */
+#define AGENT_STDIN_PORT 1027
+#define AGENT_STDOUT_PORT 1028
+#define AGENT_STDERR_PORT 1029
 
 #define AGENT_HDR_SIZE 12
 /* Largest payload either side sends or accepts. */

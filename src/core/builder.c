@@ -33,6 +33,7 @@
 
 #include "core/agent_host.h"
 #include "core/agent_proto.h"
+#include "core/agent_stdio.h"
 #include "core/arch.h"
 #include "core/console.h"
 #include "core/console_out.h"
@@ -86,6 +87,7 @@ static void builder_teardown(struct vm *vm)
 	vm_destroy_vcpus(vm);
 	virtio_vm_destroy(vm); /* its I/O may point into guest RAM */
 	agent_host_destroy(vm); /* after the vsock device: no more reports */
+	agent_stdio_destroy(vm); /* likewise: the rest of stdout, then EOF */
 	sched_vm_destroy(vm);
 	arch_vm_destroy(vm);
 	console_out_destroy(vm->console_out); /* after every device */
@@ -152,6 +154,12 @@ static int builder_assemble(struct vm *vm)
 		r = virtio_vsock_add_host_listener(virtio_vm_vsock(vm),
 						   AGENT_STATUS_PORT,
 						   agent_host_on_connect, vm);
+	/* And the main process's stdio, when the embedder asked. */
+	for (int i = 0; r == 0 && vm->agent_stdio && i < AGENT_STDIO_STREAMS;
+	     i++)
+		r = virtio_vsock_add_host_listener(
+			virtio_vm_vsock(vm), agent_stdio_port[i],
+			agent_stdio_on_connect[i], vm->agent_stdio);
 	if (r == 0)
 		r = vm_create_vcpus(vm);
 	if (r == 0)

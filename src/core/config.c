@@ -778,6 +778,7 @@ int config_init_defaults(struct hvm_config *cfg)
 		.console = CONSOLE_SERIAL,
 		.console_in_fd = STDIN_FILENO,
 		.console_out_fd = STDOUT_FILENO,
+		.agent_stdio_fd = { -1, -1, -1 },
 		.sched = malloc(sizeof(*cfg->sched)),
 	};
 	if (!cfg->sched)
@@ -939,6 +940,22 @@ int hvm_config_set_console_fds(struct hvm_config *cfg, int in_fd, int out_fd)
 		return hvm_set_error(-EINVAL, "console fds must be >= -1");
 	cfg->console_in_fd = in_fd;
 	cfg->console_out_fd = out_fd;
+	return 0;
+}
+
+int hvm_config_set_agent_stdio_fds(struct hvm_config *cfg, int in_fd,
+				   int out_fd, int err_fd)
+{
+	bool none = in_fd == -1 && out_fd == -1 && err_fd == -1;
+
+	if (!cfg || (!none && (in_fd < 0 || out_fd < 0 || err_fd < 0)))
+		return hvm_set_error(
+			-EINVAL,
+			"agent stdio fds: give all three (>= 0) or none (-1 each), not %d %d %d",
+			in_fd, out_fd, err_fd);
+	cfg->agent_stdio_fd[0] = in_fd;
+	cfg->agent_stdio_fd[1] = out_fd;
+	cfg->agent_stdio_fd[2] = err_fd;
 	return 0;
 }
 

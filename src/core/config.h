@@ -112,6 +112,8 @@ struct hvm_config {
 	char *agent_modules; /* NULL: /lib/modules/<the kernel's version> */
 	char *init_args; /* appended as " -- ARGS" to the kernel command line */
 	char *agent_initrd; /* set by the builder: loaded before --initrd */
+	/* The main process's stdin/stdout/stderr over vsock, or -1s. */
+	int agent_stdio_fd[3];
 	struct hvm_share_config shares[HVM_MAX_SHARES];
 	unsigned int nr_shares;
 	struct hvm_arch_config arch; /* --cpu-features, --dtb-dump, ... */

@@ -35,6 +35,7 @@ enum sandbox_kind {
 	SANDBOX_RR_PARTNER, /* the rr benchmark's partner (bench/) */
 	SANDBOX_9P_WORKER, /* virtio-9p's file system workers (hvm-9p) */
 	SANDBOX_AGENT_STATUS, /* --agent: the guest's exit report (hvm-agent) */
+	SANDBOX_AGENT_STDIO, /* the agent's main process's stdio (hvm-stdio) */
 	SANDBOX_NR_KINDS
 };
 

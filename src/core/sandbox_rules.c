@@ -221,6 +221,13 @@ static const struct sandbox_rule agent_status_rules[] = {
 	ANY("fcntl"),
 };
 
+/* The main process's stdio copiers (core/agent_stdio.c): read, poll, write. */
+static const struct sandbox_rule agent_stdio_rules[] = {
+	ANY("read"),
+	ANY("poll"),
+	ANY("ppoll"),
+};
+
 #define KIND(name, table) { name, table, N(table) }
 
 const struct sandbox_kind_rules sandbox_kinds[SANDBOX_NR_KINDS] = {
@@ -234,5 +241,6 @@ const struct sandbox_kind_rules sandbox_kinds[SANDBOX_NR_KINDS] = {
 	[SANDBOX_RR_PARTNER] = KIND("rr-partner", rr_partner_rules),
 	[SANDBOX_9P_WORKER] = KIND("9p-worker", p9_worker_rules),
 	[SANDBOX_AGENT_STATUS] = KIND("agent-status", agent_status_rules),
+	[SANDBOX_AGENT_STDIO] = KIND("agent-stdio", agent_stdio_rules),
 };
 /* clang-format on */

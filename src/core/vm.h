@@ -31,6 +31,7 @@ struct console_out;
 struct virtio_vm;
 struct sched_vm;
 struct agent_host;
+struct agent_stdio;
 struct vm;
 
 /*
@@ -120,6 +121,7 @@ struct vm {
 	struct virtio_vm *virtio; /* src/devices/virtio/virtio_vm.c */
 	struct sched_vm *sched; /* owned by src/sched/brain.c */
 	struct agent_host *agent; /* --agent: core/agent_host.c */
+	struct agent_stdio *agent_stdio; /* core/agent_stdio.c */
 	struct boot_trace boot; /* when each start/exit phase was reached */
 
 	/* Lifecycle: the first stop request wins and is what wait reports. */

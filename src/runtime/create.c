@@ -238,6 +238,19 @@ static int console_guest(struct hvm_config *cfg,
 		 */
 		if (set_option(cfg, "agent", NULL, "initrd = agent"))
 			return -EINVAL;
+		/*
+		 * Without a terminal the process's stdin, stdout and stderr
+		 * are the VMM process's own, over vsock (oci-init connects
+		 * them): apart, and with an end, which a serial line has
+		 * not. The console keeps what the guest kernel says, on
+		 * stderr.
+		 */
+		if (!spec->process.terminal &&
+		    (hvm_config_set_agent_stdio_fds(cfg, 0, 1, 2) ||
+		     hvm_config_set_console_fds(cfg, -1, 2))) {
+			rt_error("agent stdio: %s", hvm_last_error());
+			return -EINVAL;
+		}
 		base = NULL;
 	} else if (!strcmp(base, "none")) {
 		base = NULL;

@@ -193,6 +193,37 @@ if wanted hvm-ctr-exit-code; then
 		result hvm-ctr-exit-code fail "status $st, expected 3; output [$out]"
 	fi
 fi
+# hvm-ctr-stdio: without a terminal the container's stdio is the VMM
+# process's own over vsock (docs/oci-runtime.md): 1 MiB of stdin arrives
+# whole and ends (md5sum returns), stderr stays apart from stdout, 2 MB of
+# stdout arrive before the container's exit.
+if wanted hvm-ctr-stdio; then
+	head -c 1048576 /dev/urandom > "$work/stdio.in"
+	want_sum=$(md5sum < "$work/stdio.in" | cut -d' ' -f1)
+	timeout 180 ctr run --rm $HVM "$IMAGE" hvm-stdio sh -c \
+		'md5sum; echo to-stderr >&2; head -c 2000000 /dev/zero | tr "\0" x; exit 5' \
+		< "$work/stdio.in" > "$work/stdio.out" 2> "$work/stdio.err"
+	st=$?
+	last_err=$work/stdio.err
+	out=$(head -c 200 "$work/stdio.out")
+	problems=""
+	[ $st = 5 ] || problems="$problems status $st, expected 5;"
+	got_sum=$(head -n 1 "$work/stdio.out" | cut -d' ' -f1)
+	[ "$got_sum" = "$want_sum" ] ||
+		problems="$problems stdin's md5 in the guest ${got_sum:-missing}, expected $want_sum;"
+	xs=$(tail -n +2 "$work/stdio.out" | tr -d '\n' | tr -d x | wc -c)
+	nx=$(tail -n +2 "$work/stdio.out" | tr -cd x | wc -c)
+	[ "$nx" = 2000000 ] && [ "$xs" = 0 ] ||
+		problems="$problems stdout after the sum: $nx x and $xs other bytes, expected 2000000 x only;"
+	grep -qx to-stderr "$work/stdio.err" || problems="$problems no to-stderr on stderr;"
+	! grep -q to-stderr "$work/stdio.out" || problems="$problems stderr merged into stdout;"
+	if [ -z "$problems" ]; then
+		result hvm-ctr-stdio pass "1 MiB of stdin whole and ended (md5 checked), stderr apart, 2 MB of stdout, status 5"
+	else
+		fail_logs hvm-ctr-stdio
+		result hvm-ctr-stdio fail "$problems"
+	fi
+fi
 if wanted hvm-ctr-env-cwd; then
 	out=$(timeout 180 ctr run --rm $HVM --env GREETING=hi --cwd /tmp "$IMAGE" \
 		hvm-env sh -c 'echo "$GREETING $(pwd) $(id -u)"' 2>"$work/hvm-env.err")

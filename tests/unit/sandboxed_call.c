@@ -21,6 +21,22 @@ static void *confined(void *opaque)
 	return NULL;
 }
 
+void sandboxed_threads_begin(void)
+{
+	if (!getenv("HINTVM_TEST_SANDBOX"))
+		return;
+	if (sandbox_prepare() < 0) {
+		fprintf(stderr, "sandboxed_call: %s\n", hvm_error_message());
+		abort();
+	}
+	sandbox_set_requested(true);
+}
+
+void sandboxed_threads_end(void)
+{
+	sandbox_set_requested(false);
+}
+
 void sandboxed_call(enum sandbox_kind kind, void (*fn)(void *), void *arg)
 {
 	struct call c = { kind, fn, arg };
@@ -30,15 +46,11 @@ void sandboxed_call(enum sandbox_kind kind, void (*fn)(void *), void *arg)
 		fn(arg);
 		return;
 	}
-	if (sandbox_prepare() < 0) {
-		fprintf(stderr, "sandboxed_call: %s\n", hvm_error_message());
-		abort();
-	}
-	sandbox_set_requested(true);
+	sandboxed_threads_begin();
 	if (log_thread_create(&thread, confined, &c)) {
 		fprintf(stderr, "sandboxed_call: no thread\n");
 		abort();
 	}
-	sandbox_set_requested(false);
+	sandboxed_threads_end();
 	pthread_join(thread, NULL);
 }

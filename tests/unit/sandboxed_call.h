@@ -14,4 +14,12 @@
 
 void sandboxed_call(enum sandbox_kind kind, void (*fn)(void *), void *arg);
 
+/*
+ * With HINTVM_TEST_SANDBOX=1: the threads code under test starts between
+ * these two calls confine themselves as they do in hintvm (each as its
+ * own kind, at its start). Without it, nothing.
+ */
+void sandboxed_threads_begin(void);
+void sandboxed_threads_end(void);
+
 #endif
