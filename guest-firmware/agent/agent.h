@@ -31,6 +31,8 @@ struct agent_main {
 	pid_t pid;
 	bool exited;
 	int status; /* wait status */
+	/* Its stdio over the host's ports 1027-1029, or -1s (agent_serve). */
+	int stdio[3];
 };
 
 /* Serve until the main process (if any) exits. Returns its wait status. */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "host_stdio.h"
 #include "core/agent_proto.h"
 
 static void usage(void)
@@ -73,7 +74,11 @@ int main(int argc, char **argv)
 	}
 	status = agent_serve(&where, &main_proc);
 	if (main_proc.argv) {
-		int r = agent_report_exit(&where, main_proc.pid, status);
+		int r;
+
+		/* What it wrote is out before the exit is told. */
+		agent_stdio_finish(main_proc.stdio);
+		r = agent_report_exit(&where, main_proc.pid, status);
 
 		if (r < 0 && agent_debug)
 			agent_log("exit report: %s", strerror(-r));

@@ -35,6 +35,7 @@
 #include <linux/vm_sockets.h>
 
 #include "agent.h"
+#include "host_stdio.h"
 #include "limits.h"
 #include "core/agent_proto.h"
 
@@ -1119,11 +1120,15 @@ int agent_serve(const struct agent_listen *where, struct agent_main *main)
 		/* A main process still runs and ends the VM. */
 	}
 	if (main && main->argv) {
+		/* Its stdio from the host's ports when served, else ours. */
+		agent_stdio_connect(where->hybrid_path, main->stdio);
 		main->pid = fork();
 		if (main->pid == 0) {
 			reset_signals();
 			setsid();
 			ioctl(0, TIOCSCTTY, 0);
+			for (int i = 0; i < 3 && main->stdio[0] >= 0; i++)
+				dup2(main->stdio[i], i);
 			execvp(main->argv[0], main->argv);
 			agent_log("cannot run %s: %s", main->argv[0],
 				  strerror(errno));
@@ -1248,36 +1253,6 @@ int agent_serve(const struct agent_listen *where, struct agent_main *main)
 
 /* ---- the exit report ------------------------------------------------------ */
 
-static int connect_host(const struct agent_listen *where)
-{
-	int fd;
-
-	if (where->hybrid_path) {
-		struct sockaddr_un sun = { .sun_family = AF_UNIX };
-
-		if ((size_t)snprintf(sun.sun_path, sizeof(sun.sun_path),
-				     "%s_%u", where->hybrid_path,
-				     AGENT_STATUS_PORT) >= sizeof(sun.sun_path))
-			return -ENAMETOOLONG;
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)))
-			goto fail;
-	} else {
-		struct sockaddr_vm svm = { .svm_family = AF_VSOCK,
-					   .svm_cid = VMADDR_CID_HOST,
-					   .svm_port = AGENT_STATUS_PORT };
-
-		fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0 || connect(fd, (struct sockaddr *)&svm, sizeof(svm)))
-			goto fail;
-	}
-	return fd;
-fail:
-	if (fd >= 0)
-		close(fd);
-	return -errno;
-}
-
 int agent_report_exit(const struct agent_listen *where, pid_t pid,
 		      int wait_status)
 {
@@ -1287,7 +1262,7 @@ int agent_report_exit(const struct agent_listen *where, pid_t pid,
 	size_t got = 0;
 	int fd, len;
 
-	fd = connect_host(where);
+	fd = agent_connect_host(where->hybrid_path, AGENT_STATUS_PORT);
 	if (fd < 0)
 		return fd;
 	agent_build_begin(&b, frame, sizeof(frame), AGENT_MSG_EXIT_REPORT, 1);

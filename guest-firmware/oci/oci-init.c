@@ -27,7 +27,7 @@
  * devpts, mqueue; devtmpfs at /dev) inside /hintvm/root, set the hostname,
  * write linux.sysctl, mask maskedPaths and remount readonlyPaths (before
  * the agent starts, so exec sees them too); without process.terminal,
- * connect the process's stdio to the host over vsock (connect_stdio), or
+ * connect the process's stdio to the host over vsock (agent_stdio_connect), or
  * failing that put the console in raw mode (so the container's bytes
  * reach the engine unchanged); then fork: the child enters the root (enter_root: a mount
  * namespace and the root moved onto "/"), changes to process.cwd, and
@@ -36,7 +36,7 @@
  * runtime compiled: guest-firmware/agent/limits.c), then execs
  * process.args with process.env. PID 1 reaps every orphan; when the
  * container's process ends it lets the host write out the process's
- * stdout and stderr (finish_stdio), reports the exit as the agent does
+ * stdout and stderr (agent_stdio_finish), reports the exit as the agent does
  * (report_exit; on x86, failing that, the debug-exit port 0xf4: 128+N
  * for a signal), which hintvm-runtime's VMM process turns into its own
  * exit status, and powers off.
@@ -74,6 +74,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "agent/host_stdio.h"
 #include "agent/limits.h"
 #include "core/agent_proto.h"
 #include "runtime/spec.h"
@@ -104,21 +105,15 @@ static void say(const char *fmt, ...)
  */
 static int report_exit(int wait_status)
 {
-	struct sockaddr_vm host = { .svm_family = AF_VSOCK,
-				    .svm_cid = VMADDR_CID_HOST,
-				    .svm_port = AGENT_STATUS_PORT };
 	uint8_t frame[128], ack[AGENT_HDR_SIZE];
 	struct agent_builder b;
 	struct pollfd pfd;
 	size_t got = 0;
 	int fd, len;
 
-	fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&host, sizeof(host))) {
-		if (fd >= 0)
-			close(fd);
+	fd = agent_connect_host(NULL, AGENT_STATUS_PORT);
+	if (fd < 0)
 		return -1;
-	}
 	agent_build_begin(&b, frame, sizeof(frame), AGENT_MSG_EXIT_REPORT, 1);
 	agent_put_u32(&b, AGENT_ATTR_VERSION, AGENT_PROTO_VERSION);
 	if (WIFSIGNALED(wait_status))
@@ -142,71 +137,6 @@ static int report_exit(int wait_status)
 	}
 	close(fd);
 	return got == sizeof(ack) ? 0 : -1;
-}
-
-/*
- * The process's stdio over vsock, when the host serves it (hintvm-runtime
- * without a terminal: hvm_config_set_agent_stdio_fds()): connections to
- * host ports 1027 (stdin), 1028 (stdout), 1029 (stderr) in FDS. All three
- * or none (-1s): then the console stays the process's stdio.
- */
-static void connect_stdio(int fds[3])
-{
-	static const unsigned int port[3] = { AGENT_STDIN_PORT,
-					      AGENT_STDOUT_PORT,
-					      AGENT_STDERR_PORT };
-
-	for (int i = 0; i < 3; i++) {
-		struct sockaddr_vm host = { .svm_family = AF_VSOCK,
-					    .svm_cid = VMADDR_CID_HOST,
-					    .svm_port = port[i] };
-
-		fds[i] = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fds[i] >= 0 &&
-		    !connect(fds[i], (struct sockaddr *)&host, sizeof(host)))
-			continue;
-		for (int j = 0; j <= i; j++) {
-			if (fds[j] >= 0)
-				close(fds[j]);
-			fds[j] = -1;
-		}
-		return;
-	}
-}
-
-/*
- * Before the exit report: the host has written out all of stdout and
- * stderr. Our side's end goes first (the container ended: its orphans
- * lose their stdio too), then we wait for the host to close, which it
- * does once everything is out; bounded, for an engine that stopped
- * reading.
- */
-#define STDIO_DRAIN_MS 10000
-
-static void finish_stdio(int fds[3])
-{
-	struct pollfd p[2] = { { .fd = fds[1], .events = POLLIN },
-			       { .fd = fds[2], .events = POLLIN } };
-	int waited = 0;
-
-	if (fds[0] < 0)
-		return;
-	close(fds[0]);
-	shutdown(fds[1], SHUT_WR);
-	shutdown(fds[2], SHUT_WR);
-	while ((p[0].fd >= 0 || p[1].fd >= 0) && waited < STDIO_DRAIN_MS) {
-		char c;
-
-		if (poll(p, 2, 100) <= 0) {
-			waited += 100;
-			continue;
-		}
-		for (int i = 0; i < 2; i++)
-			if (p[i].revents && read(p[i].fd, &c, 1) <= 0) {
-				close(p[i].fd);
-				p[i].fd = -1;
-			}
-	}
 }
 
 /*
@@ -856,7 +786,7 @@ int main(void)
 		finish(127);
 	start_agent();
 	if (!spec.process.terminal)
-		connect_stdio(stdio);
+		agent_stdio_connect(NULL, stdio);
 	if (stdio[0] < 0)
 		console_mode(&spec);
 
@@ -869,7 +799,7 @@ int main(void)
 		exec_process(&spec, &limits);
 	}
 	ws = supervise(child);
-	finish_stdio(stdio);
+	agent_stdio_finish(stdio);
 	finish_wait(ws, ws < 0		? 127
 			: WIFEXITED(ws) ? WEXITSTATUS(ws)
 					: 128 + WTERMSIG(ws));

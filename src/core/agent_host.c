@@ -122,6 +122,10 @@ int agent_host_prepare(struct vm *vm)
 	if (!cfg->agent) {
 		if (cfg->agent_modules)
 			pr_warn("--agent-modules without --agent: ignored");
+		if (cfg->agent_stdio_fd[0] >= 0)
+			return hvm_set_error(
+				-EINVAL,
+				"--agent-stdio (agent stdio fds) needs --agent: only the agent connects them in the guest");
 		return append_init_args(cfg);
 	}
 	if (!cfg->kernel)

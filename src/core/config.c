@@ -523,6 +523,28 @@ static int parse_agent(struct hvm_config *cfg, const char *name,
 	return parse_switch(&cfg->agent, name, value);
 }
 
+/*
+ * --agent-stdio: the main process's stdio is our stdin, stdout and stderr
+ * over vsock (hvm_config_set_agent_stdio_fds() names other fds); the
+ * console keeps no input then, and writes to stderr.
+ */
+static int parse_agent_stdio(struct hvm_config *cfg, const char *name,
+			     const char *value)
+{
+	bool on;
+	int r = parse_switch(&on, name, value);
+
+	if (r < 0)
+		return r;
+	for (int i = 0; i < 3; i++)
+		cfg->agent_stdio_fd[i] = on ? i : -1;
+	if (on) {
+		cfg->console_in_fd = -1;
+		cfg->console_out_fd = STDERR_FILENO;
+	}
+	return 0;
+}
+
 static int parse_agent_modules(struct hvm_config *cfg, const char *name,
 			       const char *value)
 {
@@ -678,6 +700,9 @@ static const struct option_def options[] = {
 	{ { "agent", 0, NULL,
 	    "boot the guest agent (hintvm exec; docs/agent.md): its initramfs for --kernel, a vsock device, the main process's exit status" },
 	  parse_agent },
+	{ { "agent-stdio", 0, NULL,
+	    "with --agent: the main process's stdin, stdout and stderr are hintvm's own, over vsock (stderr apart, the end of stdin reaches it); the console goes to stderr" },
+	  parse_agent_stdio },
 	{ { "agent-modules", 0, "DIR",
 	    "with --agent: the kernel's modules directory (default /lib/modules/VERSION)" },
 	  parse_agent_modules },
