@@ -395,7 +395,10 @@ HVM_API int hvm_process_resize(struct hvm_process *p, unsigned short rows,
 /*
  * A file descriptor that becomes readable when the agent has something to
  * say about the process (its exit): poll it with the stream fds, then
- * call hvm_process_wait() with timeout 0.
+ * call hvm_process_wait() with timeout 0. hvm_process_signal() and
+ * hvm_process_resize() read the connection up to their reply and may take
+ * in the exit on the way (it is kept, and the fd stays quiet): call
+ * hvm_process_wait() with timeout 0 after them too.
  */
 HVM_API int hvm_process_event_fd(struct hvm_process *p);
 

@@ -336,9 +336,18 @@ static int attach(struct hvm_process *p, bool tty, int sfd)
 			pump_read(&err);
 		if (READY(i_err_dst))
 			pump_write(&err);
-		if (READY(i_sig))
+		/*
+		 * A signal's reply can come after the process's EXITED,
+		 * which the library then takes in on the way: the control
+		 * connection says nothing more, so look again here.
+		 */
+		bool ask = READY(i_ctl);
+
+		if (READY(i_sig)) {
 			handle_signals(sfd, p, tty);
-		if (READY(i_ctl)) {
+			ask = !exited;
+		}
+		if (ask) {
 			int r = hvm_process_wait(p, &ex, 0);
 
 			if (r == 0) {

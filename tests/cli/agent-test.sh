@@ -288,6 +288,7 @@ expect "initramfs from no modules directory" 1 "modules.order" -- initramfs -M "
 expect "initramfs --file with .." 1 "no \.\." -- initramfs --no-modules -f "$agent=../x" -o "$tmp/n.cpio"
 HINTVM_CACHE_DIR=$tmp/cache expect "initramfs into the cache" 0 "$tmp/cache/agent-9.9.9-test-" -- initramfs -M "$mods"
 expect "run --agent without a kernel" 2 "give --kernel" -- run --agent
+expect "--agent-stdio without --agent" 2 "needs --agent" -- run --agent-stdio
 
 # A VM name leads hintvm exec to the VM's vsock socket (through the
 # control socket's info); the test kernel has no agent to answer.
