@@ -222,8 +222,52 @@ static int mkdir_p(const char *path)
 }
 
 /* The mounts of config.json that a VM can make itself. */
+/*
+ * runc's default devices and links: engines mount a tmpfs on /dev
+ * (containerd's and podman's default specs do) and expect a runtime to
+ * fill it, or a process's "> /dev/null" writes a file and "< /dev/zero"
+ * fails.
+ */
+static void make_default_devices(void)
+{
+	static const struct {
+		const char *name;
+		unsigned int major, minor;
+	} nodes[] = {
+		{ "null", 1, 3 },   { "zero", 1, 5 },	 { "full", 1, 7 },
+		{ "random", 1, 8 }, { "urandom", 1, 9 }, { "tty", 5, 0 }
+	};
+	static const char *const links[][2] = {
+		{ "/proc/self/fd", "fd" },
+		{ "/proc/self/fd/0", "stdin" },
+		{ "/proc/self/fd/1", "stdout" },
+		{ "/proc/self/fd/2", "stderr" },
+		{ "pts/ptmx", "ptmx" },
+	};
+	char path[4096];
+
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		snprintf(path, sizeof(path), "%s/dev/%s", ROOT, nodes[i].name);
+		if (mknod(path, S_IFCHR | 0666,
+			  makedev(nodes[i].major, nodes[i].minor)) &&
+		    errno != EEXIST)
+			say("mknod /dev/%s: %s", nodes[i].name,
+			    strerror(errno));
+		else
+			chmod(path, 0666); /* whatever the umask took */
+	}
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		snprintf(path, sizeof(path), "%s/dev/%s", ROOT, links[i][1]);
+		if (symlink(links[i][0], path) && errno != EEXIST)
+			say("symlink /dev/%s: %s", links[i][1],
+			    strerror(errno));
+	}
+}
+
 static void mount_container_fs(const struct oci_spec *s)
 {
+	bool dev_tmpfs = false;
+
 	static const char *const kinds[] = { "proc",   "sysfs",	 "tmpfs",
 					     "devpts", "mqueue", NULL };
 	char target[4096];
@@ -249,7 +293,12 @@ static void mount_container_fs(const struct oci_spec *s)
 				  : NULL))
 			say("mount %s on %s: %s", m->type, m->destination,
 			    strerror(errno));
+		else if (!strcmp(m->destination, "/dev") &&
+			 !strcmp(m->type, "tmpfs"))
+			dev_tmpfs = true;
 	}
+	if (dev_tmpfs)
+		make_default_devices();
 }
 
 /*
