@@ -40,6 +40,7 @@ struct exec_opts {
 	const char *pid_file;
 	const char *console_socket;
 	bool tty, detach, no_new_privs;
+	uint64_t add_caps; /* --cap, as capability bits */
 	const char *cwd;
 	const char *user;
 	const char *env[MAX_CLI_ENV + 1];
@@ -103,6 +104,21 @@ static int parse_exec_opts(int argc, char **argv, struct exec_opts *o)
 		case 'n':
 			o->no_new_privs = true;
 			break;
+		case 'C': {
+			unsigned int cap = 0;
+
+			while (oci_cap_name(cap) &&
+			       strcmp(optarg, oci_cap_name(cap)))
+				cap++;
+			if (!oci_cap_name(cap)) {
+				rt_error(
+					"exec --cap %s: not a capability name (expected e.g. CAP_NET_ADMIN)",
+					optarg);
+				return -EINVAL;
+			}
+			o->add_caps |= 1ull << cap;
+			break;
+		}
 		case '?':
 			return -EINVAL;
 		default: /* meaningless in a VM: the guest kernel decides */
@@ -401,6 +417,19 @@ int cmd_exec(int argc, char **argv)
 	if (exec_limits(&c, o.process_file ? &spec.process : NULL,
 			o.no_new_privs, rlimits, &limits, &seccomp))
 		goto out;
+	/*
+	 * --cap adds to the bounding, effective and permitted sets, and to
+	 * the ambient one only where inheritable has bits, as runc does
+	 * (ambient needs inheritable). A process without a capabilities
+	 * section keeps root's full set anyway.
+	 */
+	if (limits.set_caps) {
+		limits.caps[OCI_CAP_BOUNDING] |= o.add_caps;
+		limits.caps[OCI_CAP_EFFECTIVE] |= o.add_caps;
+		limits.caps[OCI_CAP_PERMITTED] |= o.add_caps;
+		if (limits.caps[OCI_CAP_INHERITABLE])
+			limits.caps[OCI_CAP_AMBIENT] |= o.add_caps;
+	}
 	ps.limits = &limits;
 	o.tty = o.tty || spec.process.terminal;
 	if (o.tty) {
