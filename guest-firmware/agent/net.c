@@ -169,6 +169,9 @@ int agent_net_configure(const char *spec)
 	req.nh.nlmsg_flags = NLM_F_CREATE | NLM_F_REPLACE;
 	req.ifa.ifa_family = (unsigned char)family;
 	req.ifa.ifa_prefixlen = (unsigned char)prefix;
+	/* A static address is ours: no second of duplicate detection. */
+	if (family == AF_INET6)
+		req.ifa.ifa_flags = IFA_F_NODAD;
 	req.ifa.ifa_index = index;
 	add_attr(&req, IFA_LOCAL, ip, family == AF_INET ? 4 : 16);
 	add_attr(&req, IFA_ADDRESS, ip, family == AF_INET ? 4 : 16);

@@ -52,8 +52,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
-#include <net/if.h>
-#include <net/route.h>
 #include <netinet/in.h>
 #include <linux/vm_sockets.h>
 #include <poll.h>
@@ -74,6 +72,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "agent/agent.h"
 #include "agent/host_stdio.h"
 #include "agent/limits.h"
 #include "core/agent_proto.h"
@@ -86,16 +85,33 @@
 #define NULL_DEV "/hintvm/null" /* what masked files are bound to */
 #define DEBUG_EXIT_PORT 0xf4
 
+static void vsay(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "hintvm-oci-init: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "hintvm-oci-init: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+/* What the agent's code linked here (net.c) logs through. */
+bool agent_debug;
+
+void agent_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(fmt, ap);
+	va_end(ap);
 }
 
 /*
@@ -386,85 +402,44 @@ static void mount_binds(const struct oci_spec *s)
 	}
 }
 
-static int if_ioctl(int s, unsigned long req, struct ifreq *ifr,
-		    const char *what)
-{
-	if (ioctl(s, req, ifr)) {
-		say("%s %s: %s", ifr->ifr_name, what, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static void set_in_addr(struct sockaddr *sa, in_addr_t addr)
-{
-	struct sockaddr_in *in = (struct sockaddr_in *)sa;
-
-	memset(in, 0, sizeof(*in));
-	in->sin_family = AF_INET;
-	in->sin_addr.s_addr = addr;
-}
-
-static void link_up(int s, const char *name)
-{
-	struct ifreq ifr = { 0 };
-
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
-	if (!if_ioctl(s, SIOCGIFFLAGS, &ifr, "flags")) {
-		ifr.ifr_flags |= IFF_UP;
-		if_ioctl(s, SIOCSIFFLAGS, &ifr, "up");
-	}
-}
-
 /*
- * lo always; eth0 from hvmcfg's net ("ADDRESS PREFIX GATEWAY|- MTU"), the
- * veth's settings the runtime read in the container's network namespace.
+ * lo always; eth0 from hvmcfg's net file, the veth's settings the runtime
+ * read in the container's network namespace (src/runtime/network.h): a
+ * first line "ADDRESS PREFIX GATEWAY MTU" (IPv4, "-" when absent), then
+ * "inet6 ADDRESS PREFIX GATEWAY" lines. Set over rtnetlink by the agent's
+ * code (guest-firmware/agent/net.c).
  */
 static void configure_network(void)
 {
-	char addr[32], gw[32];
+	char addr[64], gw[64], spec[200];
 	unsigned int prefix, mtu;
-	struct ifreq ifr = { 0 };
-	struct in_addr a, g;
 	FILE *f;
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-	if (s < 0)
-		return;
-	link_up(s, "lo");
+	if (agent_net_up("lo"))
+		say("lo up: %s", strerror(errno));
 	if (!access("/hintvm/cfg-share", F_OK) &&
 	    mount("hvmcfg", "/hintvm/cfg", "9p", MS_RDONLY,
 		  "trans=virtio,version=9p2000.L"))
 		say("mount the runtime's share: %s", strerror(errno));
 	f = fopen("/hintvm/cfg/net", "re");
-	if (!f || fscanf(f, "%31s %u %31s %u", addr, &prefix, gw, &mtu) != 4 ||
-	    prefix > 32 || !inet_aton(addr, &a)) {
-		if (f)
-			fclose(f);
-		close(s);
+	if (!f)
+		return;
+	if (fscanf(f, "%63s %u %63s %u", addr, &prefix, gw, &mtu) != 4) {
+		fclose(f);
 		return;
 	}
-	fclose(f);
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "eth0");
-	ifr.ifr_mtu = (int)mtu;
-	if_ioctl(s, SIOCSIFMTU, &ifr, "mtu");
-	set_in_addr(&ifr.ifr_addr, a.s_addr);
-	if_ioctl(s, SIOCSIFADDR, &ifr, "address");
-	set_in_addr(&ifr.ifr_netmask, prefix ? htonl(~0u << (32 - prefix)) : 0);
-	if_ioctl(s, SIOCSIFNETMASK, &ifr, "netmask");
-	link_up(s, "eth0");
-	if (strcmp(gw, "-") && inet_aton(gw, &g)) {
-		struct rtentry rt = { 0 };
-
-		set_in_addr(&rt.rt_dst, 0);
-		set_in_addr(&rt.rt_genmask, 0);
-		set_in_addr(&rt.rt_gateway, g.s_addr);
-		rt.rt_flags = RTF_UP | RTF_GATEWAY;
-		rt.rt_dev = "eth0";
-		if (ioctl(s, SIOCADDRT, &rt))
-			say("default route via %s: %s", gw, strerror(errno));
+	for (;;) {
+		/* agent_net_configure checks the address and says why. */
+		if (strcmp(addr, "-") &&
+		    (size_t)snprintf(spec, sizeof(spec), "eth0,%s/%u%s%s,mtu=%u",
+				     addr, prefix, strcmp(gw, "-") ? ",gw=" : "",
+				     strcmp(gw, "-") ? gw : "",
+				     mtu) < sizeof(spec))
+			agent_net_configure(spec);
+		if (fscanf(f, " inet6 %63s %u %63s", addr, &prefix, gw) != 3)
+			break;
 	}
-	close(s);
+	fclose(f);
 }
 
 /*

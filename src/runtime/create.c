@@ -480,7 +480,7 @@ static void vmm_block_signals(sigset_t *set)
  */
 static void connect_network(const struct rt_container *c)
 {
-	char err[256], line[128], path[PATH_MAX + 32];
+	char err[256], line[512], path[PATH_MAX + 32];
 	struct rt_net net;
 	FILE *f;
 
@@ -498,8 +498,9 @@ static void connect_network(const struct rt_container *c)
 	}
 	fputs(line, f);
 	fclose(f);
-	rt_debug("network: %s %s/%u gw %s mtu %u -> %s", net.veth, net.address,
-		 net.prefix, net.gateway, net.mtu, RT_TAP_NAME);
+	rt_debug("network: %s %s/%u gw %s, %u IPv6 (gw %s), mtu %u -> %s",
+		 net.veth, net.address, net.prefix, net.gateway, net.nr_v6,
+		 net.gateway6, net.mtu, RT_TAP_NAME);
 }
 
 /* Tell create how it went: "ok" or the error. */

@@ -37,29 +37,76 @@ static int join_netns(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-/* The first interface, loopback aside, with an IPv4 address. */
+static unsigned int prefix_len(const unsigned char *mask, size_t len)
+{
+	unsigned int n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		n += (unsigned int)__builtin_popcount(mask[i]);
+	return n;
+}
+
+/* An address the guest takes: IPv4, or IPv6 of global scope. */
+static bool usable(const struct ifaddrs *ifa)
+{
+	const struct sockaddr *a = ifa->ifa_addr;
+	const struct in6_addr *a6;
+
+	if (!a || !ifa->ifa_netmask || (ifa->ifa_flags & IFF_LOOPBACK) ||
+	    !strcmp(ifa->ifa_name, RT_TAP_NAME))
+		return false;
+	if (a->sa_family == AF_INET)
+		return true;
+	if (a->sa_family != AF_INET6)
+		return false;
+	a6 = &((const struct sockaddr_in6 *)a)->sin6_addr;
+	return !IN6_IS_ADDR_LINKLOCAL(a6) && !IN6_IS_ADDR_LOOPBACK(a6) &&
+	       !IN6_IS_ADDR_MULTICAST(a6);
+}
+
+/*
+ * The first interface, loopback aside, with an IPv4 or a global IPv6
+ * address (the veth the engine made), and its addresses: the first IPv4
+ * one and up to RT_NET_MAX_V6 IPv6 ones.
+ */
 static int find_interface(struct rt_net *net)
 {
 	struct ifaddrs *list, *ifa;
 
 	if (getifaddrs(&list))
 		return -errno;
-	for (ifa = list; ifa; ifa = ifa->ifa_next) {
-		struct sockaddr_in *a = (struct sockaddr_in *)ifa->ifa_addr;
-		struct sockaddr_in *m = (struct sockaddr_in *)ifa->ifa_netmask;
-
-		if (!a || a->sin_family != AF_INET ||
-		    (ifa->ifa_flags & IFF_LOOPBACK) || !m ||
-		    strlen(ifa->ifa_name) >= sizeof(net->veth) ||
-		    !strcmp(ifa->ifa_name, RT_TAP_NAME))
+	for (ifa = list; ifa && !net->enabled; ifa = ifa->ifa_next) {
+		if (usable(ifa) && strlen(ifa->ifa_name) < sizeof(net->veth)) {
+			snprintf(net->veth, sizeof(net->veth), "%s",
+				 ifa->ifa_name);
+			net->enabled = true;
+		}
+	}
+	for (ifa = list; ifa && net->enabled; ifa = ifa->ifa_next) {
+		if (!usable(ifa) || strcmp(ifa->ifa_name, net->veth))
 			continue;
-		snprintf(net->veth, sizeof(net->veth), "%s", ifa->ifa_name);
-		inet_ntop(AF_INET, &a->sin_addr, net->address,
-			  sizeof(net->address));
-		net->prefix =
-			(unsigned int)__builtin_popcount(m->sin_addr.s_addr);
-		net->enabled = true;
-		break;
+		if (ifa->ifa_addr->sa_family == AF_INET && !net->address[0]) {
+			const struct sockaddr_in *a =
+				(const struct sockaddr_in *)ifa->ifa_addr;
+			const struct sockaddr_in *m =
+				(const struct sockaddr_in *)ifa->ifa_netmask;
+
+			inet_ntop(AF_INET, &a->sin_addr, net->address,
+				  sizeof(net->address));
+			net->prefix = prefix_len(
+				(const unsigned char *)&m->sin_addr, 4);
+		} else if (ifa->ifa_addr->sa_family == AF_INET6 &&
+			   net->nr_v6 < RT_NET_MAX_V6) {
+			const struct sockaddr_in6 *a =
+				(const struct sockaddr_in6 *)ifa->ifa_addr;
+			const struct sockaddr_in6 *m =
+				(const struct sockaddr_in6 *)ifa->ifa_netmask;
+
+			inet_ntop(AF_INET6, &a->sin6_addr,
+				  net->address6[net->nr_v6], RT_NET_V6_LEN);
+			net->prefix6[net->nr_v6++] = prefix_len(
+				(const unsigned char *)&m->sin6_addr, 16);
+		}
 	}
 	freeifaddrs(list);
 	return 0;
@@ -112,6 +159,47 @@ static void read_gateway(struct rt_net *net)
 			break;
 		}
 	}
+	fclose(f);
+}
+
+void rt_net_parse_ipv6_route(FILE *f, const char *veth, char *gw)
+{
+	char line[256], dest[33], hop[33], ifname[32];
+	unsigned int dest_len;
+
+	gw[0] = '\0';
+	while (fgets(line, sizeof(line), f)) {
+		struct in6_addr a;
+
+		/* dest len src len next-hop metric refs use flags ifname */
+		if (sscanf(line, "%32s %x %*s %*x %32s %*x %*x %*x %*x %31s",
+			   dest, &dest_len, hop, ifname) != 4 ||
+		    strcmp(dest, "00000000000000000000000000000000") ||
+		    dest_len != 0 || strcmp(ifname, veth) ||
+		    strlen(hop) != 32)
+			continue;
+		for (int i = 0; i < 16; i++) {
+			unsigned int byte;
+
+			if (sscanf(hop + 2 * i, "%2x", &byte) != 1)
+				break;
+			a.s6_addr[i] = (unsigned char)byte;
+		}
+		if (IN6_IS_ADDR_UNSPECIFIED(&a))
+			continue;
+		inet_ntop(AF_INET6, &a, gw, RT_NET_V6_LEN);
+		return;
+	}
+}
+
+/* The IPv6 default route's next hop on the veth. */
+static void read_gateway6(struct rt_net *net)
+{
+	FILE *f = fopen("/proc/net/ipv6_route", "re");
+
+	if (!f)
+		return;
+	rt_net_parse_ipv6_route(f, net->veth, net->gateway6);
 	fclose(f);
 }
 
@@ -237,6 +325,8 @@ int rt_net_connect(struct rt_net *net, char *err, size_t errlen)
 		return rt_fail(err, errlen, ret, "%s: %s", net->veth,
 			       strerror(-ret));
 	read_gateway(net);
+	if (net->nr_v6)
+		read_gateway6(net);
 	ret = set_tap_mtu(net->mtu);
 	if (!ret)
 		ret = redirect(net->veth, RT_TAP_NAME);
@@ -252,10 +342,22 @@ int rt_net_connect(struct rt_net *net, char *err, size_t errlen)
 
 int rt_net_guest_line(const struct rt_net *net, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%s %u %s %u\n", net->address, net->prefix,
+	size_t used = 0;
+	int n = snprintf(buf, len, "%s %u %s %u\n",
+			 net->address[0] ? net->address : "-", net->prefix,
 			 net->gateway[0] ? net->gateway : "-", net->mtu);
 
-	return n < 0 || (size_t)n >= len ? -ENOSPC : n;
+	for (unsigned int i = 0; n >= 0 && i <= net->nr_v6; i++) {
+		if ((size_t)n >= len - used)
+			return -ENOSPC;
+		used += (size_t)n;
+		if (i == net->nr_v6)
+			break;
+		n = snprintf(buf + used, len - used, "inet6 %s %u %s\n",
+			     net->address6[i], net->prefix6[i],
+			     net->gateway6[0] ? net->gateway6 : "-");
+	}
+	return n < 0 ? -ENOSPC : (int)used;
 }
 
 void rt_net_teardown(const char *netns)

@@ -263,18 +263,21 @@ if wanted hvm-ctr-initramfs-root; then
 		result hvm-ctr-initramfs-root fail "status $st, output [$out]"
 	fi
 fi
-# A bridge network made by the CNI plugins (ctr run --cni): the bridge's
-# address is the host side; everything stays inside this L1, which has no
-# NIC of its own.
+# A dual-stack bridge network made by the CNI plugins (ctr run --cni):
+# the bridge's addresses are the host side; everything stays inside this
+# L1, which has no NIC of its own.
 mkdir -p /opt/cni /etc/cni/net.d
 [ -e /opt/cni/bin ] || ln -s /usr/lib/cni /opt/cni/bin
 cat > /etc/cni/net.d/10-hvm.conflist <<'CNI'
 { "cniVersion": "0.4.0", "name": "hvm-test", "plugins": [ {
 	"type": "bridge", "bridge": "hvm0", "isGateway": true, "ipMasq": false,
-	"ipam": { "type": "host-local", "subnet": "10.89.0.0/24",
-		"routes": [ { "dst": "0.0.0.0/0" } ] } } ] }
+	"ipam": { "type": "host-local",
+		"ranges": [ [ { "subnet": "10.89.0.0/24" } ],
+			[ { "subnet": "fd00:89::/64" } ] ],
+		"routes": [ { "dst": "0.0.0.0/0" }, { "dst": "::/0" } ] } } ] }
 CNI
 GW=10.89.0.1
+GW6=fd00:89::1
 if wanted runc-ctr-bridge; then
 	out=$(timeout 180 ctr run --rm --cni "$IMAGE" runc-net ping -c 1 -W 10 $GW 2>&1)
 	st=$?
@@ -287,11 +290,13 @@ if wanted runc-ctr-bridge; then
 fi
 if wanted hvm-ctr-bridge; then
 	out=$(timeout 180 ctr run --rm --cni $HVM "$IMAGE" hvm-net \
-		sh -c "ip -4 addr show eth0; ip route; ping -c 1 -W 10 $GW && echo reached-the-host" 2>"$work/hvm-net.err")
+		sh -c "ip addr show eth0; ip route; ip -6 route; ping -c 1 -W 10 $GW && echo reached-the-host; ping -6 -c 1 -W 10 $GW6 && echo reached-the-host-v6" 2>"$work/hvm-net.err")
 	st=$?
 	if [ $st = 0 ] && echo "$out" | grep -q reached-the-host &&
-		echo "$out" | grep -q 'inet 10\.89\.0\.'; then
-		result hvm-ctr-bridge pass "the VM took the veth's address (tap + tc mirred) and reaches the host side of the bridge"
+		echo "$out" | grep -q 'inet 10\.89\.0\.' &&
+		echo "$out" | grep -q 'inet6 fd00:89::' &&
+		echo "$out" | grep -q reached-the-host-v6; then
+		result hvm-ctr-bridge pass "the VM took the veth's IPv4 and IPv6 addresses (tap + tc mirred) and reaches the host side of the bridge over both"
 	else
 		fail_logs hvm-ctr-bridge
 		result hvm-ctr-bridge fail "status $st"
