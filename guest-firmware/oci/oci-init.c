@@ -431,10 +431,10 @@ static void configure_network(void)
 	for (;;) {
 		/* agent_net_configure checks the address and says why. */
 		if (strcmp(addr, "-") &&
-		    (size_t)snprintf(spec, sizeof(spec), "eth0,%s/%u%s%s,mtu=%u",
-				     addr, prefix, strcmp(gw, "-") ? ",gw=" : "",
-				     strcmp(gw, "-") ? gw : "",
-				     mtu) < sizeof(spec))
+		    (size_t)snprintf(
+			    spec, sizeof(spec), "eth0,%s/%u%s%s,mtu=%u", addr,
+			    prefix, strcmp(gw, "-") ? ",gw=" : "",
+			    strcmp(gw, "-") ? gw : "", mtu) < sizeof(spec))
 			agent_net_configure(spec);
 		if (fscanf(f, " inet6 %63s %u %63s", addr, &prefix, gw) != 3)
 			break;

@@ -175,8 +175,7 @@ void rt_net_parse_ipv6_route(FILE *f, const char *veth, char *gw)
 		if (sscanf(line, "%32s %x %*s %*x %32s %*x %*x %*x %*x %31s",
 			   dest, &dest_len, hop, ifname) != 4 ||
 		    strcmp(dest, "00000000000000000000000000000000") ||
-		    dest_len != 0 || strcmp(ifname, veth) ||
-		    strlen(hop) != 32)
+		    dest_len != 0 || strcmp(ifname, veth) || strlen(hop) != 32)
 			continue;
 		for (int i = 0; i < 16; i++) {
 			unsigned int byte;

@@ -17,8 +17,10 @@
 
 static void test_ipv4_only(void **state)
 {
-	struct rt_net net = { .address = "10.89.0.7", .prefix = 24,
-			      .gateway = "10.89.0.1", .mtu = 1500 };
+	struct rt_net net = { .address = "10.89.0.7",
+			      .prefix = 24,
+			      .gateway = "10.89.0.1",
+			      .mtu = 1500 };
 	char buf[512];
 
 	assert_int_equal(rt_net_guest_line(&net, buf, sizeof(buf)),
@@ -28,8 +30,10 @@ static void test_ipv4_only(void **state)
 
 static void test_dual_stack_and_ipv6_only(void **state)
 {
-	struct rt_net net = { .address = "10.89.0.7", .prefix = 24,
-			      .mtu = 1400, .nr_v6 = 2,
+	struct rt_net net = { .address = "10.89.0.7",
+			      .prefix = 24,
+			      .mtu = 1400,
+			      .nr_v6 = 2,
 			      .address6 = { "fd00:89::7", "2001:db8::7" },
 			      .prefix6 = { 64, 48 },
 			      .gateway6 = "fd00:89::1" };
@@ -50,8 +54,10 @@ static void test_dual_stack_and_ipv6_only(void **state)
 
 static void test_too_small_a_buffer(void **state)
 {
-	struct rt_net net = { .address = "10.89.0.7", .prefix = 24,
-			      .mtu = 1500, .nr_v6 = 1,
+	struct rt_net net = { .address = "10.89.0.7",
+			      .prefix = 24,
+			      .mtu = 1500,
+			      .nr_v6 = 1,
 			      .address6 = { "fd00:89::7" },
 			      .prefix6 = { 64 } };
 	char buf[24];
