@@ -27,19 +27,20 @@
  * devpts, mqueue; devtmpfs at /dev) inside /hintvm/root, set the hostname,
  * write linux.sysctl, mask maskedPaths and remount readonlyPaths (before
  * the agent starts, so exec sees them too); without process.terminal,
- * connect the process's stdio to the host over vsock (agent_stdio_connect), or
- * failing that put the console in raw mode (so the container's bytes
- * reach the engine unchanged); then fork: the child enters the root (enter_root: a mount
- * namespace and the root moved onto "/"), changes to process.cwd, and
+ * connect the process's stdio to the host over vsock
+ * (agent_stdio_connect), or failing that put the console in raw mode (so
+ * the container's bytes reach the engine unchanged); then fork: the child
+ * enters the root (enter_root: a mount namespace and the root moved onto
+ * "/"), changes to process.cwd, and
  * around taking process.user's gid and uid applies the process limits
  * (rlimits, capabilities, noNewPrivileges, the seccomp program the
  * runtime compiled: guest-firmware/agent/limits.c), then execs
  * process.args with process.env. PID 1 reaps every orphan; when the
  * container's process ends it lets the host write out the process's
- * stdout and stderr (agent_stdio_finish), reports the exit as the agent does
- * (report_exit; on x86, failing that, the debug-exit port 0xf4: 128+N
- * for a signal), which hintvm-runtime's VMM process turns into its own
- * exit status, and powers off.
+ * stdout and stderr (agent_stdio_finish), reports the exit as the agent
+ * does (report_exit; on x86, failing that, the debug-exit port 0xf4:
+ * 128+N for a signal), which hintvm-runtime's VMM process turns into its
+ * own exit status, and powers off.
  *
  * config.json is parsed by the runtime's own parser (src/runtime/spec.c):
  * the host already checked it, this side trusts nothing more than that.
@@ -237,7 +238,6 @@ static int mkdir_p(const char *path)
 	return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
 }
 
-/* The mounts of config.json that a VM can make itself. */
 /*
  * runc's default devices and links: engines mount a tmpfs on /dev
  * (containerd's and podman's default specs do) and expect a runtime to
@@ -280,6 +280,7 @@ static void make_default_devices(void)
 	}
 }
 
+/* The mounts of config.json that a VM can make itself. */
 static void mount_container_fs(const struct oci_spec *s)
 {
 	bool dev_tmpfs = false;
