@@ -305,6 +305,7 @@ static int attach(struct hvm_process *p, bool tty, int sfd)
 		struct pollfd fds[8];
 		int n = 0, i_in_src, i_in_dst, i_out_src, i_out_dst, i_err_src,
 		    i_err_dst, i_ctl, i_sig;
+		bool ask;
 
 #define ADD(fd, ev) \
 	((ev) ? (fds[n] = (struct pollfd){ (fd), (ev), 0 }, n++) : -1)
@@ -341,8 +342,7 @@ static int attach(struct hvm_process *p, bool tty, int sfd)
 		 * which the library then takes in on the way: the control
 		 * connection says nothing more, so look again here.
 		 */
-		bool ask = READY(i_ctl);
-
+		ask = READY(i_ctl);
 		if (READY(i_sig)) {
 			handle_signals(sfd, p, tty);
 			ask = !exited;
