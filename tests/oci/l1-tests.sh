@@ -17,6 +17,11 @@ mkdir -p "$work"
 result() {
 	echo "E2E-TIME name=$1 done_uptime_s=$(cut -d' ' -f1 /proc/uptime)"
 	echo "E2E-RESULT name=$1 status=$2 detail=$3"
+	# oci.crash_after=NAME (HINTVM_OCI_L1_CRASH_AFTER): panic the L1 once
+	# NAME has its result, to exercise tests/oci/run's second boot.
+	case " $(cat /proc/cmdline) " in
+	*" oci.crash_after=$1 "*) echo c > /proc/sysrq-trigger ;;
+	esac
 }
 wanted() { [ -z "$only" ] || echo ",$only," | grep -q ",$1,"; }
 show() { # NAME FILE: the end of a log, for a failure
