@@ -235,9 +235,11 @@ static enum ctl_error set_option(struct vm *vm, const char *key,
 		r = vm->hooks->set_option(vm, key, value);
 	*err = r;
 	if (r == 0) {
+		/* The event's text is 96 bytes: cut the key and the value
+		 * each to a bound of its own rather than the value's end. */
 		char text[96];
 
-		snprintf(text, sizeof(text), "%s=%s", key, value);
+		snprintf(text, sizeof(text), "%.31s=%.63s", key, value);
 		event_post(&vm->events, VM_EVENT_SET, -1, 0, text, NULL);
 		return CTL_OK;
 	}

@@ -332,6 +332,10 @@ int initramfs_build(const char *modules_dir,
 	struct cpio c;
 	int r;
 
+	/* Defined on every path, so that no caller reads an unset buffer
+	 * (the compiler cannot see that every error return is negative). */
+	*data = NULL;
+	*size = 0;
 	if (!hvm_builtin_agent_size())
 		return hvm_set_error(
 			-ENOENT,

@@ -84,7 +84,10 @@ static int write_to(const char *dir, const char *file, const char *value)
 	char path[PATH_MAX + 64];
 	int fd, ret = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	/* A cut path would name another file: refuse it. */
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+	    sizeof(path))
+		return -ENAMETOOLONG;
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
