@@ -18,16 +18,6 @@
 
 #include "cli.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define HINTVM_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HINTVM_SANITIZED 1
-#endif
-#endif
-#ifndef HINTVM_SANITIZED
-#define HINTVM_SANITIZED 0
-#endif
 #include "hintvm/hintvm.h"
 
 /*
@@ -366,11 +356,10 @@ int cmd_run(int argc, char **argv)
 	}
 	/*
 	 * The command line sandboxes itself unless told not to (the library
-	 * never does on its own). Sanitizer builds default to off:
-	 * LeakSanitizer ptraces the process at exit (docs/sandbox.md).
+	 * never does on its own); sanitizer builds too, so that CI runs the
+	 * filters under ASan (docs/sandbox.md).
 	 */
-	hvm_config_set_default(cfg, "sandbox",
-			       HINTVM_SANITIZED ? "off" : "auto");
+	hvm_config_set_default(cfg, "sandbox", "auto");
 	status = run_vm(cfg, argc, argv, &signals);
 	hvm_config_free(cfg);
 	signal_watch_close(&signals);

@@ -205,7 +205,7 @@ static int supervise(pid_t child)
 
 int hvm_jail(const struct hvm_config *cfg, int *status)
 {
-	int sync[2];
+	int sync[2], own_pid_ns;
 	pid_t child;
 	char go = 0;
 	int r;
@@ -216,15 +216,29 @@ int hvm_jail(const struct hvm_config *cfg, int *status)
 		return cfg->cgroup_path
 			       ? join_cgroup(cfg->cgroup_path, getpid())
 			       : 0;
-	if (pipe2(sync, O_CLOEXEC) < 0)
+	own_pid_ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+	if (own_pid_ns < 0)
+		return hvm_set_errno_error("--jail: /proc/self/ns/pid");
+	if (pipe2(sync, O_CLOEXEC) < 0) {
+		close(own_pid_ns);
 		return hvm_set_errno_error("--jail: pipe");
-	/* Children from now on are PID 1 of a namespace of their own. */
+	}
+	/* The next child is PID 1 of a namespace of its own. */
 	if (unshare(CLONE_NEWPID) < 0) {
+		close(own_pid_ns);
 		close(sync[0]);
 		close(sync[1]);
 		return hvm_set_errno_error("--jail: new PID namespace");
 	}
 	child = fork();
+	/*
+	 * Only that one: once it exits, the namespace is gone and every later
+	 * fork of ours would fail with ENOMEM (LeakSanitizer's at our exit).
+	 */
+	if (child != 0 && setns(own_pid_ns, CLONE_NEWPID) < 0 && child > 0)
+		log_msg(LOG_WARN, "--jail: back to our PID namespace: %s",
+			strerror(errno));
+	close(own_pid_ns);
 	if (child < 0) {
 		close(sync[0]);
 		close(sync[1]);

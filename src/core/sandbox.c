@@ -161,10 +161,12 @@ static int add_rule(scmp_filter_ctx ctx, const char *kind,
 				     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
 		break;
 	case SANDBOX_READ_ONLY_OPEN:
+		/* The flags: open(path, flags), openat(dirfd, path, flags). */
 		r = seccomp_rule_add(
 			ctx, SCMP_ACT_ALLOW, nr, 1,
-			SCMP_A2(SCMP_CMP_MASKED_EQ,
-				O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND, 0));
+			SCMP_CMP(strcmp(rule->syscall, "open") ? 2 : 1,
+				 SCMP_CMP_MASKED_EQ,
+				 O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND, 0));
 		break;
 	case SANDBOX_THREAD_CLONE:
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
@@ -174,6 +176,13 @@ static int add_rule(scmp_filter_ctx ctx, const char *kind,
 	case SANDBOX_UNIX_SOCKET:
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 				     SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0));
+		break;
+	case SANDBOX_LSAN_TRACER:
+		/* StopTheWorld's thread: shares memory, no CLONE_THREAD. */
+		r = seccomp_rule_add(
+			ctx, SCMP_ACT_ALLOW, nr, 1,
+			SCMP_A0(SCMP_CMP_EQ, CLONE_VM | CLONE_FS | CLONE_FILES |
+						     CLONE_UNTRACED));
 		break;
 	case SANDBOX_ENOSYS:
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
@@ -206,6 +215,8 @@ static int build_filter(enum sandbox_kind kind, scmp_filter_ctx *out)
 				  k->name, strerror(-r));
 	for (unsigned int i = 0; !r && i < sandbox_nr_common_rules; i++)
 		r = add_rule(ctx, k->name, &sandbox_common_rules[i]);
+	for (unsigned int i = 0; !r && i < sandbox_nr_sanitizer_rules; i++)
+		r = add_rule(ctx, k->name, &sandbox_sanitizer_rules[i]);
 	for (unsigned int i = 0; !r && i < k->nr_rules; i++)
 		r = add_rule(ctx, k->name, &k->rules[i]);
 	if (r < 0) {

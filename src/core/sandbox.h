@@ -91,6 +91,7 @@ enum sandbox_arg_check {
 	SANDBOX_THREAD_CLONE, /* clone: CLONE_THREAD set (no new process) */
 	SANDBOX_ENOSYS, /* fails with ENOSYS (clone3: glibc uses clone) */
 	SANDBOX_UNIX_SOCKET, /* socket/socketpair: AF_UNIX only (arg 0) */
+	SANDBOX_LSAN_TRACER, /* clone: exactly LeakSanitizer's tracer's flags */
 };
 
 struct sandbox_rule {
@@ -107,6 +108,22 @@ struct sandbox_kind_rules {
 /* Rules every kind gets (thread exit, memory, locks, logging). */
 extern const struct sandbox_rule sandbox_common_rules[];
 extern const unsigned int sandbox_nr_common_rules;
+/*
+ * Sanitizer builds: what the ASan/UBSan/LeakSanitizer runtimes call on any
+ * thread (sandbox_nr_sanitizer_rules is 0 in other builds).
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANDBOX_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANDBOX_SANITIZED 1
+#endif
+#endif
+#ifndef SANDBOX_SANITIZED
+#define SANDBOX_SANITIZED 0
+#endif
+extern const struct sandbox_rule sandbox_sanitizer_rules[];
+extern const unsigned int sandbox_nr_sanitizer_rules;
 /* Indexed by enum sandbox_kind. */
 extern const struct sandbox_kind_rules sandbox_kinds[SANDBOX_NR_KINDS];
 

@@ -483,7 +483,8 @@ static int listen_uds(struct virtio_vsock *vs, const char *path)
 	}
 	if (chmod(path, 0600) < 0 || listen(fd, 128) < 0 ||
 	    stat(path, &st) < 0) {
-		int r = hvm_set_errno_error("--vsock uds=%s", path);
+		/* sa.sun_path, not path: gcc -O2 with UBSan sees a null path. */
+		int r = hvm_set_errno_error("--vsock uds=%s", sa.sun_path);
 
 		close(fd);
 		unlink(path);
