@@ -14,6 +14,7 @@
  */
 #include "console.h"
 #include "payload.h"
+#include "timing.h"
 #include "virtio_pci_guest.h"
 #include "x86.h"
 
@@ -22,7 +23,12 @@
 /* virtio 1.x common configuration offsets */
 
 #define QSIZE 8
-#define POLL_LIMIT 200000
+/*
+ * How long the device may take to answer, in time rather than loop turns:
+ * its thread may wait for a host CPU the spinning vCPU holds (in a TCG L1
+ * 200000 turns were over before the device thread ran).
+ */
+#define POLL_MS 2000
 
 static struct desc ring_desc[QSIZE] __attribute__((aligned(16)));
 static volatile uint16_t ring_avail[3 + QSIZE] __attribute__((aligned(2)));
@@ -99,7 +105,7 @@ static void make_avail(uint16_t head, uint16_t new_idx)
 
 static bool wait_needs_reset(void)
 {
-	for (unsigned int i = 0; i < POLL_LIMIT; i++)
+	for (uint64_t end = rdtsc() + ms_to_tsc(POLL_MS); rdtsc() < end;)
 		if (status() & S_NEEDS_RESET)
 			return true;
 	return false;
@@ -192,7 +198,7 @@ static void run_valid_request(void)
 	/* 64 bytes in the middle; 64 guard bytes on either side. */
 	set_desc(0, (uint64_t)buffer + 64, 64, D_WRITE, 0);
 	make_avail(0, 1);
-	for (unsigned int i = 0; i < POLL_LIMIT; i++) {
+	for (uint64_t end = rdtsc() + ms_to_tsc(POLL_MS); rdtsc() < end;) {
 		uint32_t idx =
 			__atomic_load_n(&ring_used[0], __ATOMIC_ACQUIRE) >> 16;
 

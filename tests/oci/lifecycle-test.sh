@@ -55,6 +55,13 @@ check() {
 kvm_check() {
 	if [ $have_kvm = 1 ]; then check "$@"; else skip "$1" "/dev/kvm is not usable"; fi
 }
+# gone PID: the process has exited (reaped, or a zombie). One read of its
+# status: it may be reaped between two.
+gone() {
+	local state
+	state=$(awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+	[ -z "$state" ] || [ "$state" = Z ]
+}
 
 status_of() { rt state "$1" 2>/dev/null | sed -n 's/.*"status": *"\([a-z]*\)".*/\1/p'; }
 pid_of() { rt state "$1" 2>/dev/null | sed -n 's/.*"pid": *\([0-9]*\).*/\1/p'; }
@@ -161,7 +168,7 @@ case_delete_after_kill() {
 	local pid
 	pid=$(cat "$tmp/long.pid")
 	rt delete long && [ ! -e "$root/long" ] &&
-		! [ -d "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status"
+		gone "$pid"
 }
 kvm_check "delete after kill: no state, no VMM process" case_delete_after_kill
 case_force() {
@@ -170,7 +177,7 @@ case_force() {
 		</dev/null >/dev/null 2>&1 && rt start forced || return 1
 	pid=$(cat "$tmp/f.pid")
 	rt delete --force forced && [ ! -e "$root/forced" ] &&
-		{ ! [ -d "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status"; }
+		gone "$pid"
 }
 kvm_check "delete --force of a running container ends its VM" case_force
 case_delete_created() {
@@ -179,7 +186,7 @@ case_delete_created() {
 		</dev/null >/dev/null 2>&1 || return 1
 	pid=$(cat "$tmp/d.pid")
 	rt delete created && [ ! -e "$root/created" ] &&
-		{ ! [ -d "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status"; }
+		gone "$pid"
 }
 kvm_check "delete of a created (never started) container" case_delete_created
 # containerd passes --root .../runc/default; on a node where no other
