@@ -6,9 +6,10 @@
 # By default, what fits in about five minutes of the L1 (TCG makes the cli
 # suite's shell scripts ten times slower, not the guests): the regular
 # build's kvm suite (both irqchip modes) and the cli cases that drive
-# hintvm-runtime and the sandbox, the ASan+UBSan build's kvm suite with the
-# split irqchip (the default) and its runtime lifecycle, and the bench
-# smoke. HINTVM_KVM_L1_FULL=1: the kvm and cli suites of both builds, all
+# hintvm-runtime and the sandbox, the ASan+UBSan build's runtime lifecycle,
+# and the bench smoke. Not ASan's kvm suite: under ASan the test kernel's
+# sched payloads triple-faulted in 3 of 3 L1 runs (QEMU's nested SVM,
+# docs/linux-guests.md), where the regular build's passed. HINTVM_KVM_L1_FULL=1: the kvm and cli suites of both builds, all
 # of them (what scripts/test runs on a host with /dev/kvm; about 12 min).
 set -uo pipefail
 status=0
@@ -67,12 +68,6 @@ else
 	step "cli: oci-lifecycle, sandbox"
 	mtest l1-cli -C build --suite cli oci-lifecycle sandbox ||
 		fail "cli: oci-lifecycle, sandbox"
-	step "ASan+UBSan build: kvm suite (split irqchip)"
-	split=$(meson test -C build-asan --no-rebuild --list --suite kvm 2>/dev/null |
-		sed -n 's|^[^ ]*:kvm / ||p' | grep -v -- '-irqchip-kernel$')
-	# shellcheck disable=SC2086 # one name per word
-	asan mtest l1-kvm -C build-asan --suite kvm $split ||
-		fail "ASan+UBSan kvm suite (split irqchip)"
 	step "ASan+UBSan build: oci-lifecycle"
 	asan mtest l1-cli -C build-asan --suite cli oci-lifecycle ||
 		fail "ASan+UBSan oci-lifecycle"
