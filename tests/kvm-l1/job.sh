@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # What scripts/test runs inside the x86 L1 (tests/kvm-l1/run) when the host
 # has no /dev/kvm. bash, run from the repository root; the host built
 # everything. Every meson run writes testlog-l1*.* in its build directory,
