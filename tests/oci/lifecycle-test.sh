@@ -202,7 +202,11 @@ kvm_check "create makes a --root whose parent does not exist yet" case_deep_root
 kvm_check "kill KILL of a running container" bash -c "
 	'$runtime' --root '$root' --config '$tmp/runtime.conf' create --bundle '$tmp/long' k </dev/null >/dev/null 2>&1 &&
 	'$runtime' --root '$root' start k &&
-	'$runtime' --root '$root' kill k 9 && sleep 1 &&
+	'$runtime' --root '$root' kill k 9 &&
+	for i in \$(seq 50); do
+		'$runtime' --root '$root' state k | grep -q '\"status\": *\"stopped\"' && break
+		sleep 0.2
+	done &&
 	'$runtime' --root '$root' state k | grep -q '\"status\": *\"stopped\"' &&
 	'$runtime' --root '$root' delete k"
 
