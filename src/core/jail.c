@@ -235,7 +235,7 @@ int hvm_jail(const struct hvm_config *cfg, int *status)
 	 * Only that one: once it exits, the namespace is gone and every later
 	 * fork of ours would fail with ENOMEM (LeakSanitizer's at our exit).
 	 */
-	if (child != 0 && setns(own_pid_ns, CLONE_NEWPID) < 0 && child > 0)
+	if (child != 0 && setns(own_pid_ns, CLONE_NEWPID) < 0)
 		log_msg(LOG_WARN, "--jail: back to our PID namespace: %s",
 			strerror(errno));
 	close(own_pid_ns);

@@ -214,7 +214,6 @@ static const struct sandbox_rule p9_worker_rules[] = {
 	INJECT_RULES,
 	ANY("openat2"),
 	ANY("openat"), /* the fd walk where openat2 is missing (p9_fs.c) */
-	ANY("getdents"), /* x86-64: sanitizer_common lists threads with it */
 	ANY("getdents64"),
 	ANY("fcntl"),
 	ANY("lseek"),

@@ -6,19 +6,20 @@
 #
 # By default, what fits in about five minutes of the L1 (TCG makes the cli
 # suite's shell scripts ten times slower, not the guests): the regular
-# build's kvm suite (both irqchip modes, not sched) and the cli cases that drive
-# hintvm-runtime and the sandbox, the ASan+UBSan build's runtime lifecycle,
-# and the bench smoke. Not ASan's kvm suite: under ASan the test kernel's
-# sched payloads triple-faulted in 3 of 3 L1 runs (QEMU's nested SVM,
-# docs/linux-guests.md), where the regular build's passed. HINTVM_KVM_L1_FULL=1: the kvm and cli suites of both builds, all
-# of them (what scripts/test runs on a host with /dev/kvm; about 12 min).
+# build's kvm suite (both irqchip modes, not sched) and the cli cases that
+# drive hintvm-runtime and the sandbox, the ASan+UBSan build's runtime
+# lifecycle, and the bench smoke. Not ASan's kvm suite: under ASan the test
+# kernel's sched payloads triple-faulted in 3 of 3 L1 runs (QEMU's nested
+# SVM, docs/linux-guests.md), where the regular build's passed.
+# HINTVM_KVM_L1_FULL=1: the kvm and cli suites of both builds, all of them
+# (what scripts/test runs on a host with /dev/kvm; about 12 min).
 set -uo pipefail
 status=0
 failed=()
 step() { echo; echo "=== (L1) $*"; }
+fail() { status=1; failed+=("$1"); }
 # A previous run's logs would read as this run's failures.
 rm -f build/meson-logs/*testlog-l1* build-asan/meson-logs/*testlog-l1*
-fail() { status=1; failed+=("$1"); }
 # Timeouts are the host's; everything in here is slower. LOGBASE: each
 # run's own testlog-LOGBASE.* (one would overwrite the other's).
 #
