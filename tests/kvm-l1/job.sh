@@ -34,14 +34,7 @@ mtest() { # LOGBASE -C BUILD MESON-TEST-ARGS...
 	meson test --no-rebuild --print-errorlogs --logbase "testlog-$base" -t 3 "$@" &&
 		return 0
 	log=$build/meson-logs/testlog-$base.json
-	# "SUITE NAME" per failed test (its name is "PROJECT:SUITE / NAME").
-	again=$(python3 -c '
-import json, sys
-for line in open(sys.argv[1]):
-    t = json.loads(line)
-    if t["result"] in ("FAIL", "TIMEOUT", "ERROR"):
-        suite, name = t["name"].split(":", 1)[1].split(" / ", 1)
-        print(suite, name)' "$log") || return 1
+	again=$(scripts/failure-summary --names "$log") || return 1
 	[ -n "$again" ] || return 1
 	echo "kvm-l1 job: WARNING: failed in the L1, running once more: $(echo "$again" | paste -sd, -)"
 	mv "$log" "$build/meson-logs/first-testlog-$base.json"
