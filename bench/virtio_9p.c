@@ -21,7 +21,7 @@
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/virtio/p9_proto.h"
 #include "devices/virtio/virtio_9p.h"
 #include "devices/virtio/virtio_mmio.h"

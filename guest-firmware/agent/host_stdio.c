@@ -9,7 +9,7 @@
 #include <linux/vm_sockets.h>
 
 #include "host_stdio.h"
-#include "core/agent_proto.h"
+#include "abi/agent_proto.h"
 
 /* An engine that stopped reading does not hold the VM forever. */
 #define STDIO_DRAIN_MS 10000

@@ -19,7 +19,7 @@
 #ifndef HVM_AGENT_LIMITS_H
 #define HVM_AGENT_LIMITS_H
 
-#include "core/agent_proto.h"
+#include "abi/agent_proto.h"
 
 int limits_before_user(const struct agent_limits *l, const char **what);
 int limits_after_user(const struct agent_limits *l, const char **what);

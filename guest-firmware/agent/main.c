@@ -20,7 +20,7 @@
 
 #include "agent.h"
 #include "host_stdio.h"
-#include "core/agent_proto.h"
+#include "abi/agent_proto.h"
 
 static void usage(void)
 {

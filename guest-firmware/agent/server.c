@@ -6,7 +6,7 @@
  * two relays (in and out), which epoll could not register twice.
  *
  * Nothing the host sends is trusted beyond the protocol: frames are
- * bounded by the codec (src/core/agent_proto.c), connections and sessions
+ * bounded by the codec (src/abi/agent_proto.c), connections and sessions
  * by the limits below, every buffer by its size; a stream can only be
  * attached with its session's random token; a client that stops reading
  * its control connection is dropped once a bounded queue fills. A stalled
@@ -37,7 +37,7 @@
 #include "agent.h"
 #include "host_stdio.h"
 #include "limits.h"
-#include "core/agent_proto.h"
+#include "abi/agent_proto.h"
 
 #define MAX_CONNS 2048
 #define MAX_SESSIONS 1024

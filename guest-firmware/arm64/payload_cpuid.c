@@ -14,8 +14,8 @@
  */
 #include "machine.h"
 #include "payload.h"
-#include "sched/hint_abi.h"
-#include "sched/kvm_hint_uapi.h"
+#include "abi/hint_abi.h"
+#include "abi/kvm_hint_uapi.h"
 
 #define SMCCC_VERSION 0x80000000
 #define SMCCC_ARCH_FEATURES 0x80000001

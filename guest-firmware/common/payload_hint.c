@@ -15,7 +15,7 @@
 #include "cmdline.h"
 #include "payload.h"
 #include "payload_arch.h"
-#include "sched/hint_abi.h"
+#include "abi/hint_abi.h"
 
 static uint64_t events, want_absent;
 static uint32_t magic, info;

@@ -76,7 +76,7 @@
 #include "agent/agent.h"
 #include "agent/host_stdio.h"
 #include "agent/limits.h"
-#include "core/agent_proto.h"
+#include "abi/agent_proto.h"
 #include "runtime/spec.h"
 
 #define ROOT "/hintvm/root"

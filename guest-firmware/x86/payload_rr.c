@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rr: request/response with hintvm's host-side partner (--rr-partner,
- * src/devices/rr_partner_abi.h), the netperf TCP_RR analog for halt
+ * src/abi/rr_partner_abi.h), the netperf TCP_RR analog for halt
  * polling. The BSP rings the partner's doorbell (an ioeventfd on the
  * host), halts with interrupts enabled, and is woken by the answer (an
  * irqfd on an I/O APIC pin); one transaction = ring + halt + wake. Whether
@@ -20,7 +20,7 @@
 #include "arch/x86/platform.h"
 #include "cmdline.h"
 #include "console.h"
-#include "devices/rr_partner_abi.h"
+#include "abi/rr_partner_abi.h"
 #include "payload.h"
 #include "timing.h"
 #include "trap.h"

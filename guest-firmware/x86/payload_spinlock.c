@@ -31,7 +31,7 @@
 #include "cmdline.h"
 #include "console.h"
 #include "payload.h"
-#include "sched/hint_abi.h"
+#include "abi/hint_abi.h"
 #include "smp.h"
 #include "timing.h"
 #include "x86.h"

@@ -7,7 +7,7 @@
 #include "lib.h"
 
 #include "arch/x86/platform.h"
-#include "devices/acpi_pm_regs.h"
+#include "abi/acpi_pm_regs.h"
 #include "x86.h"
 
 #define DEBUG_EXIT_SUCCESS 0

@@ -2,7 +2,7 @@
 #include <stdbool.h>
 
 #include "core/boot_trace.h"
-#include "core/clock.h"
+#include "base/clock.h"
 
 static uint64_t process_start_ns;
 

@@ -13,10 +13,10 @@
 
 #include "core/arch.h"
 #include "core/config.h"
-#include "core/file.h"
-#include "core/log.h"
-#include "core/parse.h"
-#include "core/registry.h"
+#include "base/file.h"
+#include "base/log.h"
+#include "base/parse.h"
+#include "control/registry.h"
 #include "sched/sched_config.h"
 
 #define HVM_MIN_MEM (4ULL << 20)
@@ -758,7 +758,7 @@ static const struct option_def options[] = {
 	  sched_parse_stats_interval },
 	{ { "stats-json", 0, "FILE", "write the statistics as JSON to FILE" },
 	  sched_parse_stats_json },
-	/* Sandbox (src/core/sandbox.c, docs/sandbox.md). */
+	/* Sandbox (src/sandbox/sandbox.c, docs/sandbox.md). */
 	{ { "sandbox", 0, "on|off|auto",
 	    "seccomp filter per thread, no capabilities, no_new_privs (hintvm run: default auto, on where the kernel has seccomp)" },
 	  parse_sandbox },

@@ -98,10 +98,10 @@ struct hvm_config {
 	struct hvm_net_config nets[HVM_MAX_NETS];
 	unsigned int nr_nets;
 	bool rng; /* virtio-rng fed from getrandom(2) */
-	/* Sandbox (src/core/sandbox.c, docs/sandbox.md). */
+	/* Sandbox (src/sandbox/sandbox.c, docs/sandbox.md). */
 	bool sandbox; /* --sandbox: off in the library, on in hintvm run */
 	bool sandbox_if_supported; /* --sandbox auto: off without seccomp */
-	char *jail_dir; /* --jail DIR: new root (core/jail.c); NULL: none */
+	char *jail_dir; /* --jail DIR: new root (sandbox/jail.c); NULL: none */
 	uint64_t jail_nofile; /* ,nofile=N: RLIMIT_NOFILE in the jail */
 	uint64_t jail_memlock; /* ,memlock=SIZE: RLIMIT_MEMLOCK in the jail */
 	char *cgroup_path; /* --cgroup PATH: cgroup directory to join */

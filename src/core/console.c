@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "core/console.h"
-#include "core/log.h"
-#include "core/sandbox.h"
+#include "base/log.h"
+#include "sandbox/sandbox.h"
 
 #define ESCAPE_CHAR 0x01 /* Ctrl-A, as QEMU's -nographic */
 

@@ -16,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/console_out.h"
-#include "core/log.h"
-#include "core/sandbox.h"
+#include "base/log.h"
+#include "sandbox/sandbox.h"
 
 #define DRAIN_CHUNK 512
 #define POLL_INTERVAL_MS 50

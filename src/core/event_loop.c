@@ -13,10 +13,10 @@
 
 #include <liburing.h>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/event_loop.h"
-#include "core/log.h"
-#include "core/sandbox.h"
+#include "base/log.h"
+#include "sandbox/sandbox.h"
 
 struct event_loop {
 	struct io_uring ring;
@@ -44,7 +44,7 @@ struct event_loop {
 /*
  * The only operations the ring accepts (IORING_REGISTER_RESTRICTIONS).
  * io_uring operations are not system calls, so the sandbox's seccomp
- * filters (src/core/sandbox_rules.c) cannot see them: without this list a
+ * filters (src/sandbox/sandbox_rules.c) cannot see them: without this list a
  * thread that submits to the ring could open, connect or read anything.
  * A new event_loop_* helper adds its opcode here.
  */

@@ -6,10 +6,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/control_proto.h"
+#include "base/clock.h"
+#include "abi/control_proto.h"
 #include "core/events.h"
-#include "core/log.h"
+#include "base/log.h"
 
 static const char *const kind_names[VM_EVENT_KIND_COUNT] = {
 	[VM_EVENT_STATE] = "state",

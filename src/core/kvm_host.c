@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "core/kvm_host.h"
-#include "core/log.h"
+#include "base/log.h"
 
 int kvm_check_cap(int fd, long cap)
 {

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "core/arch.h"
-#include "core/log.h"
-#include "core/sandbox.h"
+#include "base/log.h"
+#include "sandbox/sandbox.h"
 #include "core/stats.h"
 #include "core/vm.h"
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "core/arch.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/vm.h"
 
 int vm_map_memory(struct vm *vm)

@@ -35,7 +35,7 @@ struct agent_stdio;
 struct vm;
 
 /*
- * What the builder (core/builder.c) plugs into the machinery, so that vm.c
+ * What the builder (vmm/builder.c) plugs into the machinery, so that vm.c
  * and vcpu.c name no subsystem: the calls vCPU threads and interrupt
  * injection make into whoever manages scheduling. Every member may be NULL.
  */
@@ -120,8 +120,8 @@ struct vm {
 	void *arch; /* owned by src/arch/<arch> */
 	struct virtio_vm *virtio; /* src/devices/virtio/virtio_vm.c */
 	struct sched_vm *sched; /* owned by src/sched/brain.c */
-	struct agent_host *agent; /* --agent: core/agent_host.c */
-	struct agent_stdio *agent_stdio; /* core/agent_stdio.c */
+	struct agent_host *agent; /* --agent: agent/agent_host.c */
+	struct agent_stdio *agent_stdio; /* agent/agent_stdio.c */
 	struct boot_trace boot; /* when each start/exit phase was reached */
 
 	/* Lifecycle: the first stop request wins and is what wait reports. */
@@ -138,7 +138,7 @@ struct vm {
 };
 
 /*
- * The machinery the builder (core/builder.c) assembles a VM from, in the
+ * The machinery the builder (vmm/builder.c) assembles a VM from, in the
  * order it calls them. Each returns -errno with the reason recorded.
  */
 /* Checks of the configuration that need no KVM (memory vs. the host). */

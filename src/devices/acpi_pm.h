@@ -11,7 +11,7 @@
 
 #include "core/bus.h"
 #include "core/power.h"
-#include "devices/acpi_pm_regs.h"
+#include "abi/acpi_pm_regs.h"
 
 #define ACPI_PM1_EVT_LEN 4
 #define ACPI_PM1_CNT_LEN 2

@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/log.h"
-#include "core/sandbox.h"
+#include "base/log.h"
+#include "sandbox/sandbox.h"
 #include "devices/rr_partner.h"
 
 struct rr_partner {

@@ -14,7 +14,7 @@
 #define HVM_DEVICES_RR_PARTNER_H
 
 #include "core/bus.h"
-#include "devices/rr_partner_abi.h"
+#include "abi/rr_partner_abi.h"
 
 struct rr_partner;
 

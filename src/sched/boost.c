@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "core/arch.h"
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/vm.h"
 #include "sched/actuators.h"
 #include "sched/brain_internal.h"

@@ -20,13 +20,13 @@
 #include <linux/kvm.h>
 
 #include "core/arch.h"
-#include "core/log.h"
-#include "core/sandbox.h"
-#include "core/clock.h"
+#include "base/log.h"
+#include "sandbox/sandbox.h"
+#include "base/clock.h"
 #include "core/vm.h"
 #include "sched/actuators.h"
 #include "sched/brain_internal.h"
-#include "sched/kvm_hint_uapi.h"
+#include "abi/kvm_hint_uapi.h"
 
 /* ---- creation: the static decisions ---- */
 

@@ -5,7 +5,7 @@
  * policy decides, the guest hint channel's host side, and the statistics
  * (--stats, --stats-json, hvm_vm_stats()).
  *
- * Lifecycle, as called from core/builder.c (directly and through the
+ * Lifecycle, as called from vmm/builder.c (directly and through the
  * vm_hooks) and the arch:
  *   sched_vm_create       after KVM_CREATE_VM, before arch_vm_init: the
  *                         static decisions (exit policy, first halt-poll

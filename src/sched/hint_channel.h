@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "core/bus.h"
-#include "sched/hint_abi.h"
+#include "abi/hint_abi.h"
 
 /* Default rate limit per vCPU: a burst of 32, then 2000 events/s. */
 #define HINT_DEFAULT_RATE 2000u

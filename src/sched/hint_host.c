@@ -13,8 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/clock.h"
-#include "core/log.h"
+#include "base/clock.h"
+#include "base/log.h"
 #include "core/vm.h"
 #include "sched/brain_internal.h"
 

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "core/config.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/vm.h"
 #include "sched/brain.h"
 #include "sched/brain_internal.h"

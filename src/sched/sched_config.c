@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "core/config.h"
-#include "core/log.h"
-#include "core/parse.h"
+#include "base/log.h"
+#include "base/parse.h"
 #include "sched/observe.h"
 #include "sched/sched_config.h"
 

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <linux/kvm.h>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/console_out.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/stats.h"
 #include "core/vm.h"
 #include "sched/brain_internal.h"

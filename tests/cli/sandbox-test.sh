@@ -96,7 +96,7 @@ violation() {
 		"$@" >"$tmp/out" 2>"$tmp/err"
 	local st=$?
 	if [ $st = $((128 + 31)) ] &&
-		grep -Eq "sandbox: thread '[^']+' \(kind $kind\) made the forbidden system call personality \([0-9]+\).*add it to the $kind table in src/core/sandbox_rules.c" "$tmp/err"; then
+		grep -Eq "sandbox: thread '[^']+' \(kind $kind\) made the forbidden system call personality \([0-9]+\).*add it to the $kind table in src/sandbox/sandbox_rules.c" "$tmp/err"; then
 		ok "forbidden call on a $kind thread: killed by SIGSYS, named"
 	else
 		echo "# exit status $st, expected 159 (SIGSYS)" >>"$tmp/err"

@@ -8,7 +8,7 @@
 # initramfs, so that in L1 `hintvm run --agent -k KERNEL` finds
 # /lib/modules/KVER as on a Debian host (the whole directory would be
 # ~400 MiB of initramfs for TCG to unpack). Used by both tiers' prepare
-# scripts; the list follows src/core/initramfs.c.
+# scripts; the list follows src/image/initramfs.c.
 set -euo pipefail
 pkgroot=$1 kver=$2 out=$3
 src=$pkgroot/lib/modules/$kver

@@ -7,7 +7,7 @@
 #include "device_harness.h"
 #include "fuzz.h"
 #include "core/event_loop.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/virtio/virtio_mmio.h"
 
 static uint8_t *ram;

@@ -2,7 +2,7 @@
 /*
  * libFuzzer harness: the fuzzer's bytes are what arrives on an agent
  * connection (docs/agent.md), from either side: a header and a payload.
- * Whatever the bytes, the codec (src/core/agent_proto.c, compiled into
+ * Whatever the bytes, the codec (src/abi/agent_proto.c, compiled into
  * both libhintvm and the guest agent) must refuse oversized frames, read
  * nothing outside the payload, and an EXEC it accepts must hold only what
  * its limits allow and encode back to a request that decodes the same.
@@ -10,7 +10,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "core/agent_proto.h"
+#include "abi/agent_proto.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

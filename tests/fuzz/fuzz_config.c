@@ -18,7 +18,7 @@
 #include "arch/x86/platform.h"
 #include "core/arch.h"
 #include "core/config.h"
-#include "core/log.h"
+#include "base/log.h"
 
 #define CONFIG_FD 900
 #define CONFIG_PATH "/proc/self/fd/900"

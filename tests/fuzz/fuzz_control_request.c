@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "core/control_proto.h"
+#include "abi/control_proto.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

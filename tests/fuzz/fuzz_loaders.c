@@ -34,8 +34,8 @@
 #include "core/arch.h"
 #include "core/config.h"
 #include "core/guest_memory.h"
-#include "core/kernel_format.h"
-#include "core/log.h"
+#include "image/kernel_format.h"
+#include "base/log.h"
 
 /* config.c checks --cpus against the arch's limit; x86.c is not linked. */
 unsigned int arch_max_vcpus(void)

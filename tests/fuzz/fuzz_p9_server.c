@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/virtio/p9_server.h"
 
 #define MSIZE 8192

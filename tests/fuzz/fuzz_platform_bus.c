@@ -40,7 +40,7 @@
 #include "core/bus.h"
 #include "core/console_out.h"
 #include "core/irq.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/power.h"
 #include "devices/acpi_pm.h"
 #include "devices/cmos_rtc.h"

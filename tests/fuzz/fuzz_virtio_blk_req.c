@@ -13,7 +13,7 @@
 #include <linux/virtio_ring.h>
 
 #include "fuzz.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/guest_memory.h"
 #include "devices/virtio/virtio_blk_req.h"
 #include "devices/virtio/virtqueue.h"

@@ -13,7 +13,7 @@
 #include <linux/virtio_ring.h>
 
 #include "fuzz.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/pci/pci.h"
 #include "devices/virtio/virtio_pci.h"
 

@@ -4,7 +4,7 @@
  * log.c and event_loop.c start (none while fuzzing: loops are never
  * started) enter no filter. Keeps libseccomp out of the fuzz builds.
  */
-#include "core/sandbox.h"
+#include "sandbox/sandbox.h"
 
 void sandbox_set_requested(bool on)
 {

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "sandboxed_call.h"
 
 struct call {

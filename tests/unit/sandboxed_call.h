@@ -4,13 +4,13 @@
  * HINTVM_TEST_SANDBOX=1 in the environment (meson runs such tests a second
  * time that way, on native builds), sandboxed_call() runs FN(ARG) on a new
  * thread that confined itself as KIND first, so a system call missing from
- * KIND's table in src/core/sandbox_rules.c kills the test by SIGSYS with
+ * KIND's table in src/sandbox/sandbox_rules.c kills the test by SIGSYS with
  * the line naming it. Without it, FN runs on the calling thread.
  */
 #ifndef HVM_TESTS_UNIT_SANDBOXED_CALL_H
 #define HVM_TESTS_UNIT_SANDBOXED_CALL_H
 
-#include "core/sandbox.h"
+#include "sandbox/sandbox.h"
 
 void sandboxed_call(enum sandbox_kind kind, void (*fn)(void *), void *arg);
 

@@ -6,7 +6,7 @@
 
 #include "arch/arm64/fdt.h"
 #include "arch/arm64/platform.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/pvpanic.h"
 
 #define GIC_PHANDLE 1

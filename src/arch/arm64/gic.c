@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "arch/arm64/gic.h"
-#include "core/log.h"
+#include "base/log.h"
 
 _Static_assert(KVM_ARM_IRQ_TYPE_SPI == 1 && KVM_ARM_IRQ_TYPE_SHIFT == 24,
 	       "gic_spi_gsi() encodes KVM_IRQ_LINE's SPI type");

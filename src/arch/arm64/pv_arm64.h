@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sched/kvm_hint_uapi.h"
+#include "abi/kvm_hint_uapi.h"
 
 /* KVM_REG_ARM_VENDOR_HYP_BMAP_2 bits, bit n for vendor function 64 + n. */
 #define ARM64_VENDOR_HYP_BIT_PV_PREEMPTED \

@@ -12,7 +12,7 @@
 #include "arch/x86/dsdt.h"
 #include "arch/x86/platform.h"
 #include "core/guest_memory.h"
-#include "core/log.h"
+#include "base/log.h"
 
 #define ACPI_OEM_ID "HINTVM"
 #define ACPI_OEM_TABLE_ID "HINTVM  "

@@ -4,7 +4,7 @@
 
 #include "arch/x86/boot64.h"
 #include "core/guest_memory.h"
-#include "core/log.h"
+#include "base/log.h"
 
 #define PAGE_SIZE 0x1000
 #define PTE_PRESENT (1ULL << 0)

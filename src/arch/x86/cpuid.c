@@ -5,7 +5,7 @@
 #include <sys/ioctl.h>
 
 #include "arch/x86/cpuid.h"
-#include "core/log.h"
+#include "base/log.h"
 
 #define CPUID_1_ECX_TSC_DEADLINE (1u << 24)
 #define CPUID_1_ECX_HYPERVISOR (1u << 31)

@@ -34,7 +34,7 @@
 
 #include "arch/x86/dsdt.h"
 #include "arch/x86/platform.h"
-#include "devices/acpi_pm_regs.h"
+#include "abi/acpi_pm_regs.h"
 
 #define AML_ZERO 0x00
 #define AML_BYTE_PREFIX 0x0a

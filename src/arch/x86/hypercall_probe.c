@@ -15,7 +15,7 @@
 #include <linux/kvm_para.h>
 
 #include "arch/x86/hypercall_probe.h"
-#include "core/log.h"
+#include "base/log.h"
 
 /* A signal hintvm uses nowhere else; only ever pending, never handled. */
 #define PROBE_SIGNAL (SIGRTMIN + 7)

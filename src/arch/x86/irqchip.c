@@ -13,7 +13,7 @@
 #include "arch/x86/ioapic.h"
 #include "arch/x86/irqchip.h"
 #include "arch/x86/platform.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/vm.h"
 
 static int ioapic_send_msi(void *ctx, uint64_t address, uint32_t data)

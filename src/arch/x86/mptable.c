@@ -4,7 +4,7 @@
 
 #include "arch/x86/mptable.h"
 #include "arch/x86/platform.h"
-#include "core/log.h"
+#include "base/log.h"
 
 struct mpf_intel {
 	char signature[4]; /* "_MP_" */

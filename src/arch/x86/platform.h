@@ -24,7 +24,7 @@
 #define X86_PM1A_CNT_PORT 0x604 /* ACPI PM1a_CNT_BLK (2) */
 #define X86_HINT_PORT 0x610 /* guest scheduling hints, see docs/ */
 #define X86_HINT_PORT_LEN 0x10
-#define X86_RR_PARTNER_PORT 0x620 /* --rr-partner, devices/rr_partner_abi.h */
+#define X86_RR_PARTNER_PORT 0x620 /* --rr-partner, abi/rr_partner_abi.h */
 #define X86_RR_PARTNER_IRQ 23 /* its answers: I/O APIC only (>= 16: no PIC) */
 #define X86_BENCH_NOP_PORT 0x6f0 /* no device: the exits benchmark's target */
 #define X86_RESET_PORT 0xcf9 /* ACPI RESET_REG, write 0x06 or 0x0e */

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "arch/x86/pvh.h"
-#include "core/log.h"
+#include "base/log.h"
 
 #define MAX_PHDRS 64
 

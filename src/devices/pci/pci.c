@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/pci/pci.h"
 
 /* Config address register (mechanism #1). */

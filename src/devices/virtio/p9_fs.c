@@ -14,7 +14,7 @@
 
 #include <linux/openat2.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/virtio/p9_fs.h"
 
 /*

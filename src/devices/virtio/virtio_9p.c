@@ -10,8 +10,8 @@
 #include <linux/virtio_ids.h>
 #include <linux/virtio_ring.h>
 
-#include "core/log.h"
-#include "core/sandbox.h"
+#include "base/log.h"
+#include "sandbox/sandbox.h"
 #include "devices/virtio/iov.h"
 #include "devices/virtio/p9_server.h"
 #include "devices/virtio/virtio_9p.h"

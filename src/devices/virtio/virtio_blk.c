@@ -15,9 +15,9 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 
-#include "core/file.h"
-#include "core/log.h"
-#include "core/rate_limiter.h"
+#include "base/file.h"
+#include "base/log.h"
+#include "devices/virtio/rate_limiter.h"
 #include "devices/virtio/iov.h"
 #include "devices/virtio/virtio_blk.h"
 #include "devices/virtio/virtio_blk_req.h"

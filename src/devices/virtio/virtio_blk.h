@@ -31,7 +31,7 @@ struct virtio_device *virtio_blk_create(const struct virtio_host *host,
 
 /*
  * Limit the disk to IOPS requests and BYTES_PER_S bytes (reads and writes)
- * per second; 0 leaves that kind unlimited (core/rate_limiter.h). Call
+ * per second; 0 leaves that kind unlimited (devices/virtio/rate_limiter.h). Call
  * after create, before the guest runs. Returns 0 or -errno (recorded).
  */
 int virtio_blk_set_limits(struct virtio_device *vdev, uint64_t iops,

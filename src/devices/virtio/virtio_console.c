@@ -7,7 +7,7 @@
 #include <linux/virtio_ring.h>
 
 #include "core/console_out.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/virtio/iov.h"
 #include "devices/virtio/virtio_console.h"
 

@@ -9,7 +9,7 @@
 
 #include <linux/virtio_config.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/virtio/virtio_device.h"
 
 int virtio_device_init(struct virtio_device *vdev, const char *name,

@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/virtio/virtio_mmio.h"
 
 #define REG_MAGIC 0x000

@@ -13,8 +13,8 @@
 #include <linux/virtio_net.h>
 #include <linux/virtio_ring.h>
 
-#include "core/log.h"
-#include "core/rate_limiter.h"
+#include "base/log.h"
+#include "devices/virtio/rate_limiter.h"
 #include "devices/virtio/virtio_net.h"
 
 #define NET_QUEUE_SIZE 256

@@ -30,7 +30,7 @@ struct virtio_device *virtio_net_create_fd(const struct virtio_host *host,
 
 /*
  * Limit the NIC to BYTES_PER_S bytes per second each way (0: no limit;
- * core/rate_limiter.h). Call after create, before the guest runs.
+ * devices/virtio/rate_limiter.h). Call after create, before the guest runs.
  */
 int virtio_net_set_limit(struct virtio_device *vdev, uint64_t bytes_per_s);
 

@@ -5,7 +5,7 @@
 #include <linux/virtio_ids.h>
 #include <linux/virtio_pci.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/virtio/virtio_pci.h"
 
 static uint32_t class_of(uint32_t device_id)

@@ -6,7 +6,7 @@
 #include <linux/virtio_ids.h>
 #include <linux/virtio_ring.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/virtio/virtio_rng.h"
 
 #define RNG_QUEUE_SIZE 64

@@ -32,7 +32,7 @@
 #include <linux/virtio_ids.h>
 #include <linux/virtio_ring.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/virtio/iov.h"
 #include "devices/virtio/vsock_device.h"
 

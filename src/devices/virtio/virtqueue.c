@@ -9,7 +9,7 @@
 
 #include <linux/virtio_ring.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/virtio/virtqueue.h"
 
 /* Offsets inside the avail and used areas. */

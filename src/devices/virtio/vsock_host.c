@@ -23,8 +23,8 @@
 #include <sys/timerfd.h>
 #include <sys/un.h>
 
-#include "core/clock.h"
-#include "core/log.h"
+#include "base/clock.h"
+#include "base/log.h"
 #include "devices/virtio/vsock_device.h"
 
 #define EPOLL_BATCH 64

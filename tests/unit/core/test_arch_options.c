@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "core/config.h"
-#include "core/log.h"
+#include "base/log.h"
 
 static void test_cpu_features(void **state)
 {

@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include "core/config.h"
-#include "core/log.h"
-#include "core/parse.h"
+#include "base/log.h"
+#include "base/parse.h"
 
 static void test_sizes(void **state)
 {

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "core/control_proto.h"
+#include "abi/control_proto.h"
 #include "core/events.h"
 
 static void test_nobody_listening(void **state)

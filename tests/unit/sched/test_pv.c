@@ -7,9 +7,9 @@
 #include <string.h>
 #include <errno.h>
 #include <cmocka.h>
-#include "sched/kvm_para_bits.h"
+#include "abi/kvm_para_bits.h"
 
-#include "core/log.h"
+#include "base/log.h"
 #include "sched/pv.h"
 
 #define BIT(n) (1u << (n))

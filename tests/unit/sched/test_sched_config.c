@@ -9,8 +9,8 @@
 #include <cmocka.h>
 
 #include "core/config.h"
-#include "core/log.h"
-#include "sched/kvm_hint_uapi.h"
+#include "base/log.h"
+#include "abi/kvm_hint_uapi.h"
 #include "sched/sched_config.h"
 
 static void test_defaults(void **state)

@@ -13,7 +13,7 @@
 #include "arch/arm64/image.h"
 #include "arch/arm64/platform.h"
 #include "core/guest_memory.h"
-#include "core/log.h"
+#include "base/log.h"
 
 #define FILE_SIZE 8192
 #define RAM_SIZE (8u << 20)

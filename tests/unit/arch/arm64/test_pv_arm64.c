@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "arch/arm64/pv_arm64.h"
-#include "sched/kvm_para_bits.h"
+#include "abi/kvm_para_bits.h"
 #include "sched/pv.h"
 
 #define BIT(n) (1u << (n))

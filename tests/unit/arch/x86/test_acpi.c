@@ -12,8 +12,8 @@
 #include "arch/x86/acpi.h"
 #include "arch/x86/platform.h"
 #include "core/guest_memory.h"
-#include "core/log.h"
-#include "devices/acpi_pm_regs.h"
+#include "base/log.h"
+#include "abi/acpi_pm_regs.h"
 
 #define RAM_SIZE (2u << 20)
 

@@ -14,7 +14,7 @@
 #include "arch/x86/e820.h"
 #include "arch/x86/platform.h"
 #include "core/guest_memory.h"
-#include "core/log.h"
+#include "base/log.h"
 
 #define MiB (1ULL << 20)
 #define RAM_SIZE (64 * MiB)

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "arch/x86/pvh.h"
-#include "core/log.h"
+#include "base/log.h"
 
 #define RAM_SIZE (4u << 20)
 static uint8_t ram[RAM_SIZE];

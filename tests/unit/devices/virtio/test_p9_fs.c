@@ -23,7 +23,7 @@
 #include <sys/xattr.h>
 #include <cmocka.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/virtio/p9_fs.h"
 #include "devices/virtio/p9_server.h"
 

@@ -20,7 +20,7 @@
 #include <sys/xattr.h>
 #include <cmocka.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/virtio/p9_server.h"
 #include "sandboxed_call.h"
 

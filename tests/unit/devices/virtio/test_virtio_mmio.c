@@ -22,7 +22,7 @@
 #include <linux/virtio_ring.h>
 
 #include "core/console_out.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/virtio/virtio_console.h"
 #include "devices/virtio/virtio_mmio.h"
 #include "devices/virtio/virtio_rng.h"

@@ -36,7 +36,7 @@
 #include <linux/virtio_net.h>
 #include <linux/virtio_ring.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/virtio/virtio_mmio.h"
 #include "devices/virtio/virtio_net.h"
 

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "core/config.h"
-#include "core/log.h"
+#include "base/log.h"
 
 static void test_disk(void **state)
 {

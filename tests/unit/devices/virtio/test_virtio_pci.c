@@ -26,7 +26,7 @@
 #include <linux/virtio_pci.h>
 #include <linux/virtio_ring.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/pci/pci.h"
 #include "devices/virtio/virtio_blk.h"
 #include "devices/virtio/virtio_pci.h"

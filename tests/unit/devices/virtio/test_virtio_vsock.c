@@ -31,7 +31,7 @@
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "devices/virtio/virtio_mmio.h"
 #include "devices/virtio/virtio_vsock.h"
 #include "devices/virtio/vsock_proto.h"

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/file.h"
+#include "base/log.h"
+
+int open_host_input(const char *path, int flags, struct stat *st)
+{
+	int fd = open(path, flags | O_NONBLOCK), fl, err;
+
+	if (fd < 0)
+		return -errno;
+	fl = fcntl(fd, F_GETFL);
+	if (fstat(fd, st) < 0 || fl < 0 ||
+	    (!(flags & O_NONBLOCK) &&
+	     fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+/* QEMU's lock layout (block/file-posix), so that both see each other. */
+#define QEMU_LOCK_PERM_BASE 100
+#define QEMU_LOCK_SHARED_BASE 200
+#define QEMU_PERM_READ 0 /* BLK_PERM_CONSISTENT_READ */
+#define QEMU_PERM_WRITE 1 /* BLK_PERM_WRITE */
+
+static int ofd_lock_byte(int fd, off_t byte)
+{
+	struct flock fl = { .l_type = F_RDLCK,
+			    .l_whence = SEEK_SET,
+			    .l_start = byte,
+			    .l_len = 1 };
+
+	return fcntl(fd, F_OFD_SETLK, &fl) < 0 ? -errno : 0;
+}
+
+/* Whether another open file holds a lock on BYTE (ours never conflict). */
+static bool ofd_byte_held(int fd, off_t byte)
+{
+	struct flock fl = { .l_type = F_WRLCK,
+			    .l_whence = SEEK_SET,
+			    .l_start = byte,
+			    .l_len = 1 };
+
+	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+}
+
+int file_lock_like_qemu(int fd, bool write)
+{
+	static const char *const perm_name[] = { "read", "write" };
+	static const char *const perm_use[] = { "reading", "writing" };
+	unsigned int perms = 1u << QEMU_PERM_READ;
+	unsigned int unshared = 1u << QEMU_PERM_WRITE;
+	int r;
+
+	if (write)
+		perms |= 1u << QEMU_PERM_WRITE;
+	/* Take ours first, then look: two starting at once both back off. */
+	for (unsigned int n = 0; n < 2; n++) {
+		if ((perms & (1u << n)) &&
+		    (r = ofd_lock_byte(fd, QEMU_LOCK_PERM_BASE + n)) < 0)
+			return r;
+		if ((unshared & (1u << n)) &&
+		    (r = ofd_lock_byte(fd, QEMU_LOCK_SHARED_BASE + n)) < 0)
+			return r;
+	}
+	for (unsigned int n = 0; n < 2; n++) {
+		if ((perms & (1u << n)) &&
+		    ofd_byte_held(fd, QEMU_LOCK_SHARED_BASE + n))
+			return hvm_set_error(
+				-EBUSY,
+				"another process (QEMU or hintvm) does not let others %s it",
+				perm_name[n]);
+		if ((unshared & (1u << n)) &&
+		    ofd_byte_held(fd, QEMU_LOCK_PERM_BASE + n))
+			return hvm_set_error(
+				-EBUSY,
+				"another process (QEMU or hintvm) has it open for %s",
+				perm_use[n]);
+	}
+	return 0;
+}
+
+/*
+ * Open PATH (a WHAT, for messages) as a non-empty regular file of at most
+ * MAX bytes; the fd, or -errno with the reason recorded.
+ */
+static int open_whole_file(const char *path, const char *what, size_t max,
+			   struct stat *st)
+{
+	int fd = open_host_input(path, O_RDONLY | O_CLOEXEC, st);
+
+	if (fd < 0) {
+		errno = -fd;
+		return hvm_set_errno_error("cannot open %s %s", what, path);
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		return hvm_set_error(-EINVAL, "%s %s is not a regular file",
+				     what, path);
+	}
+	if ((uint64_t)st->st_size > max) {
+		close(fd);
+		return hvm_set_error(-EFBIG,
+				     "%s %s is %lld bytes; at most %zu fit",
+				     what, path, (long long)st->st_size, max);
+	}
+	if (st->st_size == 0) {
+		close(fd);
+		return hvm_set_error(-EINVAL, "%s %s is empty", what, path);
+	}
+	return fd;
+}
+
+int read_whole_file(const char *path, const char *what, size_t max,
+		    uint8_t **data, size_t *size)
+{
+	struct stat st;
+	size_t done = 0;
+	uint8_t *buf;
+	int fd, err;
+
+	fd = open_whole_file(path, what, max, &st);
+	if (fd < 0)
+		return fd;
+	buf = malloc((size_t)st.st_size);
+	if (!buf) {
+		close(fd);
+		return hvm_set_error(-ENOMEM, "out of memory reading %s %s",
+				     what, path);
+	}
+	while (done < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + done, (size_t)st.st_size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? errno : EIO;
+			free(buf);
+			close(fd);
+			return hvm_set_error(-err, "cannot read %s %s: %s",
+					     what, path, strerror(err));
+		}
+		done += (size_t)n;
+	}
+	close(fd);
+	*data = buf;
+	*size = done;
+	return 0;
+}
+
+int map_whole_file(const char *path, const char *what, size_t max,
+		   const uint8_t **data, size_t *size)
+{
+	struct stat st;
+	void *map;
+	int fd;
+
+	fd = open_whole_file(path, what, max, &st);
+	if (fd < 0)
+		return fd;
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return hvm_set_errno_error("cannot map %s %s", what, path);
+	*data = map;
+	*size = (size_t)st.st_size;
+	return 0;
+}

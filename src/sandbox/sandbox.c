@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Confining hintvm's threads (sandbox.h, docs/sandbox.md).
+ *
+ * A forbidden system call traps (SECCOMP_RET_TRAP) rather than killing at
+ * once (SECCOMP_RET_KILL_PROCESS): the kernel says nothing when it kills,
+ * and whoever meets the death of a VM after adding a device deserves to
+ * read which call, on which kind of thread, and which table to edit. The
+ * SIGSYS handler writes that line with write(2) alone, then makes the same
+ * call again: SIGSYS is blocked inside its own handler, so the kernel
+ * resets it to its default action and the process dies by SIGSYS (with a
+ * core dump where those are enabled) without the handler calling anything
+ * the filter might refuse. A guest that gains control of a thread cannot
+ * stop that second trap from killing the process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "sandbox/sandbox.h"
+
+#define SANDBOX_TEST_ENV "HINTVM_TEST_SANDBOX_VIOLATION"
+/* Covers every system call number of x86-64 and arm64 today. */
+#define SYSCALL_NAMES 1024
+
+static _Thread_local bool requested;
+static _Thread_local int current_kind = -1;
+static _Thread_local char current_thread_name[16];
+/* Filled once by sandbox_prepare: the handler may not allocate. */
+static const char *syscall_names[SYSCALL_NAMES];
+static atomic_bool prepared;
+static pthread_mutex_t prepare_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *sandbox_kind_name(enum sandbox_kind kind)
+{
+	return kind < SANDBOX_NR_KINDS ? sandbox_kinds[kind].name : "?";
+}
+
+int sandbox_kind_by_name(const char *name)
+{
+	for (int k = 0; k < SANDBOX_NR_KINDS; k++) {
+		if (!strcmp(sandbox_kinds[k].name, name))
+			return k;
+	}
+	return -1;
+}
+
+void sandbox_set_requested(bool on)
+{
+	requested = on;
+}
+
+bool sandbox_requested(void)
+{
+	return requested;
+}
+
+/* ---- the SIGSYS reporter: write(2) only ---- */
+
+struct line {
+	char buf[400];
+	size_t len;
+};
+
+static void put(struct line *l, const char *s)
+{
+	while (*s && l->len < sizeof(l->buf) - 1)
+		l->buf[l->len++] = *s++;
+}
+
+static void put_uint(struct line *l, unsigned long v)
+{
+	char digits[24];
+	int n = 0;
+
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v && n < (int)sizeof(digits));
+	while (n && l->len < sizeof(l->buf) - 1)
+		l->buf[l->len++] = digits[--n];
+}
+
+static void sigsys_handler(int sig, siginfo_t *info, void *ucontext)
+{
+	int nr = info->si_syscall;
+	const char *name = nr >= 0 && nr < SYSCALL_NAMES && syscall_names[nr]
+				   ? syscall_names[nr]
+				   : "an unknown system call";
+	const char *kind =
+		current_kind >= 0 ? sandbox_kind_name(current_kind) : NULL;
+	struct line l = { .len = 0 };
+
+	put(&l, "hintvm: sandbox: thread '");
+	put(&l, current_thread_name[0] ? current_thread_name : "?");
+	put(&l, "' (kind ");
+	put(&l, kind ? kind : "main: inherited");
+	put(&l, ") made the forbidden system call ");
+	put(&l, name);
+	put(&l, " (");
+	put_uint(&l, (unsigned long)nr);
+	put(&l, "); killing hintvm. If the call is legitimate, add it to the ");
+	put(&l, kind ? kind : "main");
+	put(&l,
+	    " table in src/sandbox/sandbox_rules.c (or run with --sandbox off to debug)\n");
+	if (write(STDERR_FILENO, l.buf, l.len) < 0) {
+		/* nothing left to tell anyone */
+	}
+	/* Trap again with SIGSYS blocked: the kernel kills us by SIGSYS. */
+	syscall(nr, 0, 0, 0, 0, 0, 0);
+	_exit(128 + SIGSYS); /* not reached */
+}
+
+/* ---- filters ---- */
+
+/* -1: no such name on any architecture hintvm builds for (a typo). */
+static int resolve(const char *name, bool *on_this_arch)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+
+	*on_this_arch = nr >= 0;
+	if (nr >= 0)
+		return nr;
+	if (seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name) >= 0 ||
+	    seccomp_syscall_resolve_name_arch(SCMP_ARCH_AARCH64, name) >= 0)
+		return 0;
+	return -1;
+}
+
+static int add_rule(scmp_filter_ctx ctx, const char *kind,
+		    const struct sandbox_rule *rule)
+{
+	bool here;
+	int nr = resolve(rule->syscall, &here), r;
+
+	if (nr < 0)
+		return hvm_set_error(
+			-EINVAL,
+			"sandbox: the %s table names '%s', which is no system call",
+			kind, rule->syscall);
+	if (!here)
+		return 0;
+	switch (rule->check) {
+	case SANDBOX_NO_EXEC:
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+				     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+		break;
+	case SANDBOX_READ_ONLY_OPEN:
+		/* The flags: open(path, flags), openat(dirfd, path, flags). */
+		r = seccomp_rule_add(
+			ctx, SCMP_ACT_ALLOW, nr, 1,
+			SCMP_CMP(strcmp(rule->syscall, "open") ? 2 : 1,
+				 SCMP_CMP_MASKED_EQ,
+				 O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND, 0));
+		break;
+	case SANDBOX_THREAD_CLONE:
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD,
+					     CLONE_THREAD));
+		break;
+	case SANDBOX_UNIX_SOCKET:
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+				     SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0));
+		break;
+	case SANDBOX_LSAN_TRACER:
+		/* StopTheWorld's thread: shares memory, no CLONE_THREAD. */
+		r = seccomp_rule_add(
+			ctx, SCMP_ACT_ALLOW, nr, 1,
+			SCMP_A0(SCMP_CMP_EQ, CLONE_VM | CLONE_FS | CLONE_FILES |
+						     CLONE_UNTRACED));
+		break;
+	case SANDBOX_ENOSYS:
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+		break;
+	default:
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+		break;
+	}
+	/* -EEXIST: also listed unconditionally (main's openat): fine. */
+	if (r < 0 && r != -EEXIST)
+		return hvm_set_error(r, "sandbox: %s table, rule for %s: %s",
+				     kind, rule->syscall, strerror(-r));
+	return 0;
+}
+
+static int build_filter(enum sandbox_kind kind, scmp_filter_ctx *out)
+{
+	const struct sandbox_kind_rules *k = &sandbox_kinds[kind];
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
+	int r = 0;
+
+	if (!ctx)
+		return hvm_set_error(-ENOMEM, "sandbox: seccomp_init failed");
+	/* Another ABI (x32, 32-bit compat) is no call hintvm makes. */
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
+			     SCMP_ACT_KILL_PROCESS);
+	if (r < 0)
+		r = hvm_set_error(r,
+				  "sandbox: the %s filter's bad-ABI action: %s",
+				  k->name, strerror(-r));
+	for (unsigned int i = 0; !r && i < sandbox_nr_common_rules; i++)
+		r = add_rule(ctx, k->name, &sandbox_common_rules[i]);
+	for (unsigned int i = 0; !r && i < sandbox_nr_sanitizer_rules; i++)
+		r = add_rule(ctx, k->name, &sandbox_sanitizer_rules[i]);
+	for (unsigned int i = 0; !r && i < k->nr_rules; i++)
+		r = add_rule(ctx, k->name, &k->rules[i]);
+	if (r < 0) {
+		seccomp_release(ctx);
+		return r;
+	}
+	*out = ctx;
+	return 0;
+}
+
+bool sandbox_supported(void)
+{
+	static const uint32_t actions[] = { SECCOMP_RET_TRAP,
+					    SECCOMP_RET_KILL_PROCESS };
+
+	for (unsigned int i = 0; i < sizeof(actions) / sizeof(actions[0]);
+	     i++) {
+		if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0,
+			    &actions[i]) < 0) {
+			hvm_set_errno_error(
+				"sandbox: this kernel has no seccomp filters (CONFIG_SECCOMP_FILTER) with the actions hintvm needs");
+			return false;
+		}
+	}
+	return true;
+}
+
+int sandbox_prepare(void)
+{
+	struct sigaction sa = { .sa_sigaction = sigsys_handler,
+				.sa_flags = SA_SIGINFO };
+	struct rlimit nice;
+	int r = 0;
+
+	pthread_mutex_lock(&prepare_lock);
+	if (atomic_load(&prepared))
+		goto out;
+	if (!sandbox_supported()) {
+		r = -EOPNOTSUPP;
+		goto out;
+	}
+	for (int k = 0; !r && k < SANDBOX_NR_KINDS; k++) {
+		scmp_filter_ctx ctx;
+
+		r = build_filter((enum sandbox_kind)k, &ctx);
+		if (!r)
+			seccomp_release(ctx);
+	}
+	if (r < 0)
+		goto out;
+	for (int nr = 0; nr < SYSCALL_NAMES; nr++)
+		syscall_names[nr] =
+			seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+	if (sigaction(SIGSYS, &sa, NULL) < 0) {
+		r = hvm_set_errno_error("sandbox: SIGSYS handler");
+		goto out;
+	}
+	/*
+	 * Boosting a vCPU lowers its nice value, which after the drop of
+	 * CAP_SYS_NICE only RLIMIT_NICE allows: 40 lets a thread go down to
+	 * nice -20 and grants nothing else. Unprivileged: stays as it is.
+	 */
+	if (!getrlimit(RLIMIT_NICE, &nice) && nice.rlim_cur < 40) {
+		nice.rlim_cur = 40;
+		if (nice.rlim_max < 40)
+			nice.rlim_max = 40;
+		if (setrlimit(RLIMIT_NICE, &nice) < 0)
+			pr_debug(
+				"sandbox: RLIMIT_NICE stays (%s): vCPU boosts need it",
+				strerror(errno));
+	}
+	atomic_store(&prepared, true);
+out:
+	pthread_mutex_unlock(&prepare_lock);
+	return r;
+}
+
+/* This thread's capabilities, bounding and ambient sets: all gone. */
+static int drop_capabilities(void)
+{
+	struct __user_cap_header_struct header = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	/* Without CAP_SETPCAP (already unprivileged) EPERM: nothing to drop. */
+	for (unsigned long cap = 0; cap < 64; cap++) {
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno == EINVAL)
+			break;
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
+	    errno != EINVAL)
+		return hvm_set_errno_error(
+			"sandbox: clearing ambient capabilities");
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &header, data) < 0)
+		return hvm_set_errno_error("sandbox: capset");
+	return 0;
+}
+
+static int confine(enum sandbox_kind kind)
+{
+	scmp_filter_ctx ctx;
+	sigset_t sys;
+	int r;
+
+	if (!atomic_load(&prepared))
+		return hvm_set_error(
+			-EINVAL, "sandbox: sandbox_prepare() was not called");
+	r = build_filter(kind, &ctx);
+	if (r < 0)
+		return r;
+	r = drop_capabilities();
+	if (!r && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		r = hvm_set_errno_error("sandbox: no_new_privs");
+	if (!r) {
+		/* Name and kind first: the reporter reads them. */
+		if (prctl(PR_GET_NAME, current_thread_name, 0, 0, 0) < 0)
+			current_thread_name[0] = '\0';
+		current_kind = (int)kind;
+		/* A blocked SIGSYS would kill without the report. */
+		sigemptyset(&sys);
+		sigaddset(&sys, SIGSYS);
+		pthread_sigmask(SIG_UNBLOCK, &sys, NULL);
+		r = seccomp_load(ctx);
+		if (r < 0)
+			r = hvm_set_error(
+				r, "sandbox: loading the %s filter: %s",
+				sandbox_kind_name(kind), strerror(-r));
+	}
+	seccomp_release(ctx);
+	return r;
+}
+
+void sandbox_thread_enter(enum sandbox_kind kind)
+{
+	const char *test;
+
+	if (!requested)
+		return;
+	if (confine(kind) < 0) {
+		/* The filters were built once by sandbox_prepare: a bug. */
+		pr_err("%s; a %s thread that cannot confine itself must not run",
+		       hvm_error_message(), sandbox_kind_name(kind));
+		abort();
+	}
+	/* Test hook (tests/cli/sandbox-test.sh): a call no kind allows. */
+	test = getenv(SANDBOX_TEST_ENV);
+	if (test && !strcmp(test, sandbox_kind_name(kind)))
+		syscall(SYS_personality, 0xffffffffUL);
+}

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The VM builder: the one place that knows every subsystem a VM is made of
+ * and the order they are assembled, started, stopped and torn down in; the
+ * public hvm_vm_* lifecycle is here. vm.c and vcpu.c are the machinery it
+ * drives and name no subsystem: what vCPU threads must call into (the
+ * scheduling brain) reaches them through the vm_hooks table filled below.
+ *
+ * Assembly (hvm_vm_create):
+ *   vm_check_config, vm_alloc       config copy, no KVM yet
+ *   console_out_create              guest output buffer and its thread
+ *   vm_open_kvm                     /dev/kvm, host checks, KVM_CREATE_VM
+ *   sched_vm_create                 exit policy: fixed before vCPUs exist
+ *   arch_vm_init                    irqchip, memory, platform devices,
+ *                                   (x86) virtio on PCI, kernel loading
+ *   virtio_vm_plug_mmio             virtio devices the arch did not place
+ *   vm_create_vcpus                 KVM_CREATE_VCPU + arch_vcpu_init each
+ *   arch_vm_finalize                tables (MP/ACPI, FDT), GIC init
+ *   vm_register_coalesced           regions devices marked coalesced
+ * Start (hvm_vm_start): console, control socket, sched thread, vCPUs.
+ * Stop (hvm_vm_wait): vCPUs joined, console output flushed (bounded),
+ * control, console, final statistics.
+ * Tear-down (hvm_vm_destroy): vCPUs, virtio (its I/O may point into guest
+ * RAM), sched, arch, console output, then the machinery.
+ *
+ * A new subsystem adds its calls here, and a hook in struct vm_hooks if
+ * vCPU threads must reach it; vm.c and vcpu.c do not change.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent_host.h"
+#include "abi/agent_proto.h"
+#include "agent/agent_stdio.h"
+#include "core/arch.h"
+#include "core/console.h"
+#include "core/console_out.h"
+#include "control/control.h"
+#include "base/log.h"
+#include "sandbox/sandbox.h"
+#include "core/vm.h"
+#include "devices/virtio/virtio_vm.h"
+#include "devices/virtio/virtio_vsock.h"
+#include "sched/brain.h"
+#include "sched/sched_config.h"
+
+static const struct vm_hooks builder_hooks = {
+	.vcpu_thread_start = sched_vcpu_start,
+	.vcpu_thread_exit = sched_vcpu_exit,
+	.msi_injected = sched_msi_injected,
+	.set_option = sched_set_option,
+	.describe = sched_describe,
+};
+
+/*
+ * Each VM logs at its own level and has its own sandbox setting: set both
+ * on the calling thread for the length of an hvm_vm_* call (threads the VM
+ * starts inherit them, base/log.h), then give the caller its own back.
+ */
+struct caller_state {
+	enum log_level level;
+	bool sandbox;
+};
+
+static struct caller_state enter_vm(const struct vm *vm)
+{
+	struct caller_state caller = { log_get_level(), sandbox_requested() };
+
+	log_set_level(log_level_for_verbosity(vm->cfg->verbosity));
+	sandbox_set_requested(vm->cfg->sandbox);
+	return caller;
+}
+
+static void leave_vm(struct caller_state caller)
+{
+	log_set_level(caller.level);
+	sandbox_set_requested(caller.sandbox);
+}
+
+static void builder_teardown(struct vm *vm)
+{
+	/* A start that failed half-way leaves the socket registered. */
+	control_stop(vm->control);
+	vm->control = NULL;
+	vm_destroy_vcpus(vm);
+	virtio_vm_destroy(vm); /* its I/O may point into guest RAM */
+	agent_host_destroy(vm); /* after the vsock device: no more reports */
+	agent_stdio_destroy(vm); /* likewise: the rest of stdout, then EOF */
+	sched_vm_destroy(vm);
+	arch_vm_destroy(vm);
+	console_out_destroy(vm->console_out); /* after every device */
+	vm->console_out = NULL;
+	vm_free(vm);
+}
+
+static int builder_assemble(struct vm *vm);
+
+struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
+{
+	struct caller_state caller;
+	struct vm *vm;
+
+	if (!cfg) {
+		hvm_set_error(-EINVAL, "hvm_vm_create: no config");
+		return NULL;
+	}
+	if (vm_check_config(cfg) < 0)
+		return NULL;
+	vm = vm_alloc(cfg, &builder_hooks);
+	if (!vm)
+		return NULL;
+	/* --sandbox auto (hintvm run's default): on where the kernel can. */
+	if (vm->cfg->sandbox && vm->cfg->sandbox_if_supported &&
+	    !sandbox_supported()) {
+		pr_warn("%s; running without the sandbox", hvm_error_message());
+		vm->cfg->sandbox = false;
+	}
+	caller = enter_vm(vm);
+	/* Before the first thread of the VM exists (the console drain). */
+	if ((vm->cfg->sandbox && sandbox_prepare() < 0) ||
+	    builder_assemble(vm) < 0) {
+		builder_teardown(vm);
+		vm = NULL;
+	}
+	leave_vm(caller);
+	return (struct hvm_vm *)vm;
+}
+
+static int builder_assemble(struct vm *vm)
+{
+	int r;
+
+	vm->console_out = console_out_create(vm->cfg->console == CONSOLE_NONE
+						     ? -1
+						     : vm->cfg->console_out_fd);
+	if (!vm->console_out)
+		return -ENOMEM; /* the reason is in hvm_error_message() */
+	/* --agent: its initramfs, vsock device and command line first. */
+	r = agent_host_prepare(vm);
+	if (r == 0)
+		r = vm_open_kvm(vm);
+	/* Exit policy must be fixed before vCPUs exist (src/sched). */
+	if (r == 0)
+		r = sched_vm_create(vm);
+	if (r == 0)
+		r = arch_vm_init(vm);
+	if (r == 0)
+		r = virtio_vm_plug_mmio(
+			vm); /* devices the arch did not place */
+	/* The agent reports the main process's exit on a host port. */
+	if (r == 0 && vm->agent)
+		r = virtio_vsock_add_host_listener(virtio_vm_vsock(vm),
+						   AGENT_STATUS_PORT,
+						   agent_host_on_connect, vm);
+	/* And the main process's stdio, when the embedder asked. */
+	for (int i = 0; r == 0 && vm->agent_stdio && i < AGENT_STDIO_STREAMS;
+	     i++)
+		r = virtio_vsock_add_host_listener(
+			virtio_vm_vsock(vm), agent_stdio_port[i],
+			agent_stdio_on_connect[i], vm->agent_stdio);
+	if (r == 0)
+		r = vm_create_vcpus(vm);
+	if (r == 0)
+		r = arch_vm_finalize(vm);
+	if (r == 0)
+		r = vm_register_coalesced(vm);
+	if (r == 0)
+		boot_trace_mark(&vm->boot, BOOT_VM_CREATED);
+	return r;
+}
+
+static size_t console_deliver_nothing(void *ctx, const uint8_t *buf, size_t len)
+{
+	return len;
+}
+
+static void console_quit(void *ctx)
+{
+	struct vm *vm = ctx;
+
+	vm_request_stop(vm, HVM_EXIT_STOPPED, 0, -1,
+			"stopped from the console (Ctrl-A x)");
+}
+
+static int builder_start(struct vm *vm);
+
+int hvm_vm_start(struct hvm_vm *handle)
+{
+	struct vm *vm = (struct vm *)handle;
+	struct caller_state caller;
+	int r;
+
+	if (!vm || vm->started)
+		return hvm_set_error(-EINVAL, "the VM is already started");
+	caller = enter_vm(vm);
+	r = builder_start(vm);
+	leave_vm(caller);
+	return r;
+}
+
+static int builder_start(struct vm *vm)
+{
+	struct console_sink sink;
+	int r;
+
+	r = vcpu_signal_setup();
+	if (r < 0)
+		return r;
+	sink = vm->console_sink;
+	if (!sink.deliver)
+		sink.deliver = console_deliver_nothing;
+	sink.quit = console_quit;
+	sink.quit_ctx = vm;
+	if (vm->cfg->console != CONSOLE_NONE && vm->cfg->console_in_fd >= 0) {
+		vm->console = console_start(vm->cfg->console_in_fd, sink);
+		if (!vm->console)
+			return hvm_set_error(-ENOMEM,
+					     "cannot start the console thread");
+	}
+
+	/* Named and registered before the guest runs (docs/control-socket.md). */
+	r = control_start(vm, &vm->control);
+	if (r < 0) {
+		console_stop(vm->console);
+		vm->console = NULL;
+		return r;
+	}
+
+	/* Before the vCPUs run: vCPU ioctls (stats fds) wait for KVM_RUN. */
+	r = sched_vm_start(vm);
+	if (r < 0)
+		pr_warn("%s; running without scheduling management",
+			hvm_error_message());
+	r = vm_start_vcpus(vm);
+	/* After the vCPUs: the guest's first instruction waits for nothing. */
+	if (r == 0 && control_serve(vm->control) < 0)
+		pr_warn("%s; the control socket will not answer",
+			hvm_error_message());
+	/*
+	 * Last, the caller's thread (which waits for the VM, prints the
+	 * statistics and tears it down): only with the sandbox asked for,
+	 * never an embedder's thread on the library's own initiative.
+	 */
+	if (r == 0)
+		sandbox_thread_enter(SANDBOX_MAIN);
+	return r;
+}
+
+int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
+{
+	struct vm *vm = (struct vm *)handle;
+	struct hvm_exit ended;
+	struct caller_state caller;
+
+	if (!vm || !vm->started)
+		return hvm_set_error(-EINVAL, "the VM was never started");
+	caller = enter_vm(vm);
+	vm_wait_vcpus(vm, &ended);
+	/* Powered off after the agent's report: the main process's status. */
+	if (ended.reason == HVM_EXIT_POWEROFF &&
+	    agent_host_status(vm, &ended.guest_status)) {
+		ended.guest_reported = 1;
+		snprintf(ended.detail, sizeof(ended.detail),
+			 "the guest agent's main process ended with status %d",
+			 ended.guest_status);
+	}
+	if (exit)
+		*exit = ended;
+	/* What the guest printed last reaches the reader, if it reads. */
+	console_out_flush(vm->console_out, 250);
+	/* Subscribers hear how it ended before the socket goes away. */
+	event_post(&vm->events, VM_EVENT_EXIT, -1,
+		   (uint64_t)hvm_exit_status(&ended),
+		   hvm_exit_reason_name(ended.reason), ended.detail);
+	control_stop(vm->control);
+	vm->control = NULL;
+	console_stop(vm->console);
+	vm->console = NULL;
+	boot_trace_mark(&vm->boot, BOOT_REPORT);
+	sched_vm_stopped(vm); /* --stats, --stats-json */
+	leave_vm(caller);
+	return 0;
+}
+
+int hvm_vm_pause(struct hvm_vm *vm)
+{
+	return vm ? vm_pause((struct vm *)vm) : -EINVAL;
+}
+
+int hvm_vm_resume(struct hvm_vm *vm)
+{
+	return vm ? vm_resume((struct vm *)vm) : -EINVAL;
+}
+
+void hvm_vm_stop(struct hvm_vm *handle)
+{
+	if (handle)
+		vm_stop_async((struct vm *)handle);
+}
+
+void hvm_vm_destroy(struct hvm_vm *handle)
+{
+	struct vm *vm = (struct vm *)handle;
+	struct caller_state caller;
+	double joined_ms;
+	bool report;
+
+	if (!vm)
+		return;
+	if (vm->started) {
+		hvm_vm_stop(handle);
+		hvm_vm_wait(handle, NULL);
+	}
+	/* The last boot phase: closing the VM fd is where KVM tears down. */
+	report = vm->started && vm->cfg->sched && vm->cfg->sched->stats;
+	joined_ms = boot_trace_ms(&vm->boot, BOOT_REPORT);
+	caller = enter_vm(vm);
+	builder_teardown(vm);
+	leave_vm(caller);
+	if (report) {
+		struct boot_trace done = { 0 };
+		double ms;
+
+		boot_trace_mark(&done, BOOT_TORN_DOWN);
+		ms = boot_trace_ms(&done, BOOT_TORN_DOWN);
+		fprintf(stderr,
+			"  boot: torn down %.2f ms after process start (teardown %.2f ms)\n",
+			ms, joined_ms >= 0 ? ms - joined_ms : 0);
+	}
+}

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The guest agent protocol codec (src/abi/agent_proto.c), which both
+ * libhintvm and the guest agent compile: frames round-trip, and every
+ * malformed or out-of-bounds input is refused before it is used.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "abi/agent_proto.h"
+
+static uint8_t buf[AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD + 64];
+
+static void test_header_round_trip(void **state)
+{
+	struct agent_hdr in = { .len = 77,
+				.type = AGENT_MSG_EXEC,
+				.id = 0xdeadbeef },
+			 out;
+
+	agent_hdr_encode(buf, &in);
+	assert_int_equal(agent_hdr_decode(buf, &out), 0);
+	assert_int_equal(out.len, 77);
+	assert_int_equal(out.type, AGENT_MSG_EXEC);
+	assert_int_equal(out.id, 0xdeadbeef);
+	/* Little-endian on the wire, whatever the host. */
+	assert_int_equal(buf[0], 77);
+	assert_int_equal(buf[4], AGENT_MSG_EXEC);
+}
+
+static void test_header_refuses_oversized_payload(void **state)
+{
+	struct agent_hdr h = { .len = AGENT_MAX_PAYLOAD + 1 }, out;
+
+	agent_hdr_encode(buf, &h);
+	assert_int_equal(agent_hdr_decode(buf, &out), -EMSGSIZE);
+	h.len = AGENT_MAX_PAYLOAD;
+	agent_hdr_encode(buf, &h);
+	assert_int_equal(agent_hdr_decode(buf, &out), 0);
+}
+
+static void test_build_and_read_attributes(void **state)
+{
+	struct agent_builder b;
+	struct agent_hdr h;
+	uint32_t v32;
+	uint64_t v64;
+	char s[16];
+	int len;
+
+	agent_build_begin(&b, buf, sizeof(buf), AGENT_MSG_READY, 9);
+	agent_put_u32(&b, AGENT_ATTR_SESSION, 42);
+	agent_put_u64(&b, AGENT_ATTR_TOKEN, 0x0123456789abcdefULL);
+	agent_put_str(&b, AGENT_ATTR_MESSAGE, "hi");
+	len = agent_build_end(&b);
+	assert_int_equal(len, AGENT_HDR_SIZE + 8 + 12 + 6);
+	assert_int_equal(agent_hdr_decode(buf, &h), 0);
+	assert_int_equal(h.len, len - AGENT_HDR_SIZE);
+	assert_int_equal(agent_payload_validate(buf + AGENT_HDR_SIZE, h.len),
+			 0);
+	assert_int_equal(agent_get_u32(buf + AGENT_HDR_SIZE, h.len,
+				       AGENT_ATTR_SESSION, &v32),
+			 0);
+	assert_int_equal(v32, 42);
+	assert_int_equal(agent_get_u64(buf + AGENT_HDR_SIZE, h.len,
+				       AGENT_ATTR_TOKEN, &v64),
+			 0);
+	assert_true(v64 == 0x0123456789abcdefULL);
+	assert_int_equal(agent_get_str(buf + AGENT_HDR_SIZE, h.len,
+				       AGENT_ATTR_MESSAGE, s, sizeof(s)),
+			 0);
+	assert_string_equal(s, "hi");
+	assert_int_equal(agent_get_str(buf + AGENT_HDR_SIZE, h.len,
+				       AGENT_ATTR_MESSAGE, s, 2),
+			 -ENAMETOOLONG);
+	assert_int_equal(agent_get_u32(buf + AGENT_HDR_SIZE, h.len,
+				       AGENT_ATTR_PID, &v32),
+			 -ENOENT);
+}
+
+static void test_builder_overflow_is_sticky(void **state)
+{
+	uint8_t small[AGENT_HDR_SIZE + 10];
+	struct agent_builder b;
+
+	agent_build_begin(&b, small, sizeof(small), AGENT_MSG_OK, 1);
+	agent_put_u32(&b, AGENT_ATTR_PID, 1); /* 8 bytes: fits */
+	agent_put_u32(&b, AGENT_ATTR_PID, 2); /* does not */
+	agent_put_u32(&b, AGENT_ATTR_SIGNAL, 3);
+	assert_int_equal(agent_build_end(&b), -EMSGSIZE);
+}
+
+static void test_payload_cap_applies_to_builder(void **state)
+{
+	static char big[60000];
+	struct agent_builder b;
+
+	memset(big, 'a', sizeof(big) - 1);
+	agent_build_begin(&b, buf, sizeof(buf), AGENT_MSG_EXEC, 1);
+	for (int i = 0; i < 5; i++)
+		agent_put_str(&b, AGENT_ATTR_ARG, big);
+	assert_int_equal(agent_build_end(&b), -EMSGSIZE);
+}
+
+static void test_malformed_payloads_refused(void **state)
+{
+	/* An attribute that claims more than the payload holds. */
+	const uint8_t overrun[] = { AGENT_ATTR_PID, 0, 8, 0, 1, 2, 3, 4 };
+	/* A u32 of 3 bytes. */
+	const uint8_t short_u32[] = { AGENT_ATTR_PID, 0, 3, 0, 1, 2, 3 };
+	/* A string with a NUL inside. */
+	const uint8_t nul_str[] = { AGENT_ATTR_ARG, 0, 3, 0, 'a', 0, 'b' };
+	/* A truncated attribute header. */
+	const uint8_t stub[] = { AGENT_ATTR_PID, 0 };
+	/* The same single-valued attribute twice. */
+	const uint8_t twice[] = { AGENT_ATTR_PID, 0, 4, 0, 1, 0, 0, 0,
+				  AGENT_ATTR_PID, 0, 4, 0, 2, 0, 0, 0 };
+	/* An unknown attribute: skipped, so newer clients still work. */
+	const uint8_t unknown[] = { 0xfe, 0x7f, 2, 0, 'x', 'y' };
+
+	assert_int_equal(agent_payload_validate(overrun, sizeof(overrun)),
+			 -EPROTO);
+	assert_int_equal(agent_payload_validate(short_u32, sizeof(short_u32)),
+			 -EPROTO);
+	assert_int_equal(agent_payload_validate(nul_str, sizeof(nul_str)),
+			 -EPROTO);
+	assert_int_equal(agent_payload_validate(stub, sizeof(stub)), -EPROTO);
+	assert_int_equal(agent_payload_validate(twice, sizeof(twice)), -EPROTO);
+	assert_int_equal(agent_payload_validate(unknown, sizeof(unknown)), 0);
+}
+
+static void test_nesting_is_bounded(void **state)
+{
+	struct agent_builder b;
+	uint8_t deep[] = { AGENT_ATTR_PROC, 0, 8, 0, AGENT_ATTR_PROC, 0, 4, 0,
+			   AGENT_ATTR_PROC, 0, 0, 0 };
+	int len;
+
+	/* One level, as PROCS uses it, is fine. */
+	agent_build_begin(&b, buf, sizeof(buf), AGENT_MSG_PROCS, 1);
+	agent_nest_begin(&b, AGENT_ATTR_PROC);
+	agent_put_u32(&b, AGENT_ATTR_PID, 5);
+	agent_nest_end(&b);
+	len = agent_build_end(&b);
+	assert_true(len > 0);
+	assert_int_equal(agent_payload_validate(buf + AGENT_HDR_SIZE,
+						(size_t)len - AGENT_HDR_SIZE),
+			 0);
+	/* A PROC in a PROC is not. */
+	assert_int_equal(agent_payload_validate(deep, sizeof(deep)), -EPROTO);
+	agent_build_begin(&b, buf, sizeof(buf), AGENT_MSG_PROCS, 1);
+	agent_nest_begin(&b, AGENT_ATTR_PROC);
+	agent_nest_begin(&b, AGENT_ATTR_PROC);
+	assert_int_equal(agent_build_end(&b), -EMSGSIZE);
+}
+
+static int encode_exec(const struct agent_exec_req *req)
+{
+	return agent_exec_encode(buf, sizeof(buf), 7, req);
+}
+
+static int decode_exec(int len, struct agent_exec_req *out, char *msg)
+{
+	return agent_exec_decode(buf + AGENT_HDR_SIZE,
+				 (size_t)len - AGENT_HDR_SIZE, out, msg, 128);
+}
+
+static void test_exec_round_trip(void **state)
+{
+	char *argv[] = { "sh", "-c", "echo hi", NULL };
+	char *envp[] = { "A=1", "B=", NULL };
+	struct agent_exec_req in = { .argv = argv,
+				     .envp = envp,
+				     .cwd = "/tmp",
+				     .uid = 1000,
+				     .gid = 100,
+				     .has_uid = true,
+				     .has_gid = true,
+				     .flags = AGENT_EXEC_TTY | AGENT_EXEC_KEEP,
+				     .rows = 50,
+				     .cols = 132 },
+			      out;
+	char msg[128];
+	int len = encode_exec(&in);
+
+	assert_true(len > 0);
+	assert_int_equal(decode_exec(len, &out, msg), 0);
+	assert_string_equal(out.argv[0], "sh");
+	assert_string_equal(out.argv[2], "echo hi");
+	assert_null(out.argv[3]);
+	assert_string_equal(out.envp[1], "B=");
+	assert_null(out.envp[2]);
+	assert_string_equal(out.cwd, "/tmp");
+	assert_int_equal(out.uid, 1000);
+	assert_int_equal(out.gid, 100);
+	assert_int_equal(out.flags, AGENT_EXEC_TTY | AGENT_EXEC_KEEP);
+	assert_int_equal(out.rows, 50);
+	assert_int_equal(out.cols, 132);
+	agent_exec_req_free(&out);
+}
+
+static void expect_exec_refused(struct agent_exec_req *in, int err)
+{
+	struct agent_exec_req out;
+	char msg[128];
+	int len = encode_exec(in);
+
+	assert_true(len > 0);
+	assert_int_equal(decode_exec(len, &out, msg), err);
+	assert_true(msg[0] != '\0');
+}
+
+static void test_exec_values_checked(void **state)
+{
+	char *argv[] = { "true", NULL }, *none[] = { NULL };
+	char *bad_env[] = { "NOEQUALS", NULL }, *empty_key[] = { "=x", NULL };
+	struct agent_exec_req r;
+
+	r = (struct agent_exec_req){ .argv = none };
+	expect_exec_refused(&r, -EINVAL);
+	r = (struct agent_exec_req){ .argv = argv, .envp = bad_env };
+	expect_exec_refused(&r, -EINVAL);
+	r = (struct agent_exec_req){ .argv = argv, .envp = empty_key };
+	expect_exec_refused(&r, -EINVAL);
+	r = (struct agent_exec_req){ .argv = argv, .cwd = "relative" };
+	expect_exec_refused(&r, -EINVAL);
+	r = (struct agent_exec_req){ .argv = argv, .flags = 0x100 };
+	expect_exec_refused(&r, -EINVAL);
+	r = (struct agent_exec_req){
+		.argv = argv, .flags = AGENT_EXEC_TTY | AGENT_EXEC_STDIN
+	};
+	expect_exec_refused(&r, -EINVAL);
+	r = (struct agent_exec_req){ .argv = argv, .rows = 10, .cols = 10 };
+	expect_exec_refused(&r, -EINVAL);
+	r = (struct agent_exec_req){ .argv = argv,
+				     .has_uid = true,
+				     .uid = UINT32_MAX };
+	expect_exec_refused(&r, -EINVAL);
+}
+
+static void test_exec_limits_round_trip(void **state)
+{
+	char *argv[] = { "id", NULL };
+	/* 3 instructions, deliberately at an odd offset in the frame. */
+	static const uint8_t bpf[24] = { 6, 0, 0, 0, 0, 0, 0xff, 0x7f, 1 };
+	struct agent_exec_req in = { .argv = argv, .flags = AGENT_EXEC_LIMITS },
+			      out;
+	char msg[128];
+	int len;
+
+	in.limits.rlimits[0] = (struct agent_rlimit){ 7, 1024, UINT64_MAX };
+	in.limits.rlimits[1] = (struct agent_rlimit){ 6, 5, 10 };
+	in.limits.nrlimits = 2;
+	in.limits.has_caps = true;
+	in.limits.caps[AGENT_CAP_BOUNDING] = 1ull << 40 | 1;
+	in.limits.caps[AGENT_CAP_AMBIENT] = 1;
+	in.limits.no_new_privs = true;
+	in.limits.seccomp = bpf;
+	in.limits.seccomp_len = sizeof(bpf);
+	len = encode_exec(&in);
+	assert_true(len > 0);
+	assert_int_equal(decode_exec(len, &out, msg), 0);
+	assert_int_equal(out.limits.nrlimits, 2);
+	assert_int_equal(out.limits.rlimits[0].hard, UINT64_MAX);
+	assert_int_equal(out.limits.rlimits[1].resource, 6);
+	assert_true(out.limits.has_caps);
+	assert_int_equal(out.limits.caps[AGENT_CAP_BOUNDING], 1ull << 40 | 1);
+	assert_int_equal(out.limits.caps[AGENT_CAP_AMBIENT], 1);
+	assert_true(out.limits.no_new_privs);
+	assert_int_equal(out.limits.seccomp_len, sizeof(bpf));
+	/* Copied out of the frame, aligned for struct sock_filter. */
+	assert_int_equal((uintptr_t)out.limits.seccomp % 8, 0);
+	assert_memory_equal(out.limits.seccomp, bpf, sizeof(bpf));
+	agent_exec_req_free(&out);
+}
+
+static void test_exec_limits_checked(void **state)
+{
+	char *argv[] = { "id", NULL };
+	static const uint8_t bpf[12] = { 0 };
+	struct agent_exec_req r;
+
+	/* Limits without the flag: an old client or a confused one. */
+	r = (struct agent_exec_req){ .argv = argv };
+	r.limits.no_new_privs = true;
+	expect_exec_refused(&r, -EINVAL);
+	/* The flag without limits. */
+	r = (struct agent_exec_req){ .argv = argv, .flags = AGENT_EXEC_LIMITS };
+	expect_exec_refused(&r, -EINVAL);
+	r = (struct agent_exec_req){ .argv = argv, .flags = AGENT_EXEC_LIMITS };
+	r.limits.rlimits[0] = (struct agent_rlimit){ 7, 2, 1 };
+	r.limits.nrlimits = 1;
+	expect_exec_refused(&r, -EINVAL);
+	r.limits.rlimits[0] = (struct agent_rlimit){ 16, 1, 1 };
+	expect_exec_refused(&r, -EINVAL);
+	r.limits.rlimits[0] = (struct agent_rlimit){ 7, 1, 1 };
+	r.limits.rlimits[1] = (struct agent_rlimit){ 7, 1, 1 };
+	r.limits.nrlimits = 2;
+	expect_exec_refused(&r, -EINVAL);
+	r = (struct agent_exec_req){ .argv = argv, .flags = AGENT_EXEC_LIMITS };
+	r.limits.seccomp = bpf; /* not whole 8-byte instructions */
+	r.limits.seccomp_len = sizeof(bpf);
+	expect_exec_refused(&r, -EINVAL);
+}
+
+static void test_exec_counts_bounded(void **state)
+{
+	static char *argv[AGENT_MAX_ARGS + 2];
+	struct agent_exec_req r = { .argv = argv };
+
+	for (int i = 0; i <= AGENT_MAX_ARGS; i++)
+		argv[i] = "x";
+	argv[AGENT_MAX_ARGS + 1] = NULL;
+	expect_exec_refused(&r, -EINVAL);
+	argv[AGENT_MAX_ARGS] = NULL;
+	{
+		struct agent_exec_req out;
+		char msg[128];
+		int len = encode_exec(&r);
+
+		assert_int_equal(decode_exec(len, &out, msg), 0);
+		agent_exec_req_free(&out);
+	}
+}
+
+static void test_streams_and_status(void **state)
+{
+	assert_int_equal(
+		agent_exec_streams(AGENT_EXEC_STDIN | AGENT_EXEC_STDERR),
+		(1u << AGENT_STREAM_STDIN) | (1u << AGENT_STREAM_STDERR));
+	assert_int_equal(agent_exec_streams(AGENT_EXEC_TTY),
+			 1u << AGENT_STREAM_TTY);
+	assert_int_equal(agent_shell_status(false, 3), 3);
+	assert_int_equal(agent_shell_status(true, 9), 137);
+	assert_int_equal(agent_shell_status(true, 15), 143);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_header_round_trip),
+		cmocka_unit_test(test_header_refuses_oversized_payload),
+		cmocka_unit_test(test_build_and_read_attributes),
+		cmocka_unit_test(test_builder_overflow_is_sticky),
+		cmocka_unit_test(test_payload_cap_applies_to_builder),
+		cmocka_unit_test(test_malformed_payloads_refused),
+		cmocka_unit_test(test_nesting_is_bounded),
+		cmocka_unit_test(test_exec_round_trip),
+		cmocka_unit_test(test_exec_values_checked),
+		cmocka_unit_test(test_exec_counts_bounded),
+		cmocka_unit_test(test_exec_limits_round_trip),
+		cmocka_unit_test(test_exec_limits_checked),
+		cmocka_unit_test(test_streams_and_status),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
