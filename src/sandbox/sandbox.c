@@ -179,10 +179,11 @@ static int add_rule(scmp_filter_ctx ctx, const char *kind,
 		break;
 	case SANDBOX_LSAN_TRACER:
 		/* StopTheWorld's thread: shares memory, no CLONE_THREAD. */
-		r = seccomp_rule_add(
-			ctx, SCMP_ACT_ALLOW, nr, 1,
-			SCMP_A0(SCMP_CMP_EQ, CLONE_VM | CLONE_FS | CLONE_FILES |
-						     CLONE_UNTRACED));
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+				     SCMP_A0(SCMP_CMP_EQ,
+					     CLONE_VM | CLONE_FS | CLONE_FILES |
+						     CLONE_UNTRACED,
+					     0));
 		break;
 	case SANDBOX_ENOSYS:
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
