@@ -32,6 +32,7 @@
 #include "sandbox/sandbox.h"
 #include "core/vm.h"
 #include "hintvm/hintvm.h"
+#include "sandbox/thread.h"
 
 #define REPORT_TIMEOUT_MS 5000
 /* The guest CID --agent gives a VM that has no --vsock. */
@@ -58,7 +59,7 @@ static int agent_host_start(struct vm *vm)
 		a->pipe[0] = a->pipe[1] = -1;
 		return hvm_set_errno_error("--agent: pipe");
 	}
-	if (log_thread_create(&a->thread, report_thread, a) != 0)
+	if (vm_thread_create(&a->thread, report_thread, a) != 0)
 		return hvm_set_error(-EAGAIN, "--agent: cannot start a thread");
 	a->thread_running = true;
 	return 0;

@@ -32,6 +32,7 @@
 #include "sandbox/sandbox.h"
 #include "core/vm.h"
 #include "hintvm/hintvm.h"
+#include "sandbox/thread.h"
 
 #define STREAM_BUF (64 * 1024)
 /* After a stop, a copy that makes no progress for this long ends. */
@@ -212,7 +213,7 @@ int agent_stdio_start(struct vm *vm)
 		if (pipe2(s->pipe, O_CLOEXEC) < 0) {
 			s->pipe[0] = s->pipe[1] = -1;
 			r = hvm_set_errno_error("agent stdio: pipe");
-		} else if (log_thread_create(&s->thread, stream_thread, s)) {
+		} else if (vm_thread_create(&s->thread, stream_thread, s)) {
 			r = hvm_set_error(-EAGAIN,
 					  "agent stdio: cannot start a thread");
 		} else {

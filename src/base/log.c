@@ -8,7 +8,6 @@
 
 #include "base/clock.h"
 #include "base/log.h"
-#include "sandbox/sandbox.h"
 
 static _Thread_local char error_buf[512];
 static _Thread_local enum log_level log_level = LOG_WARN;
@@ -78,38 +77,6 @@ enum log_level log_level_for_verbosity(int verbosity)
 		return LOG_WARN;
 	return verbosity >= LOG_DEBUG - LOG_WARN ? LOG_DEBUG
 						 : LOG_WARN + verbosity;
-}
-
-struct thread_start {
-	void *(*fn)(void *);
-	void *arg;
-	enum log_level level;
-	bool sandbox; /* sandbox_requested() of the creator */
-};
-
-static void *thread_trampoline(void *opaque)
-{
-	struct thread_start start = *(struct thread_start *)opaque;
-
-	free(opaque);
-	log_level = start.level;
-	sandbox_set_requested(start.sandbox);
-	return start.fn(start.arg);
-}
-
-int log_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
-{
-	struct thread_start *start = malloc(sizeof(*start));
-	int r;
-
-	if (!start)
-		return ENOMEM;
-	*start = (struct thread_start){ fn, arg, log_level,
-					sandbox_requested() };
-	r = pthread_create(thread, NULL, thread_trampoline, start);
-	if (r)
-		free(start);
-	return r;
 }
 
 static void log_line(enum log_level level, const char *line);

@@ -8,7 +8,6 @@
 #ifndef HVM_CORE_LOG_H
 #define HVM_CORE_LOG_H
 
-#include <pthread.h>
 #include <stdarg.h>
 
 /*
@@ -39,7 +38,7 @@ enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
  * Messages at or below LEVEL reach stderr; default LOG_WARN. The level is
  * per thread, so that each VM logs at its own --verbose: the builder sets
  * the VM's level on the calling thread for the length of each hvm_vm_*
- * call, and every thread a VM starts (log_thread_create) keeps the level
+ * call, and every thread a VM starts (sandbox/thread.h) keeps the level
  * of the thread that started it.
  */
 void log_set_level(enum log_level level);
@@ -48,12 +47,6 @@ enum log_level log_get_level(void);
 /* The level for VERBOSITY (--verbose count) above the default. */
 enum log_level log_level_for_verbosity(int verbosity);
 
-/*
- * pthread_create(THREAD, NULL, FN, ARG), the new thread starting at the
- * caller's log level and with its sandbox request (sandbox/sandbox.h): the
- * new thread confines itself by calling sandbox_thread_enter(). Returns 0 or a positive errno, as pthread_create.
- */
-int log_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -25,6 +25,7 @@
 #include "sandbox/sandbox.h"
 #include "control/registry.h"
 #include "core/vm.h"
+#include "sandbox/thread.h"
 
 #define MAX_CLIENTS 16
 #define MAX_SUBSCRIBERS 8
@@ -1043,7 +1044,7 @@ int control_serve(struct control *ctl)
 	/* Signals are for the vCPU threads and the application. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = log_thread_create(&ctl->thread, control_thread, ctl);
+	r = vm_thread_create(&ctl->thread, control_thread, ctl);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r)
 		return hvm_set_error(-r, "cannot start the control thread");

@@ -13,6 +13,7 @@
 #include "core/console.h"
 #include "base/log.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/thread.h"
 
 #define ESCAPE_CHAR 0x01 /* Ctrl-A, as QEMU's -nographic */
 
@@ -160,7 +161,7 @@ struct console *console_start(int in_fd, struct console_sink sink)
 	}
 	if (in_fd >= 0) {
 		enter_raw_mode(con);
-		if (log_thread_create(&con->thread, console_thread, con)) {
+		if (vm_thread_create(&con->thread, console_thread, con)) {
 			console_stop(con);
 			return NULL;
 		}

@@ -20,6 +20,7 @@
 #include "core/console_out.h"
 #include "base/log.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/thread.h"
 
 #define DRAIN_CHUNK 512
 #define POLL_INTERVAL_MS 50
@@ -117,7 +118,7 @@ struct console_out *console_out_create(int fd)
 	/* No signal for this thread: EPIPE instead of SIGPIPE, for one. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = log_thread_create(&out->thread, drain_thread, out);
+	r = vm_thread_create(&out->thread, drain_thread, out);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r) {
 		pthread_cond_destroy(&out->cond);

@@ -17,6 +17,7 @@
 #include "core/event_loop.h"
 #include "base/log.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/thread.h"
 
 struct event_loop {
 	struct io_uring ring;
@@ -188,7 +189,7 @@ int event_loop_start(struct event_loop *loop, const char *name)
 
 	loop->started = true; /* before the thread can test it */
 	snprintf(loop->name, sizeof(loop->name), "%s", name);
-	ret = log_thread_create(&loop->thread, loop_thread, loop);
+	ret = vm_thread_create(&loop->thread, loop_thread, loop);
 	if (ret) {
 		loop->started = false;
 		return hvm_set_error(-ret, "event loop thread: %s",

@@ -14,6 +14,7 @@
 #include "sandbox/sandbox.h"
 #include "core/stats.h"
 #include "core/vm.h"
+#include "sandbox/thread.h"
 
 /*
  * Kicks use SIGUSR1 with an empty handler installed without SA_RESTART: the
@@ -424,7 +425,7 @@ int vcpu_start(struct vcpu *vcpu)
 	/* Threads start with signals blocked; the vCPU unblocks its kick. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = log_thread_create(&vcpu->thread, vcpu_thread, vcpu);
+	r = vm_thread_create(&vcpu->thread, vcpu_thread, vcpu);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r)
 		return -r;

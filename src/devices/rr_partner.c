@@ -30,6 +30,7 @@
 #include "base/log.h"
 #include "sandbox/sandbox.h"
 #include "devices/rr_partner.h"
+#include "sandbox/thread.h"
 
 struct rr_partner {
 	int request_fd;
@@ -127,7 +128,7 @@ struct rr_partner *rr_partner_create(void)
 		rr_partner_destroy(rr);
 		return NULL;
 	}
-	r = log_thread_create(&rr->thread, rr_partner_thread, rr);
+	r = vm_thread_create(&rr->thread, rr_partner_thread, rr);
 	if (r) {
 		hvm_set_error(-r, "rr-partner: cannot start its thread: %s",
 			      strerror(r));

@@ -48,7 +48,7 @@ int sandbox_kind_by_name(const char *name);
 /*
  * Whether threads created from this thread confine themselves. Per
  * thread, like the log level: the builder sets it for the length of each
- * hvm_vm_* call from the VM's `sandbox` option, and log_thread_create()
+ * hvm_vm_* call from the VM's `sandbox` option, and vm_thread_create() (thread.h)
  * hands it to the new thread.
  */
 void sandbox_set_requested(bool on);

@@ -24,6 +24,7 @@
 #include "sandbox/sandbox.h"
 #include "base/clock.h"
 #include "core/vm.h"
+#include "sandbox/thread.h"
 #include "sched/actuators.h"
 #include "sched/brain_internal.h"
 #include "abi/kvm_hint_uapi.h"
@@ -560,7 +561,7 @@ int sched_vm_start(struct vm *vm)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = log_thread_create(&s->thread, brain_thread, s);
+	r = vm_thread_create(&s->thread, brain_thread, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r)
 		return hvm_set_error(-r, "cannot start the sched thread: %s",

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The sandbox as the harnesses need it: never requested, so threads that
- * log.c and event_loop.c start (none while fuzzing: loops are never
- * started) enter no filter. Keeps libseccomp out of the fuzz builds.
+ * sandbox/thread.c starts (none while fuzzing: loops are never started)
+ * enter no filter. Keeps libseccomp out of the fuzz builds.
  */
 #include "sandbox/sandbox.h"
 

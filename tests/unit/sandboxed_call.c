@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "base/log.h"
+#include "sandbox/thread.h"
 #include "sandboxed_call.h"
 
 struct call {
@@ -47,7 +48,7 @@ void sandboxed_call(enum sandbox_kind kind, void (*fn)(void *), void *arg)
 		return;
 	}
 	sandboxed_threads_begin();
-	if (log_thread_create(&thread, confined, &c)) {
+	if (vm_thread_create(&thread, confined, &c)) {
 		fprintf(stderr, "sandboxed_call: no thread\n");
 		abort();
 	}

@@ -15,6 +15,7 @@
 #include "devices/virtio/iov.h"
 #include "devices/virtio/p9_server.h"
 #include "devices/virtio/virtio_9p.h"
+#include "sandbox/thread.h"
 
 #define P9_QUEUE_SIZE 128 /* Linux's 9p client uses at most 128 */
 
@@ -393,7 +394,7 @@ struct virtio_device *virtio_9p_create(const struct virtio_host *host,
 		}
 	}
 	for (unsigned int i = 0; i < VIRTIO_9P_WORKERS; i++) {
-		r = log_thread_create(&p9->workers[i], worker, p9);
+		r = vm_thread_create(&p9->workers[i], worker, p9);
 		if (r) {
 			hvm_set_error(-r,
 				      "%s: cannot start a worker thread: %s",

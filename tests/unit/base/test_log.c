@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "base/log.h"
+#include "sandbox/thread.h"
 
 static void set_error_returns_the_negative_errno(void **state)
 {
@@ -56,7 +57,7 @@ static void level_is_per_thread_and_inherited(void **state)
 	pthread_t t;
 
 	log_set_level(LOG_DEBUG);
-	assert_int_equal(log_thread_create(&t, report_level, &seen), 0);
+	assert_int_equal(vm_thread_create(&t, report_level, &seen), 0);
 	pthread_join(t, NULL);
 	assert_int_equal(seen, LOG_DEBUG);
 

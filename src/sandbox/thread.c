@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "base/log.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/thread.h"
+
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+	enum log_level level;
+	bool sandbox; /* sandbox_requested() of the creator */
+};
+
+static void *thread_trampoline(void *opaque)
+{
+	struct thread_start start = *(struct thread_start *)opaque;
+
+	free(opaque);
+	log_set_level(start.level);
+	sandbox_set_requested(start.sandbox);
+	return start.fn(start.arg);
+}
+
+int vm_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	struct thread_start *start = malloc(sizeof(*start));
+	int r;
+
+	if (!start)
+		return ENOMEM;
+	*start = (struct thread_start){ fn, arg, log_get_level(),
+					sandbox_requested() };
+	r = pthread_create(thread, NULL, thread_trampoline, start);
+	if (r)
+		free(start);
+	return r;
+}
