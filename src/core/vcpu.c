@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -13,32 +14,11 @@
 #include "base/log.h"
 #include "sandbox/sandbox.h"
 #include "core/stats.h"
+#include "core/vcpu.h"
 #include "core/vm.h"
 #include "sandbox/thread.h"
 
-/*
- * Kicks use SIGUSR1 with an empty handler installed without SA_RESTART: the
- * signal only serves to make KVM_RUN return EINTR. kvm_run.immediate_exit
- * covers the window where the vCPU thread is about to enter KVM_RUN.
- */
-#define VCPU_KICK_SIGNAL SIGUSR1
-
-static void kick_handler(int sig)
-{
-}
-
-int vcpu_signal_setup(void)
-{
-	struct sigaction sa = { .sa_handler = kick_handler };
-
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(VCPU_KICK_SIGNAL, &sa, NULL) < 0)
-		return hvm_set_errno_error(
-			"cannot install the vCPU kick signal handler");
-	return 0;
-}
-
-int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id)
+static int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id)
 {
 	void *run;
 
@@ -65,7 +45,7 @@ int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id)
 	return 0;
 }
 
-void vcpu_destroy(struct vcpu *vcpu)
+static void vcpu_destroy(struct vcpu *vcpu)
 {
 	if (vcpu->run)
 		munmap(vcpu->run, vcpu->vm->kvm.run_size);
@@ -73,21 +53,6 @@ void vcpu_destroy(struct vcpu *vcpu)
 		close(vcpu->fd);
 	vcpu->run = NULL;
 	vcpu->fd = -1;
-}
-
-void vcpu_kick(struct vcpu *vcpu)
-{
-	if (!vcpu->run)
-		return;
-	__atomic_store_n(&vcpu->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
-	/*
-	 * Not thread_started: the parent sets that after pthread_create()
-	 * returns, by which time the vCPU may already sleep in KVM_RUN (an AP
-	 * waiting for INIT), and a kick that skips the signal then is lost.
-	 * The vCPU publishes itself before its first look at ->stopping.
-	 */
-	if (atomic_load(&vcpu->kickable))
-		pthread_kill(vcpu->self, VCPU_KICK_SIGNAL);
 }
 
 /*
@@ -417,7 +382,7 @@ static void *vcpu_thread(void *arg)
 	return NULL;
 }
 
-int vcpu_start(struct vcpu *vcpu)
+static int vcpu_start(struct vcpu *vcpu)
 {
 	sigset_t all, old;
 	int r;
@@ -489,4 +454,89 @@ struct stat_table vm_vcpu_stat_table(const struct vm *vm)
 				    .nr = sizeof(vcpu_stats) /
 					  sizeof(vcpu_stats[0]),
 				    .ctx = vm };
+}
+
+int vm_create_vcpus(struct vm *vm)
+{
+	int r;
+
+	vm->vcpus = calloc(vm->cfg->cpus, sizeof(*vm->vcpus));
+	if (!vm->vcpus)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	for (unsigned int i = 0; i < vm->cfg->cpus; i++) {
+		r = vcpu_create(vm, &vm->vcpus[i], i);
+		if (r < 0)
+			return r;
+		vm->nr_vcpus++;
+		r = arch_vcpu_init(vm, &vm->vcpus[i]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+void vm_destroy_vcpus(struct vm *vm)
+{
+	if (!vm->vcpus)
+		return;
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		vcpu_destroy(&vm->vcpus[i]);
+	free(vm->vcpus);
+	vm->vcpus = NULL;
+	vm->nr_vcpus = 0;
+}
+
+int vm_start_vcpus(struct vm *vm)
+{
+	int r;
+
+	vm->started = true;
+	vm->running_vcpus = vm->nr_vcpus;
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		r = vcpu_start(&vm->vcpus[i]);
+		if (r < 0) {
+			vm_request_stop(vm, HVM_EXIT_HOST_ERROR, 0, (int)i,
+					"cannot start vCPU %u: %s", i,
+					strerror(-r));
+			pthread_mutex_lock(&vm->lock);
+			vm->running_vcpus -= vm->nr_vcpus - i;
+			pthread_cond_broadcast(&vm->cond);
+			pthread_mutex_unlock(&vm->lock);
+			break;
+		}
+	}
+	return 0;
+}
+
+void vm_wait_vcpus(struct vm *vm, struct hvm_exit *exit)
+{
+	pthread_mutex_lock(&vm->lock);
+	while (vm->running_vcpus > 0)
+		vm_wait_locked(vm);
+	if (!vm->exit_recorded) {
+		vm->exit_recorded = true;
+		vm->exit = (struct hvm_exit){ .reason = HVM_EXIT_STOPPED,
+					      .vcpu = -1 };
+		snprintf(vm->exit.detail, sizeof(vm->exit.detail),
+			 "stopped on request");
+	}
+	if (exit)
+		*exit = vm->exit;
+	pthread_mutex_unlock(&vm->lock);
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		if (vm->vcpus[i].thread_started) {
+			pthread_join(vm->vcpus[i].thread, NULL);
+			vm->vcpus[i].thread_started = false;
+		}
+	}
+}
+
+pid_t vm_vcpu_tid(const struct vm *vm, unsigned int id)
+{
+	return id < vm->nr_vcpus ? atomic_load(&vm->vcpus[id].tid) : 0;
+}
+
+int vm_vcpu_fd(const struct vm *vm, unsigned int id)
+{
+	return id < vm->nr_vcpus ? vm->vcpus[id].fd : -1;
 }

@@ -127,6 +127,47 @@ void vm_console_output(void *opaque)
 				atomic_load(&vm->vcpus[i].exits[r]);
 }
 
+/*
+ * Kicks use SIGUSR1 with an empty handler installed without SA_RESTART: the
+ * signal only serves to make KVM_RUN return EINTR. kvm_run.immediate_exit
+ * covers the window where the vCPU thread is about to enter KVM_RUN.
+ */
+static void kick_handler(int sig)
+{
+}
+
+int vm_kick_signal_setup(void)
+{
+	struct sigaction sa = { .sa_handler = kick_handler };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(VCPU_KICK_SIGNAL, &sa, NULL) < 0)
+		return hvm_set_errno_error(
+			"cannot install the vCPU kick signal handler");
+	return 0;
+}
+
+static void kick(struct vcpu *vcpu)
+{
+	if (!vcpu->run)
+		return;
+	__atomic_store_n(&vcpu->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	/*
+	 * Not thread_started: the parent sets that after pthread_create()
+	 * returns, by which time the vCPU may already sleep in KVM_RUN (an AP
+	 * waiting for INIT), and a kick that skips the signal then is lost.
+	 * The vCPU publishes itself before its first look at ->stopping.
+	 */
+	if (atomic_load(&vcpu->kickable))
+		pthread_kill(vcpu->self, VCPU_KICK_SIGNAL);
+}
+
+void vm_kick_vcpus(struct vm *vm)
+{
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		kick(&vm->vcpus[i]);
+}
+
 void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason, uint32_t code,
 		     int vcpu, const char *fmt, ...)
 {
@@ -149,8 +190,7 @@ void vm_request_stop(struct vm *vm, enum hvm_exit_reason reason, uint32_t code,
 	pthread_cond_broadcast(&vm->cond); /* pause waiters */
 	pthread_mutex_unlock(&vm->lock);
 	vm_park_wake(vm);
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
-		vcpu_kick(&vm->vcpus[i]);
+	vm_kick_vcpus(vm);
 	if (first)
 		event_post(&vm->events, VM_EVENT_STATE, -1, 0, "stopping",
 			   NULL);
@@ -301,39 +341,8 @@ int vm_open_kvm(struct vm *vm)
 	return 0;
 }
 
-int vm_create_vcpus(struct vm *vm)
-{
-	int r;
-
-	vm->vcpus = calloc(vm->cfg->cpus, sizeof(*vm->vcpus));
-	if (!vm->vcpus)
-		return hvm_set_error(-ENOMEM, "out of memory");
-	for (unsigned int i = 0; i < vm->cfg->cpus; i++) {
-		r = vcpu_create(vm, &vm->vcpus[i], i);
-		if (r < 0)
-			return r;
-		vm->nr_vcpus++;
-		r = arch_vcpu_init(vm, &vm->vcpus[i]);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-void vm_destroy_vcpus(struct vm *vm)
-{
-	if (!vm->vcpus)
-		return;
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
-		vcpu_destroy(&vm->vcpus[i]);
-	free(vm->vcpus);
-	vm->vcpus = NULL;
-	vm->nr_vcpus = 0;
-}
-
 void vm_free(struct vm *vm)
 {
-	vm_destroy_vcpus(vm);
 	bus_destroy(&vm->pio);
 	bus_destroy(&vm->mmio);
 	if (vm->fd >= 0)
@@ -348,51 +357,6 @@ void vm_free(struct vm *vm)
 	free(vm);
 }
 
-int vm_start_vcpus(struct vm *vm)
-{
-	int r;
-
-	vm->started = true;
-	vm->running_vcpus = vm->nr_vcpus;
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
-		r = vcpu_start(&vm->vcpus[i]);
-		if (r < 0) {
-			vm_request_stop(vm, HVM_EXIT_HOST_ERROR, 0, (int)i,
-					"cannot start vCPU %u: %s", i,
-					strerror(-r));
-			pthread_mutex_lock(&vm->lock);
-			vm->running_vcpus -= vm->nr_vcpus - i;
-			pthread_cond_broadcast(&vm->cond);
-			pthread_mutex_unlock(&vm->lock);
-			break;
-		}
-	}
-	return 0;
-}
-
-void vm_wait_vcpus(struct vm *vm, struct hvm_exit *exit)
-{
-	pthread_mutex_lock(&vm->lock);
-	while (vm->running_vcpus > 0)
-		vm_wait_locked(vm);
-	if (!vm->exit_recorded) {
-		vm->exit_recorded = true;
-		vm->exit = (struct hvm_exit){ .reason = HVM_EXIT_STOPPED,
-					      .vcpu = -1 };
-		snprintf(vm->exit.detail, sizeof(vm->exit.detail),
-			 "stopped on request");
-	}
-	if (exit)
-		*exit = vm->exit;
-	pthread_mutex_unlock(&vm->lock);
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
-		if (vm->vcpus[i].thread_started) {
-			pthread_join(vm->vcpus[i].thread, NULL);
-			vm->vcpus[i].thread_started = false;
-		}
-	}
-}
-
 void vm_stop_async(struct vm *vm)
 {
 	/*
@@ -401,24 +365,13 @@ void vm_stop_async(struct vm *vm)
 	 */
 	atomic_store(&vm->stopping, true);
 	vm_park_wake(vm);
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
-		vcpu_kick(&vm->vcpus[i]);
+	vm_kick_vcpus(vm);
 }
 
 void vm_msi_injected(struct vm *vm, uint64_t addr)
 {
 	if (vm->hooks && vm->hooks->msi_injected)
 		vm->hooks->msi_injected(vm, addr);
-}
-
-pid_t vm_vcpu_tid(const struct vm *vm, unsigned int id)
-{
-	return id < vm->nr_vcpus ? atomic_load(&vm->vcpus[id].tid) : 0;
-}
-
-int vm_vcpu_fd(const struct vm *vm, unsigned int id)
-{
-	return id < vm->nr_vcpus ? vm->vcpus[id].fd : -1;
 }
 
 /*
@@ -458,8 +411,7 @@ int vm_pause(struct vm *vm)
 		return hvm_set_error(-EINVAL, "the VM is not running");
 	if (atomic_exchange(&vm->paused, true))
 		return 0;
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
-		vcpu_kick(&vm->vcpus[i]);
+	vm_kick_vcpus(vm);
 	pthread_mutex_lock(&vm->lock);
 	while (vm->parked_vcpus < vm->running_vcpus &&
 	       !atomic_load(&vm->stopping))

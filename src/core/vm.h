@@ -8,6 +8,7 @@
 #define HVM_CORE_VM_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -147,18 +148,10 @@ int vm_check_config(const struct hvm_config *cfg);
 struct vm *vm_alloc(const struct hvm_config *cfg, const struct vm_hooks *hooks);
 /* Open /dev/kvm (or cfg->kvm_path), check the host, KVM_CREATE_VM. */
 int vm_open_kvm(struct vm *vm);
-/* KVM_CREATE_VCPU and arch_vcpu_init for each of cfg->cpus vCPUs. */
-int vm_create_vcpus(struct vm *vm);
 /* Hand the regions devices marked coalesced to KVM (all buses). */
 int vm_register_coalesced(struct vm *vm);
-/* Start every vCPU thread; a thread that cannot start stops the VM. */
-int vm_start_vcpus(struct vm *vm);
-/* Wait until every vCPU thread ended, join them, report why in EXIT. */
-void vm_wait_vcpus(struct vm *vm, struct hvm_exit *exit);
 /* Ask every vCPU to stop; async-signal-safe (hvm_vm_stop). */
 void vm_stop_async(struct vm *vm);
-/* Unmap and close the vCPUs (before the subsystems that used them go). */
-void vm_destroy_vcpus(struct vm *vm);
 /* Free what vm_alloc and the machinery above made. */
 void vm_free(struct vm *vm);
 
@@ -167,17 +160,6 @@ void vm_free(struct vm *vm);
  * brain may boost the target vCPU).
  */
 void vm_msi_injected(struct vm *vm, uint64_t addr);
-
-/*
- * What another subsystem may know of vCPU ID: its host thread id (0 until
- * the thread runs, and after it ended as far as the subsystem is
- * concerned) and its KVM fd (for vCPU ioctls such as KVM_GET_STATS_FD).
- */
-pid_t vm_vcpu_tid(const struct vm *vm, unsigned int id);
-int vm_vcpu_fd(const struct vm *vm, unsigned int id);
-
-/* Core's per-vCPU counters (exits by reason) as a statistics table. */
-struct stat_table vm_vcpu_stat_table(const struct vm *vm);
 
 /* Allocate guest RAM of cfg->mem bytes (call once, from the arch). */
 int vm_map_memory(struct vm *vm);
@@ -243,11 +225,15 @@ void vm_console_output(void *vm);
 /* The vCPU whose exit this thread is handling, or -1. */
 extern _Thread_local int current_vcpu_id;
 
-/* vcpu.c */
-int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id);
-void vcpu_destroy(struct vcpu *vcpu);
-int vcpu_start(struct vcpu *vcpu);
-void vcpu_kick(struct vcpu *vcpu);
-int vcpu_signal_setup(void);
+/*
+ * Kicks use SIGUSR1 with an empty handler installed without SA_RESTART: the
+ * signal only serves to make KVM_RUN return EINTR. kvm_run.immediate_exit
+ * covers the window where the vCPU thread is about to enter KVM_RUN.
+ */
+#define VCPU_KICK_SIGNAL SIGUSR1
+/* Install the kick signal's handler (once per process, before any VM runs). */
+int vm_kick_signal_setup(void);
+/* Make every vCPU leave KVM_RUN; async-signal-safe. */
+void vm_kick_vcpus(struct vm *vm);
 
 #endif

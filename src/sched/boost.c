@@ -14,6 +14,7 @@
 
 #include "core/arch.h"
 #include "base/clock.h"
+#include "core/vcpu.h"
 #include "core/vm.h"
 #include "sched/actuators.h"
 #include "sched/brain_internal.h"

@@ -21,6 +21,7 @@
 
 #include "core/arch.h"
 #include "base/log.h"
+#include "core/vcpu.h"
 #include "sandbox/sandbox.h"
 #include "base/clock.h"
 #include "core/vm.h"

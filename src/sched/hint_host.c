@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "core/vcpu.h"
 #include "core/vm.h"
 #include "sched/brain_internal.h"
 

@@ -14,6 +14,7 @@
 #include "core/console_out.h"
 #include "base/log.h"
 #include "core/stats.h"
+#include "core/vcpu.h"
 #include "core/vm.h"
 #include "sched/brain_internal.h"
 

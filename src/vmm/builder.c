@@ -39,6 +39,7 @@
 #include "core/console_out.h"
 #include "control/control.h"
 #include "base/log.h"
+#include "core/vcpu.h"
 #include "sandbox/sandbox.h"
 #include "core/vm.h"
 #include "devices/virtio/virtio_vm.h"
@@ -205,7 +206,7 @@ static int builder_start(struct vm *vm)
 	struct console_sink sink;
 	int r;
 
-	r = vcpu_signal_setup();
+	r = vm_kick_signal_setup();
 	if (r < 0)
 		return r;
 	sink = vm->console_sink;
