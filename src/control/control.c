@@ -224,6 +224,20 @@ static struct json_object *info_object(struct control *ctl)
 	return o;
 }
 
+int control_stats(struct vm *vm, bool json, char *buf, size_t len)
+{
+	if (!vm->hooks || !vm->hooks->format_stats)
+		return hvm_set_error(-ENOENT, "this VM keeps no statistics");
+	return vm->hooks->format_stats(vm, json, buf, len);
+}
+
+int control_stat(struct vm *vm, const char *name, uint64_t *value)
+{
+	if (!vm->hooks || !vm->hooks->stat)
+		return hvm_set_error(-ENOENT, "this VM keeps no statistics");
+	return vm->hooks->stat(vm, name, value);
+}
+
 /* `set` and hvm_vm_set(): 0, or a protocol error code with the reason. */
 static enum ctl_error set_option(struct vm *vm, const char *key,
 				 const char *value, int *err)
@@ -284,12 +298,11 @@ static struct json_object *answer(struct control *ctl,
 		json_object_object_add(reply, "info", info_object(ctl));
 		return reply;
 	case CTL_CMD_STATS: {
-		int len = hvm_vm_stats((struct hvm_vm *)vm, 1, NULL, 0);
+		int len = control_stats(vm, true, NULL, 0);
 		char *buf = len > 0 ? malloc((size_t)len + 1) : NULL;
 		struct json_object *doc = NULL;
 
-		if (buf && hvm_vm_stats((struct hvm_vm *)vm, 1, buf,
-					(size_t)len + 1) >= 0)
+		if (buf && control_stats(vm, true, buf, (size_t)len + 1) >= 0)
 			doc = json_tokener_parse(buf);
 		free(buf);
 		if (!doc)
@@ -302,7 +315,7 @@ static struct json_object *answer(struct control *ctl,
 		return reply;
 	}
 	case CTL_CMD_STAT:
-		if (hvm_vm_stat((struct hvm_vm *)vm, req->arg, &value) < 0) {
+		if (control_stat(vm, req->arg, &value) < 0) {
 			snprintf(
 				msg, sizeof(msg),
 				"no statistic '%.64s'; see `hintvm ctl NAME stats` for the names",
@@ -1105,53 +1118,23 @@ int control_event_fd(struct control *ctl)
 	return sv[0];
 }
 
-/* ---- the public face (hintvm.h) ---- */
-
-const char *hvm_vm_name(struct hvm_vm *handle)
+int control_set(struct vm *vm, const char *key, const char *value)
 {
-	struct vm *vm = (struct vm *)handle;
-
-	if (!vm)
-		return "";
-	return vm->name[0] ? vm->name : vm->cfg->name ? vm->cfg->name : "";
-}
-
-int hvm_vm_set(struct hvm_vm *handle, const char *key, const char *value)
-{
-	struct vm *vm = (struct vm *)handle;
 	int err;
 
-	if (!vm || !key || !value)
-		return hvm_set_error(-EINVAL,
-				     "hvm_vm_set: no VM, key or value");
 	set_option(vm, key, value, &err);
 	return err;
 }
 
-int hvm_vm_info(struct hvm_vm *handle, char *buf, size_t len)
+int control_info(struct vm *vm, char *buf, size_t len)
 {
-	struct vm *vm = (struct vm *)handle;
 	struct control fake = { .vm = vm };
-	struct control *ctl = vm && vm->control ? vm->control : &fake;
-	struct json_object *o;
-	const char *text;
-	int n;
-
-	if (!vm)
-		return hvm_set_error(-EINVAL, "hvm_vm_info: no VM");
-	o = info_object(ctl);
-	text = json_object_to_json_string_ext(
+	struct control *ctl = vm->control ? vm->control : &fake;
+	struct json_object *o = info_object(ctl);
+	const char *text = json_object_to_json_string_ext(
 		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	n = snprintf(buf, len, "%s", text ? text : "");
+	int n = snprintf(buf, len, "%s", text ? text : "");
+
 	json_object_put(o);
 	return n;
-}
-
-int hvm_vm_event_fd(struct hvm_vm *handle)
-{
-	struct vm *vm = (struct vm *)handle;
-
-	if (!vm)
-		return hvm_set_error(-EINVAL, "hvm_vm_event_fd: no VM");
-	return control_event_fd(vm->control);
 }

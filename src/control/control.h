@@ -12,7 +12,9 @@
 #ifndef HVM_CORE_CONTROL_H
 #define HVM_CORE_CONTROL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct vm;
 struct control;
@@ -46,6 +48,17 @@ int control_event_fd(struct control *ctl);
  * line was a valid `events` request the caller must now serve. Runs on
  * the control thread; exposed for tests.
  */
+/*
+ * What the public API (vmm/api.c) asks of the control plane, so that a
+ * library caller and a socket client get the same answers: change run-time
+ * setting KEY (0 or -errno, reason recorded), the effective configuration
+ * as JSON (snprintf-like), and the statistics through the VM's hooks.
+ */
+int control_set(struct vm *vm, const char *key, const char *value);
+int control_info(struct vm *vm, char *buf, size_t len);
+int control_stats(struct vm *vm, bool json, char *buf, size_t len);
+int control_stat(struct vm *vm, const char *name, uint64_t *value);
+
 char *control_answer(struct control *ctl, const char *line, size_t len,
 		     size_t *reply_len, int *subscribe);
 

@@ -36,9 +36,10 @@ struct agent_stdio;
 struct vm;
 
 /*
- * What the builder (vmm/builder.c) plugs into the machinery, so that vm.c
- * and vcpu.c name no subsystem: the calls vCPU threads and interrupt
- * injection make into whoever manages scheduling. Every member may be NULL.
+ * What the builder (vmm/builder.c) plugs into the machinery, so that core/
+ * and the control plane name no subsystem: the calls vCPU threads,
+ * interrupt injection and control requests make into whoever manages
+ * scheduling and statistics. Every member may be NULL.
  */
 struct vm_hooks {
 	/* On the vCPU thread, before its first KVM_RUN. */
@@ -54,6 +55,13 @@ struct vm_hooks {
 	 */
 	int (*set_option)(struct vm *vm, const char *key, const char *value);
 	int (*describe)(struct vm *vm, char *buf, size_t len);
+	/*
+	 * The VM's statistics, for the control plane and hvm_vm_stats():
+	 * the --stats table or (JSON) document, snprintf-like, and one
+	 * value by name (-ENOENT: no such statistic, reason recorded).
+	 */
+	int (*format_stats)(struct vm *vm, bool json, char *buf, size_t len);
+	int (*stat)(struct vm *vm, const char *name, uint64_t *value);
 };
 
 /* Exit reasons are counted per vCPU; KVM's numbers are below this. */

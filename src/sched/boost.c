@@ -17,7 +17,8 @@
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "sched/actuators.h"
-#include "sched/brain_internal.h"
+#include "sched/brain.h"
+#include "sched/sched_vm.h"
 
 /*
  * Boosts a vCPU may begin per second. Each lasts at most

@@ -27,8 +27,10 @@
 #include "core/vm.h"
 #include "sandbox/thread.h"
 #include "sched/actuators.h"
-#include "sched/brain_internal.h"
+#include "sched/brain.h"
+#include "sched/sched_vm.h"
 #include "abi/kvm_hint_uapi.h"
+#include "sched/stats_report.h"
 
 /* ---- creation: the static decisions ---- */
 
@@ -276,18 +278,6 @@ static int open_stats(int fd, struct kvm_stats *stats, uint64_t **values,
 	return r;
 }
 
-void brain_read_kvm_stats(struct sched_vm *s)
-{
-	if (s->have_vm_stats)
-		kvm_stats_read(&s->vm_stats, s->vm_values);
-	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
-		struct vcpu_track *t = &s->vcpus[i];
-
-		if (t->have_stats)
-			kvm_stats_read(&t->stats, t->values);
-	}
-}
-
 static void read_schedstats(struct sched_vm *s)
 {
 	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
@@ -371,7 +361,7 @@ static void brain_tick(struct sched_vm *s, uint64_t interval_ns)
 	if (!snap || !act)
 		goto out;
 	pthread_mutex_lock(&s->lock);
-	brain_read_kvm_stats(s);
+	stats_read_kvm(s);
 	read_schedstats(s);
 	read_allowed(s);
 	s->have_pressure = observe_read_pressure(&s->pressure) == 0;
@@ -685,7 +675,7 @@ void sched_vm_stopped(struct vm *vm)
 	}
 	pthread_mutex_lock(&s->lock);
 	s->end_ns = hvm_monotonic_ns();
-	brain_read_kvm_stats(s);
+	stats_read_kvm(s);
 	pthread_mutex_unlock(&s->lock);
 	if (s->opt.stats)
 		print_table(s);

@@ -56,10 +56,6 @@ void sched_vcpu_start(struct vm *vm, unsigned int id);
 void sched_vcpu_exit(struct vm *vm, unsigned int id);
 void sched_vm_stopped(struct vm *vm);
 
-/* hvm_vm_stats() / hvm_vm_stat() behind the public API. */
-int sched_format_stats(struct vm *vm, bool json, char *buf, size_t len);
-int sched_stat(struct vm *vm, const char *name, uint64_t *value);
-
 /*
  * The control socket's requests the brain answers (src/sched/runtime.c):
  * change a run-time setting (-ENOENT: not one of the brain's run-time

@@ -17,7 +17,8 @@
 #include "base/log.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
-#include "sched/brain_internal.h"
+#include "sched/brain.h"
+#include "sched/sched_vm.h"
 
 static int hint_current_vcpu(void *ctx)
 {

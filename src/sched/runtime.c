@@ -18,7 +18,7 @@
 #include "base/log.h"
 #include "core/vm.h"
 #include "sched/brain.h"
-#include "sched/brain_internal.h"
+#include "sched/sched_vm.h"
 
 typedef int (*option_parser)(struct hvm_config *cfg, const char *name,
 			     const char *value);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The statistics a VM reports: the --stats table, the --stats-json
- * document and single values by name (hvm_vm_stats, hvm_vm_stat).
+ * document and single values by name (stats_report.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -16,7 +16,8 @@
 #include "core/stats.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
-#include "sched/brain_internal.h"
+#include "sched/sched_vm.h"
+#include "sched/stats_report.h"
 
 /* The tracking of vCPU ID (getters never see an ID out of range). */
 static const struct vcpu_track *track(const void *ctx, unsigned int id)
@@ -677,6 +678,18 @@ static void format_json(struct sched_vm *s, struct stat_text *t)
 	stat_put(t, "]}\n");
 }
 
+void stats_read_kvm(struct sched_vm *s)
+{
+	if (s->have_vm_stats)
+		kvm_stats_read(&s->vm_stats, s->vm_values);
+	for (unsigned int i = 0; i < s->nr_vcpus; i++) {
+		struct vcpu_track *t = &s->vcpus[i];
+
+		if (t->have_stats)
+			kvm_stats_read(&t->stats, t->values);
+	}
+}
+
 int sched_format_stats(struct vm *vm, bool json, char *buf, size_t len)
 {
 	struct sched_vm *s = vm->sched;
@@ -688,7 +701,7 @@ int sched_format_stats(struct vm *vm, bool json, char *buf, size_t len)
 		buf[0] = '\0';
 	pthread_mutex_lock(&s->lock);
 	if (!s->end_ns)
-		brain_read_kvm_stats(s);
+		stats_read_kvm(s);
 	if (json)
 		format_json(s, &t);
 	else
@@ -741,7 +754,7 @@ int sched_stat(struct vm *vm, const char *name, uint64_t *value)
 		return -ENOENT;
 	pthread_mutex_lock(&s->lock);
 	if (!s->end_ns)
-		brain_read_kvm_stats(s);
+		stats_read_kvm(s);
 	if (!strncmp(name, "vm.", 3)) {
 		found = vm_value(s, name + 3, &sum);
 	} else if (sscanf(name, "vcpu%u.%n", &id, &n) == 1 && n > 0) {
@@ -763,19 +776,4 @@ int sched_stat(struct vm *vm, const char *name, uint64_t *value)
 			name);
 	*value = sum;
 	return 0;
-}
-
-int hvm_vm_stats(struct hvm_vm *handle, int json, char *buf, size_t len)
-{
-	if (!handle || (!buf && len))
-		return hvm_set_error(-EINVAL, "hvm_vm_stats: no VM or buffer");
-	return sched_format_stats((struct vm *)handle, json != 0, buf, len);
-}
-
-int hvm_vm_stat(struct hvm_vm *handle, const char *name, uint64_t *value)
-{
-	if (!handle || !name || !value)
-		return hvm_set_error(-EINVAL,
-				     "hvm_vm_stat: no VM, name or result");
-	return sched_stat((struct vm *)handle, name, value);
 }

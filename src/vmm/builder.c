@@ -46,6 +46,7 @@
 #include "devices/virtio/virtio_vsock.h"
 #include "sched/brain.h"
 #include "sched/sched_config.h"
+#include "sched/stats_report.h"
 
 static const struct vm_hooks builder_hooks = {
 	.vcpu_thread_start = sched_vcpu_start,
@@ -53,6 +54,8 @@ static const struct vm_hooks builder_hooks = {
 	.msi_injected = sched_msi_injected,
 	.set_option = sched_set_option,
 	.describe = sched_describe,
+	.format_stats = sched_format_stats,
+	.stat = sched_stat,
 };
 
 /*

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * State shared by brain.c (lifecycle and the sched thread), boost.c,
+ * One VM's scheduling state, shared by brain.c (lifecycle and the sched
+ * thread), boost.c,
  * hint_host.c and stats_report.c.
  */
-#ifndef HVM_SCHED_BRAIN_INTERNAL_H
-#define HVM_SCHED_BRAIN_INTERNAL_H
+#ifndef HVM_SCHED_SCHED_VM_H
+#define HVM_SCHED_SCHED_VM_H
 
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "sched/brain.h"
 #include "sched/hint_channel.h"
 #include "sched/kernel_hints.h"
 #include "sched/kvm_stats.h"
@@ -153,9 +153,6 @@ void brain_rest_self(struct sched_vm *s);
  */
 void brain_park_self(struct sched_vm *s, unsigned int id, uint32_t us);
 bool brain_wake_vcpu(struct sched_vm *s, unsigned int id, bool handover);
-
-/* Refresh every KVM statistics snapshot (caller holds s->lock). */
-void brain_read_kvm_stats(struct sched_vm *s);
 
 /* KVM_CAP_HALT_POLL to NS (caller holds s->lock); tells subscribers. */
 void brain_set_halt_poll(struct sched_vm *s, uint32_t ns);
