@@ -35,138 +35,10 @@
 #include "base/log.h"
 #include "devices/virtio/iov.h"
 #include "devices/virtio/vsock_device.h"
+#include "devices/virtio/vsock_host.h"
 
-/* ---- the connection table ---- */
-
-static unsigned int hash_of(uint32_t host_port, uint32_t guest_port)
-{
-	uint32_t h = host_port * 0x9e3779b1u ^ guest_port * 0x85ebca6bu;
-
-	return (h ^ (h >> 16)) % HASH_BUCKETS;
-}
-
-struct vsock_conn *vsock_conn_lookup(struct virtio_vsock *vs,
-				     uint32_t host_port, uint32_t guest_port)
-{
-	struct vsock_conn *c = vs->hash[hash_of(host_port, guest_port)];
-
-	for (; c; c = c->hash_next)
-		if (c->host_port == host_port && c->guest_port == guest_port)
-			return c;
-	return NULL;
-}
-
-void vsock_conn_hash(struct virtio_vsock *vs, struct vsock_conn *c)
-{
-	unsigned int b = hash_of(c->host_port, c->guest_port);
-
-	c->hash_next = vs->hash[b];
-	vs->hash[b] = c;
-	c->hashed = true;
-}
-
-static void conn_unhash(struct virtio_vsock *vs, struct vsock_conn *c)
-{
-	struct vsock_conn **p = &vs->hash[hash_of(c->host_port, c->guest_port)];
-
-	if (!c->hashed)
-		return;
-	while (*p && *p != c)
-		p = &(*p)->hash_next;
-	if (*p)
-		*p = c->hash_next;
-	c->hashed = false;
-}
-
-struct vsock_conn *vsock_conn_new(struct virtio_vsock *vs, int fd,
-				  enum conn_state state)
-{
-	struct vsock_conn *c;
-
-	if (vs->nr_conns >= VSOCK_MAX_CONNS)
-		return NULL;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	c->fd = fd;
-	c->state = state;
-	link_init(&c->ready);
-	link_add_tail(&vs->all, &c->all);
-	vs->nr_conns++;
-	return c;
-}
-
-void vsock_ready_add(struct virtio_vsock *vs, struct vsock_conn *c)
-{
-	if (c->on_ready || c->state == CONN_DEAD)
-		return;
-	link_add_tail(&vs->ready, &c->ready);
-	c->on_ready = true;
-}
-
-static void ready_del(struct vsock_conn *c)
-{
-	if (!c->on_ready)
-		return;
-	link_del(&c->ready);
-	c->on_ready = false;
-}
-
-static void close_host(struct virtio_vsock *vs, struct vsock_conn *c)
-{
-	if (c->fd >= 0)
-		close(c->fd); /* also leaves the epoll set */
-	c->fd = -1;
-	c->registered = false;
-	free(c->buf);
-	c->buf = NULL;
-	c->buf_len = 0;
-}
-
-/* Forget the connection; it is freed at the end of this turn. */
-void vsock_conn_release(struct virtio_vsock *vs, struct vsock_conn *c)
-{
-	if (c->state == CONN_DEAD)
-		return;
-	close_host(vs, c);
-	conn_unhash(vs, c);
-	ready_del(c);
-	link_del(&c->all);
-	link_add_tail(&vs->dead, &c->all);
-	c->state = CONN_DEAD;
-	vs->nr_conns--;
-}
-
-/*
- * End the connection with an RST to the guest (a protocol violation, the
- * host side gone): the host end closes now, the entry lives until the
- * RST is on the rx queue.
- */
-void vsock_conn_reset(struct virtio_vsock *vs, struct vsock_conn *c)
-{
-	if (c->state == CONN_DEAD)
-		return;
-	if (c->state == CONN_HANDSHAKE) {
-		vsock_conn_release(vs, c); /* the guest never heard of it */
-		return;
-	}
-	close_host(vs, c);
-	c->state = CONN_RESETTING;
-	c->send = SEND_RST;
-	c->deadline_ns = 0;
-	vsock_ready_add(vs, c);
-}
-
-void vsock_reap(struct virtio_vsock *vs)
-{
-	while (!link_empty(&vs->dead)) {
-		struct vsock_conn *c =
-			container_of(vs->dead.next, struct vsock_conn, all);
-
-		link_del(&c->all);
-		free(c);
-	}
-}
+/* epoll events handled per wake-up before the device re-kicks itself. */
+#define EPOLL_BUDGET 512
 
 static void queue_rst(struct virtio_vsock *vs, const struct vsock_hdr *h)
 {
@@ -179,11 +51,6 @@ static void queue_rst(struct virtio_vsock *vs, const struct vsock_hdr *h)
 /* ---- host to guest: the rx pump ---- */
 
 enum emit_result { EMIT_MORE, EMIT_DONE, EMIT_NO_BUFFER };
-
-static uint32_t conn_credit(const struct vsock_conn *c)
-{
-	return vsock_peer_credit(c->peer_buf_alloc, c->tx_cnt, c->peer_fwd_cnt);
-}
 
 /*
  * The next usable rx chain, or NULL when the guest has none (then the
@@ -272,13 +139,6 @@ static unsigned int payload_iov(struct virtq_chain *chain, struct iovec *out,
 	return n;
 }
 
-bool vsock_can_send_data(const struct vsock_conn *c)
-{
-	return c->want_read && c->fd >= 0 && c->state == CONN_ESTABLISHED &&
-	       !c->host_eof && !(c->guest_shut & VIRTIO_VSOCK_SHUTDOWN_RCV) &&
-	       conn_credit(c) > 0;
-}
-
 static bool conn_has_work(const struct vsock_conn *c)
 {
 	return c->send || vsock_can_send_data(c);
@@ -291,7 +151,7 @@ static enum emit_result emit_data(struct virtio_vsock *vs, struct vsock_conn *c,
 	struct virtq_chain *chain = rx_chain(vs, pushed);
 	struct iovec iov[VSOCK_QUEUE_SIZE];
 	struct vsock_hdr h;
-	size_t max = conn_credit(c);
+	size_t max = vsock_conn_credit(c);
 	unsigned int nr;
 	ssize_t n;
 
@@ -378,7 +238,7 @@ static enum emit_result conn_emit(struct virtio_vsock *vs, struct vsock_conn *c,
 }
 
 /* Send what the guest is owed while it has rx buffers. Locked. */
-void vsock_rx_pump(struct virtio_vsock *vs)
+static void vsock_rx_pump(struct virtio_vsock *vs)
 {
 	struct virtio_device *vdev = &vs->vdev;
 	struct virtq *vq = &vdev->vqs[RX_QUEUE];
@@ -404,7 +264,7 @@ void vsock_rx_pump(struct virtio_vsock *vs)
 			container_of(vs->ready.next, struct vsock_conn, ready);
 		enum emit_result r;
 
-		ready_del(c);
+		vsock_ready_del(c);
 		r = conn_emit(vs, c, &pushed);
 		budget--;
 		if (r == EMIT_NO_BUFFER) {
@@ -427,7 +287,7 @@ out:
 		virtio_queue_notify_driver(vdev, RX_QUEUE);
 }
 
-void vsock_event_pump(struct virtio_vsock *vs)
+static void vsock_event_pump(struct virtio_vsock *vs)
 {
 	struct virtio_device *vdev = &vs->vdev;
 	struct virtq *vq = &vdev->vqs[EVENT_QUEUE];
@@ -462,34 +322,33 @@ void vsock_event_pump(struct virtio_vsock *vs)
 		virtio_queue_notify_driver(vdev, EVENT_QUEUE);
 }
 
+/*
+ * The epoll set of the host end is ready: let it handle its events, then
+ * send the guest what they made ready, until the set is quiet or the
+ * budget is spent.
+ */
+static void epoll_ready(struct event_watch *w)
+{
+	struct virtio_vsock *vs =
+		container_of(w, struct virtio_vsock, epoll_watch);
+	unsigned int handled = 0;
+	int n;
+
+	pthread_mutex_lock(&vs->vdev.lock);
+	do {
+		n = vsock_host_poll(vs);
+		handled += (unsigned int)n;
+		vsock_rx_pump(vs);
+		vsock_event_pump(vs);
+	} while (n > 0 && handled < EPOLL_BUDGET);
+	if (n > 0)
+		vsock_wake(vs); /* let the rest of the loop run first */
+	vsock_reap(vs);
+	pthread_mutex_unlock(&vs->vdev.lock);
+	vsock_host_run_deferred(vs);
+}
+
 /* ---- guest to host ---- */
-
-/* After fwd_cnt moved: tell the guest once it has half its credit back. */
-void vsock_forwarded(struct virtio_vsock *vs, struct vsock_conn *c, uint32_t n)
-{
-	c->fwd_cnt += n;
-	if (c->fwd_cnt - c->fwd_cnt_told >= VSOCK_BUF_ALLOC / 2) {
-		c->send |= SEND_CREDIT;
-		vsock_ready_add(vs, c);
-	}
-}
-
-/* The guest's SHUTDOWN(SEND) or CLOSING reaches the host once all is out. */
-void vsock_after_flush(struct virtio_vsock *vs, struct vsock_conn *c)
-{
-	if (c->buf_len)
-		return;
-	free(c->buf); /* idle connections keep no buffer */
-	c->buf = NULL;
-	c->buf_start = 0;
-	if (c->state == CONN_CLOSING) {
-		vsock_conn_reset(
-			vs, c); /* Linux waits for this RST to finish close */
-		return;
-	}
-	if ((c->guest_shut & VIRTIO_VSOCK_SHUTDOWN_SEND) && c->fd >= 0)
-		shutdown(c->fd, SHUT_WR);
-}
 
 /* RW payload of a tx chain to the host, the rest into the ring. */
 static void guest_data(struct virtio_vsock *vs, struct vsock_conn *c,
@@ -609,7 +468,7 @@ static void guest_shutdown(struct virtio_vsock *vs, struct vsock_conn *c,
 static bool take_credit(struct virtio_vsock *vs, struct vsock_conn *c,
 			const struct vsock_hdr *h)
 {
-	bool had = conn_credit(c) > 0;
+	bool had = vsock_conn_credit(c) > 0;
 
 	if (!vsock_fwd_cnt_valid(c->peer_fwd_cnt, h->fwd_cnt, c->tx_cnt)) {
 		virtio_device_log_guest_error(
@@ -621,7 +480,7 @@ static bool take_credit(struct virtio_vsock *vs, struct vsock_conn *c,
 	}
 	c->peer_buf_alloc = h->buf_alloc;
 	c->peer_fwd_cnt = h->fwd_cnt;
-	if (!had && conn_credit(c) > 0 && vsock_can_send_data(c))
+	if (!had && vsock_conn_credit(c) > 0 && vsock_can_send_data(c))
 		vsock_ready_add(vs, c);
 	return true;
 }
@@ -945,7 +804,7 @@ struct virtio_device *virtio_vsock_create(const struct virtio_host *host,
 		hvm_set_error(-ENOMEM, "virtio-vsock: out of memory");
 		return NULL;
 	}
-	if (vsock_host_init(vs, host->loop, uds_path) < 0)
+	if (vsock_host_init(vs, host->loop, uds_path, epoll_ready) < 0)
 		goto fail;
 	return &vs->vdev;
 fail:

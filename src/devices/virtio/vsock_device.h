@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the two halves of virtio-vsock share: virtio_vsock.c (the guest
- * end: queues, packets, credit, the connection table) and vsock_host.c
- * (the host end: the hybrid socket, handshakes, host fds and their epoll
- * set, deadlines). Everything here runs under the device lock, on the
- * event loop thread (vCPU threads only reset the device). Not for other
- * files: the device's interface is virtio_vsock.h.
+ * What the parts of virtio-vsock share: the device state and the
+ * connection table (vsock_conn.c), which both virtio_vsock.c (the guest
+ * end: queues, packets, credit) and vsock_host.c (the host end: the hybrid
+ * socket, handshakes, host fds and their epoll set, deadlines) change. The
+ * guest end drives the host end (vsock_host.h); the host end never calls
+ * the guest end. Everything here runs under the device lock, on the event
+ * loop thread (vCPU threads only reset the device). Not for other files:
+ * the device's interface is virtio_vsock.h.
  */
 #ifndef HVM_DEVICES_VIRTIO_VSOCK_DEVICE_H
 #define HVM_DEVICES_VIRTIO_VSOCK_DEVICE_H
@@ -154,7 +156,7 @@ static inline void link_del(struct link *l)
 	link_init(l);
 }
 
-/* ---- virtio_vsock.c: the guest end ---- */
+/* ---- vsock_conn.c: the connection table ---- */
 
 struct vsock_conn *vsock_conn_lookup(struct virtio_vsock *vs,
 				     uint32_t host_port, uint32_t guest_port);
@@ -170,31 +172,15 @@ void vsock_conn_reset(struct virtio_vsock *vs, struct vsock_conn *c);
 void vsock_reap(struct virtio_vsock *vs);
 /* C has something to tell the guest: to the back of the rx work list. */
 void vsock_ready_add(struct virtio_vsock *vs, struct vsock_conn *c);
+/* Off the rx work list (the pump took it). */
+void vsock_ready_del(struct vsock_conn *c);
+/* The credit the guest granted C and it has not used. */
+uint32_t vsock_conn_credit(const struct vsock_conn *c);
 /* Host data may go to the guest now (data waiting, credit, open). */
 bool vsock_can_send_data(const struct vsock_conn *c);
-/* Send what the guest is owed while it has rx buffers. */
-void vsock_rx_pump(struct virtio_vsock *vs);
-/* Post a pending TRANSPORT_RESET event if the guest gave a buffer. */
-void vsock_event_pump(struct virtio_vsock *vs);
 /* N more bytes reached the host: fwd_cnt, and a credit update when due. */
 void vsock_forwarded(struct virtio_vsock *vs, struct vsock_conn *c, uint32_t n);
 /* Nothing buffered any more: free the ring, finish a pending close. */
 void vsock_after_flush(struct virtio_vsock *vs, struct vsock_conn *c);
-
-/* ---- vsock_host.c: the host end ---- */
-
-int vsock_host_init(struct virtio_vsock *vs, struct event_loop *loop,
-		    const char *uds_path);
-void vsock_host_fini(struct virtio_vsock *vs);
-/* Bring C's epoll interest in line with its state. */
-void vsock_update_events(struct virtio_vsock *vs, struct vsock_conn *c);
-/* Make the event loop run the device's epoll turn soon. */
-void vsock_wake(struct virtio_vsock *vs);
-/* sendmsg without blocking or SIGPIPE: bytes taken, 0 for "full", -1. */
-ssize_t vsock_send_iov(int fd, struct iovec *iov, unsigned int nr);
-/* The host end for a guest connection to PORT, or -1: refused. */
-int vsock_open_host_end(struct virtio_vsock *vs, uint32_t port);
-/* The guest accepted a host client: send it "OK <host_port>". */
-void vsock_host_connected(struct virtio_vsock *vs, struct vsock_conn *c);
 
 #endif

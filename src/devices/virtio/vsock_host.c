@@ -26,10 +26,9 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "devices/virtio/vsock_device.h"
+#include "devices/virtio/vsock_host.h"
 
 #define EPOLL_BATCH 64
-/* epoll events handled per wake-up before the device re-kicks itself. */
-#define EPOLL_BUDGET 512
 #define ACCEPTS_PER_EVENT 64
 #define TIMER_TICK_NS (250 * 1000 * 1000ull)
 
@@ -376,8 +375,40 @@ static void conn_event(struct virtio_vsock *vs, struct vsock_conn *c,
 	vsock_update_events(vs, c);
 }
 
-/* Run the callbacks of in-process listeners, without the lock. */
-static void run_deferred(struct virtio_vsock *vs)
+/*
+ * One batch of the epoll set's events (locked): accepted clients,
+ * deadlines, host fds ready. Returns how many were handled; the guest end
+ * pumps what they made ready and asks again while there are more.
+ */
+int vsock_host_poll(struct virtio_vsock *vs)
+{
+	struct epoll_event evs[EPOLL_BATCH];
+	int n = epoll_wait(vs->epoll_fd, evs, EPOLL_BATCH, 0);
+
+	for (int i = 0; i < n; i++) {
+		void *p = evs[i].data.ptr;
+
+		if (p == &vs->uds_fd) {
+			accept_clients(vs);
+		} else if (p == &vs->timer_fd) {
+			timer_tick(vs);
+		} else if (p == &vs->wake_fd) {
+			uint64_t v;
+
+			if (read(vs->wake_fd, &v, sizeof(v)) < 0 &&
+			    errno != EAGAIN)
+				pr_warn_ratelimited("%s: wake read: %s",
+						    vs->vdev.name,
+						    strerror(errno));
+		} else {
+			conn_event(vs, p, evs[i].events);
+		}
+	}
+	return n > 0 ? n : 0;
+}
+
+/* In-process listeners get their connections outside the device lock. */
+void vsock_host_run_deferred(struct virtio_vsock *vs)
 {
 	struct deferred_connect *d;
 
@@ -392,47 +423,6 @@ static void run_deferred(struct virtio_vsock *vs)
 		free(d);
 		d = next;
 	}
-}
-
-static void epoll_ready(struct event_watch *w)
-{
-	struct virtio_vsock *vs =
-		container_of(w, struct virtio_vsock, epoll_watch);
-	struct epoll_event evs[EPOLL_BATCH];
-	unsigned int handled = 0;
-	int n;
-
-	pthread_mutex_lock(&vs->vdev.lock);
-	do {
-		n = epoll_wait(vs->epoll_fd, evs, EPOLL_BATCH, 0);
-		for (int i = 0; i < n; i++) {
-			void *p = evs[i].data.ptr;
-
-			if (p == &vs->uds_fd) {
-				accept_clients(vs);
-			} else if (p == &vs->timer_fd) {
-				timer_tick(vs);
-			} else if (p == &vs->wake_fd) {
-				uint64_t v;
-
-				if (read(vs->wake_fd, &v, sizeof(v)) < 0 &&
-				    errno != EAGAIN)
-					pr_warn_ratelimited("%s: wake read: %s",
-							    vs->vdev.name,
-							    strerror(errno));
-			} else {
-				conn_event(vs, p, evs[i].events);
-			}
-		}
-		handled += n > 0 ? (unsigned int)n : 0;
-		vsock_rx_pump(vs);
-		vsock_event_pump(vs);
-	} while (n > 0 && handled < EPOLL_BUDGET);
-	if (n > 0)
-		vsock_wake(vs); /* let the rest of the loop run first */
-	vsock_reap(vs);
-	pthread_mutex_unlock(&vs->vdev.lock);
-	run_deferred(vs);
 }
 
 /* An existing socket file nobody listens on is left from a killed run. */
@@ -541,7 +531,7 @@ void vsock_host_fini(struct virtio_vsock *vs)
 }
 
 int vsock_host_init(struct virtio_vsock *vs, struct event_loop *loop,
-		    const char *uds_path)
+		    const char *uds_path, void (*ready)(struct event_watch *))
 {
 	vs->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	vs->timer_fd =
@@ -558,7 +548,7 @@ int vsock_host_init(struct virtio_vsock *vs, struct event_loop *loop,
 		return -EIO;
 	raise_fd_limit();
 	if (event_loop_watch(loop, &vs->epoll_watch, vs->epoll_fd, false,
-			     epoll_ready) < 0)
+			     ready) < 0)
 		return hvm_set_error(
 			-EIO, "virtio-vsock: cannot watch its epoll set");
 	return 0;
