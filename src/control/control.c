@@ -18,6 +18,7 @@
 
 #include "base/clock.h"
 #include "control/control.h"
+#include "control/event_json.h"
 #include "core/console_out.h"
 #include "abi/control_proto.h"
 #include "core/events.h"

@@ -19,8 +19,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct json_object;
-
 #define EVENT_RING_SIZE 256
 /* Boost events: at most one per this interval, the rest are counted. */
 #define EVENT_BOOST_INTERVAL_NS 100000000ull
@@ -74,11 +72,5 @@ void event_post_boost(struct event_ring *r, int vcpu, const char *cause);
 size_t event_read(struct event_ring *r, uint64_t *cursor, struct vm_event *out,
 		  size_t max, uint64_t *lost);
 uint64_t event_ring_tail(struct event_ring *r);
-
-/* The wire name of KIND ("state", "commit", ...). */
-const char *event_kind_name(enum vm_event_kind kind);
-
-/* EV as a protocol v1 event object (control_proto.h). */
-struct json_object *event_to_json(const struct vm_event *ev);
 
 #endif

@@ -8,9 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include <json-c/json.h>
 
-#include "abi/control_proto.h"
 #include "core/events.h"
 
 static void test_nobody_listening(void **state)
@@ -80,39 +78,12 @@ static void test_boost_rate_limit(void **state)
 	event_ring_destroy(&r);
 }
 
-static void test_json(void **state)
-{
-	struct vm_event ev = { .seq = 3,
-			       .time_ns = 5,
-			       .kind = VM_EVENT_EXIT,
-			       .vcpu = -1,
-			       .a = 0,
-			       .text = "poweroff",
-			       .detail = "the guest powered off" };
-	char *line;
-	size_t len;
-
-	line = ctl_format_line(event_to_json(&ev), &len);
-	assert_string_equal(
-		line,
-		"{\"v\":1,\"event\":\"exit\",\"seq\":3,\"time_ns\":5,\"reason\":\"poweroff\",\"status\":0,\"detail\":\"the guest powered off\"}\n");
-	free(line);
-	ev = (struct vm_event){ .kind = VM_EVENT_SET,
-				.vcpu = -1,
-				.text = "halt-poll=20000" };
-	line = ctl_format_line(event_to_json(&ev), &len);
-	assert_non_null(
-		strstr(line, "\"key\":\"halt-poll\",\"value\":\"20000\""));
-	free(line);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nobody_listening),
 		cmocka_unit_test(test_order_and_loss),
 		cmocka_unit_test(test_boost_rate_limit),
-		cmocka_unit_test(test_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
