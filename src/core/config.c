@@ -16,6 +16,7 @@
 #include "base/file.h"
 #include "base/log.h"
 #include "base/parse.h"
+#include "abi/p9_mount_tag.h"
 #include "control/registry.h"
 #include "sched/sched_config.h"
 
@@ -207,17 +208,6 @@ static int parse_disk(struct hvm_config *cfg, const char *name,
 	return 0;
 }
 
-/* A 9p mount tag the guest can type: 1-64 of [A-Za-z0-9_.-]. */
-static bool share_tag_valid(const char *tag)
-{
-	size_t len = strlen(tag);
-
-	return len && len <= 64 &&
-	       strspn(tag,
-		      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		      "0123456789_.-") == len;
-}
-
 /* --share HOSTDIR,tag=TAG[,ro][,ids=mapped|host]; repeat for more. */
 static int parse_share(struct hvm_config *cfg, const char *name,
 		       const char *value)
@@ -250,11 +240,12 @@ static int parse_share(struct hvm_config *cfg, const char *name,
 			share.tag = strdup(item + 4);
 			if (!share.tag)
 				r = hvm_set_error(-ENOMEM, "out of memory");
-			else if (!share_tag_valid(share.tag))
+			else if (!p9_mount_tag_valid(share.tag))
 				r = hvm_set_error(
 					-EINVAL,
-					"--%s %s: tag '%s' must be 1-64 characters of A-Z a-z 0-9 _ . -",
-					name, value, share.tag);
+					"--%s %s: tag '%s' must be 1-%d characters of A-Z a-z 0-9 _ . -",
+					name, value, share.tag,
+					P9_MOUNT_TAG_MAX);
 		} else {
 			r = hvm_set_error(
 				-EINVAL,

@@ -10,6 +10,7 @@
 #include <linux/virtio_ids.h>
 #include <linux/virtio_ring.h>
 
+#include "abi/p9_mount_tag.h"
 #include "base/log.h"
 #include "sandbox/sandbox.h"
 #include "devices/virtio/iov.h"
@@ -64,23 +65,12 @@ struct virtio_9p {
 	unsigned int nr_workers;
 	struct p9_request reqs[P9_QUEUE_SIZE];
 	size_t config_size;
-	uint8_t config[2 + VIRTIO_9P_MAX_TAG]; /* tag_len[le16] tag[] */
+	uint8_t config[2 + P9_MOUNT_TAG_MAX]; /* tag_len[le16] tag[] */
 };
 
 static struct virtio_9p *to_p9(struct virtio_device *vdev)
 {
 	return (struct virtio_9p *)vdev;
-}
-
-bool virtio_9p_tag_valid(const char *tag)
-{
-	size_t len = strlen(tag);
-
-	if (!len || len > VIRTIO_9P_MAX_TAG)
-		return false;
-	return strspn(tag,
-		      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		      "0123456789_.-") == len;
 }
 
 /* Hand REQ's reply (LEN bytes of BUF) back to the driver. Locked. */
@@ -349,11 +339,11 @@ struct virtio_device *virtio_9p_create(const struct virtio_host *host,
 	uint16_t le_len = htole16((uint16_t)tag_len);
 	int r;
 
-	if (!virtio_9p_tag_valid(tag)) {
+	if (!p9_mount_tag_valid(tag)) {
 		hvm_set_error(
 			-EINVAL,
 			"--share %s: tag '%s' must be 1-%d characters of A-Z a-z 0-9 _ . -",
-			dir, tag, VIRTIO_9P_MAX_TAG);
+			dir, tag, P9_MOUNT_TAG_MAX);
 		return NULL;
 	}
 	p9 = calloc(1, sizeof(*p9));

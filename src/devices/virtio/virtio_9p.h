@@ -18,7 +18,6 @@
 #include "devices/virtio/virtio_device.h"
 #include "devices/virtio/virtio_host.h"
 
-#define VIRTIO_9P_MAX_TAG 64 /* bytes of the mount tag, without a NUL */
 #define VIRTIO_9P_WORKERS 4
 #define VIRTIO_9P_MAX_FIDS 4096 /* per share; each may hold an open file */
 
@@ -29,9 +28,6 @@
  * eventfd write, the interrupt ioctl, malloc).
  */
 extern const char *const virtio_9p_worker_syscalls[];
-
-/* A mount tag the guest can type: 1-64 of [A-Za-z0-9_.-]. */
-bool virtio_9p_tag_valid(const char *tag);
 
 struct virtio_device *virtio_9p_create(const struct virtio_host *host,
 				       const char *dir, const char *tag,
