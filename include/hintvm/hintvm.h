@@ -243,8 +243,8 @@ HVM_API const char *hvm_vm_name(struct hvm_vm *vm);
 
 /*
  * Change a setting of a running VM: KEY is an option name that can change
- * at run time ("halt-poll", "pin", "sched-hints", "stats-interval"), VALUE
- * as on the command line. Returns 0; -ENOENT for a key no option has,
+ * at run time (`hintvm ctl --help` and docs/control-socket.md list them),
+ * VALUE as on the command line. Returns 0; -ENOENT for a key no option has,
  * -EPERM for an option fixed once the VM exists, -EINVAL for a bad value.
  */
 HVM_API int hvm_vm_set(struct hvm_vm *vm, const char *key, const char *value);

@@ -22,6 +22,10 @@ static const struct {
 	[CTL_CMD_EVENTS] = { "events", 0 },
 };
 
+const char *const ctl_set_keys[] = {
+	"halt-poll", "pin", "sched-hints", "stats", "stats-interval", NULL,
+};
+
 static const char *const error_names[CTL_E_COUNT] = {
 	[CTL_OK] = "ok",
 	[CTL_E_BAD_JSON] = "bad-json",
@@ -48,6 +52,23 @@ const char *ctl_error_name(enum ctl_error code)
 {
 	return (unsigned int)code < CTL_E_COUNT ? error_names[code]
 						: "internal";
+}
+
+char *ctl_set_keys_text(char *buf, size_t len)
+{
+	size_t at = 0;
+
+	if (len)
+		buf[0] = 0;
+	for (unsigned int i = 0; ctl_set_keys[i] && at < len; i++) {
+		int n = snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
+				 ctl_set_keys[i]);
+
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
+	return buf;
 }
 
 static enum ctl_error fail(enum ctl_error code, char *msg, size_t msg_len,

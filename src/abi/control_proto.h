@@ -72,6 +72,19 @@ const char *ctl_cmd_name(enum ctl_cmd cmd);
 const char *ctl_error_name(enum ctl_error code);
 
 /*
+ * The keys `set` takes (NULL-terminated, sorted): the options that
+ * can change while the VM runs, with their command-line values. The one
+ * list: sched picks the parser by it, the control plane's unknown-key and
+ * not-at-runtime errors, `hintvm ctl --help`, the man pages and the
+ * completion print it, and the docs test holds docs/control-socket.md to
+ * it.
+ */
+extern const char *const ctl_set_keys[];
+
+/* ctl_set_keys as "a, b, c" into BUF (cut to LEN); returns BUF. */
+char *ctl_set_keys_text(char *buf, size_t len);
+
+/*
  * Parse one request line of LEN bytes (no newline; it may hold NULs,
  * which are refused). Returns CTL_OK with REQ filled, or an error code
  * with a sentence in MSG; REQ->id is set whenever the line had an id, so

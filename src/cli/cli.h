@@ -40,9 +40,4 @@ int cmd_top(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_initramfs(int argc, char **argv);
 
-/* The requests of the control socket, for help texts and completion. */
-extern const char *const cli_ctl_requests[];
-/* The keys `set` accepts at run time. */
-extern const char *const cli_ctl_set_keys[];
-
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/control_proto.h"
 #include "cli.h"
 #include "ctl_client.h"
 #include "hintvm/hintvm.h"
@@ -20,7 +21,11 @@
 
 static void usage(FILE *out)
 {
+	char keys[128];
+
 	cli_usage(out, "ctl");
+	fprintf(out, "\nKeys of set: %s.\n",
+		ctl_set_keys_text(keys, sizeof(keys)));
 }
 
 /* REQUEST [ARGS] as one line: JSON as given, or the words. */

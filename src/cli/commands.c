@@ -4,13 +4,6 @@
 
 #include "cli.h"
 
-const char *const cli_ctl_requests[] = { "status", "info",   "stats", "stat",
-					 "pause",  "resume", "stop",  "set",
-					 "events", NULL };
-
-const char *const cli_ctl_set_keys[] = { "halt-poll", "pin", "sched-hints",
-					 "stats-interval", NULL };
-
 static const struct cli_option ctl_options[] = {
 	{ "count", "N", "with events: exit after N events" },
 	{ "help", NULL, "show this help" },
@@ -71,9 +64,9 @@ const struct cli_command cli_commands[] = {
 	  "Send REQUEST to the control socket of a running VM (its name, as\n"
 	  "`hintvm ls` shows it, or a socket path containing a '/') and print\n"
 	  "the VM's one-line JSON reply. Requests: status, info, stats,\n"
-	  "stat NAME, pause, resume, stop, set KEY VALUE (halt-poll, pin,\n"
-	  "sched-hints, stats-interval), events (one line per event until the\n"
-	  "VM ends), or a protocol v1 JSON object, sent as it is.\n"
+	  "stat NAME, pause, resume, stop, set KEY VALUE (a setting that\n"
+	  "changes at run time, listed below), events (one line per event\n"
+	  "until the VM ends), or a protocol v1 JSON object, sent as it is.\n"
 	  "Exit status: 0 the VM answered ok, 1 it refused, 2 nobody answered.",
 	  ctl_options },
 	{ "ls", "list the running VMs", cmd_ls, "[--json]",

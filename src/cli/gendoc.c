@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/control_proto.h"
 #include "cli.h"
 #include "hintvm/hintvm.h"
 
@@ -105,13 +106,12 @@ static void man1(FILE *out)
 	      "Requests of \\fBhintvm ctl\\fR and the control socket (protocol v1,\n"
 	      "one JSON object per line; docs/control-socket.md):\n",
 	      out);
-	for (unsigned int i = 0; cli_ctl_requests[i]; i++)
-		fprintf(out, "%s\\fB%s\\fR", i ? ", " : "",
-			cli_ctl_requests[i]);
+	for (unsigned int i = 0; i < CTL_CMD_COUNT; i++)
+		fprintf(out, "%s\\fB%s\\fR", i ? ", " : "", ctl_cmd_name(i));
 	fputs(".\n.B set\naccepts the keys ", out);
-	for (unsigned int i = 0; cli_ctl_set_keys[i]; i++) {
+	for (unsigned int i = 0; ctl_set_keys[i]; i++) {
 		fputs(i ? ", " : "", out);
-		roff(out, cli_ctl_set_keys[i]);
+		roff(out, ctl_set_keys[i]);
 	}
 	fputs(".\n"
 	      ".SH FILES\n"
@@ -244,13 +244,13 @@ static void bash(FILE *out)
 	      "\t\t0) COMPREPLY=($(compgen -W \"$opts $(_hintvm_vm_names)\" -- \"$cur\")) ;;\n"
 	      "\t\t1) COMPREPLY=($(compgen -W \"",
 	      out);
-	for (unsigned int i = 0; cli_ctl_requests[i]; i++)
-		fprintf(out, "%s%s", i ? " " : "", cli_ctl_requests[i]);
+	for (unsigned int i = 0; i < CTL_CMD_COUNT; i++)
+		fprintf(out, "%s%s", i ? " " : "", ctl_cmd_name(i));
 	fputs("\" -- \"$cur\")) ;;\n"
 	      "\t\t2) [ \"$prev\" = set ] && COMPREPLY=($(compgen -W \"",
 	      out);
-	for (unsigned int i = 0; cli_ctl_set_keys[i]; i++)
-		fprintf(out, "%s%s", i ? " " : "", cli_ctl_set_keys[i]);
+	for (unsigned int i = 0; ctl_set_keys[i]; i++)
+		fprintf(out, "%s%s", i ? " " : "", ctl_set_keys[i]);
 	fputs("\" -- \"$cur\")) ;;\n"
 	      "\t\tesac\n"
 	      "\t\t;;\n",

@@ -46,9 +46,6 @@
 /* How often subscribers are told about dropped console output. */
 #define CONSOLE_CHECK_MS 1000
 
-/* Keys `set` takes at run time (docs/control-socket.md). */
-#define RUNTIME_KEYS "halt-poll, pin, sched-hints, stats, stats-interval"
-
 struct client {
 	int fd; /* -1: free slot */
 	bool subscriber;
@@ -244,6 +241,7 @@ static enum ctl_error set_option(struct vm *vm, const char *key,
 				 const char *value, int *err)
 {
 	const struct hvm_option_info *opts;
+	char keys[128];
 	size_t n;
 	int r = -ENOENT;
 
@@ -268,14 +266,14 @@ static enum ctl_error set_option(struct vm *vm, const char *key,
 		*err = -EPERM;
 		hvm_set_error(
 			-EPERM,
-			"'%s' is fixed once the VM exists; keys that change at run time: " RUNTIME_KEYS,
-			key);
+			"'%s' is fixed once the VM exists; keys that change at run time: %s",
+			key, ctl_set_keys_text(keys, sizeof(keys)));
 		return CTL_E_NOT_RUNTIME;
 	}
 	hvm_set_error(
 		-ENOENT,
-		"'%.64s' is not an option; keys that change at run time: " RUNTIME_KEYS,
-		key);
+		"'%.64s' is not an option; keys that change at run time: %s",
+		key, ctl_set_keys_text(keys, sizeof(keys)));
 	return CTL_E_UNKNOWN_KEY;
 }
 

@@ -14,25 +14,21 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "abi/control_proto.h"
 #include "core/config.h"
 #include "base/log.h"
 #include "core/vm.h"
 #include "sched/brain.h"
 #include "sched/sched_vm.h"
 
-typedef int (*option_parser)(struct hvm_config *cfg, const char *name,
-			     const char *value);
-
-static const struct {
-	const char *key;
-	option_parser parse;
-} runtime_keys[] = {
-	{ "halt-poll", sched_parse_halt_poll },
-	{ "pin", sched_parse_pin },
-	{ "sched-hints", sched_parse_hints },
-	{ "stats", sched_parse_stats },
-	{ "stats-interval", sched_parse_stats_interval },
-};
+/* Is KEY one of the settings that change at run time? */
+static bool runtime_key(const char *key)
+{
+	for (unsigned int i = 0; ctl_set_keys[i]; i++)
+		if (!strcmp(ctl_set_keys[i], key))
+			return true;
+	return false;
+}
 
 static bool cpu_allowed(const struct sched_vm *s, uint16_t cpu)
 {
@@ -65,14 +61,9 @@ int sched_set_option(struct vm *vm, const char *key, const char *value)
 	struct sched_vm *s = vm->sched;
 	struct sched_options opt;
 	struct hvm_config scratch = { .sched = &opt };
-	option_parser parse = NULL;
 	int r;
 
-	for (size_t i = 0; i < sizeof(runtime_keys) / sizeof(runtime_keys[0]);
-	     i++)
-		if (!strcmp(runtime_keys[i].key, key))
-			parse = runtime_keys[i].parse;
-	if (!parse)
+	if (!runtime_key(key))
 		return -ENOENT; /* the caller says whether the key exists */
 	if (!s)
 		return hvm_set_error(-ENOENT,
@@ -80,7 +71,8 @@ int sched_set_option(struct vm *vm, const char *key, const char *value)
 	pthread_mutex_lock(&s->boost_lock);
 	pthread_mutex_lock(&s->lock);
 	opt = s->opt;
-	r = parse(&scratch, key, value);
+	/* The option table's own parser, as for the command line. */
+	r = hvm_config_set(&scratch, key, value);
 	if (r == 0 && !strcmp(key, "pin"))
 		r = check_pin(s, &opt.settings);
 	if (r == 0) {

@@ -40,6 +40,19 @@ for opt in $("$hintvm" run --help | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
 done
 if [ ${#missing[@]} = 0 ]; then ok "libhintvm(3) names every public call and option"; else not_ok "libhintvm(3) names every public call and option" "missing: ${missing[*]}"; fi
 
+# The keys `set` takes come from one table (abi/control_proto.c): --help
+# prints it, and docs/control-socket.md's table of them says the same.
+help_keys=$("$hintvm" ctl --help | sed -n 's/^Keys of set: \(.*\)\.$/\1/p' | tr -d ',' | tr ' ' '\n' | sort)
+doc_keys=$(awk '/^\| key \| applies \|/ { on = 1; next } on && /^\|---/ { next }
+	on && /^\|/ { gsub(/[|` ]/, "", $2); print $2; next } on { exit }' FS='|' \
+	"$src/docs/control-socket.md" | sort)
+if [ -n "$help_keys" ] && [ "$help_keys" = "$doc_keys" ]; then
+	ok "docs/control-socket.md lists the keys of set that hintvm ctl --help does"
+else
+	not_ok "docs/control-socket.md lists the keys of set that hintvm ctl --help does" \
+		"--help: $(echo $help_keys)" "docs: $(echo $doc_keys)"
+fi
+
 # Both render without a roff warning.
 for page in "$man1" "$man3"; do
 	warnings=$(groff -man -ww -z "$page" 2>&1)

@@ -186,6 +186,17 @@ static void test_replies(void **state)
 			    "unknown-request");
 }
 
+/* The keys of `set` as error texts and --help print them, cut to fit. */
+static void test_set_keys_text(void **state)
+{
+	char buf[128], small[8];
+
+	assert_string_equal(
+		ctl_set_keys_text(buf, sizeof(buf)),
+		"halt-poll, pin, sched-hints, stats, stats-interval");
+	assert_string_equal(ctl_set_keys_text(small, sizeof(small)), "halt-po");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -194,6 +205,7 @@ int main(void)
 		cmocka_unit_test(test_json_errors),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_replies),
+		cmocka_unit_test(test_set_keys_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
