@@ -6,7 +6,8 @@
  *
  *   arch_check_kvm        after /dev/kvm is open
  *   arch_vm_init          VM fd exists: irqchip, clocks, memory layout,
- *                         platform devices, kernel loading
+ *                         kernel loading
+ *   (the builder places the devices of arch_platform() and virtio)
  *   arch_vcpu_init        once per vCPU, after KVM_CREATE_VCPU
  *   arch_vm_finalize      all vCPUs exist: tables (MP/ACPI, FDT), GIC init
  *   arch_vcpu_exit        any exit reason common code does not handle
@@ -18,6 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "core/irq.h"
 
 struct kvm_host;
 struct vm;
@@ -58,9 +61,45 @@ int arch_idle_exits_disable(int vm_fd, bool hlt, bool pause);
 int arch_vcpu_exit(struct vcpu *vcpu);
 
 /*
+ * The machine's platform devices and where they sit. The arch describes
+ * them; the builder (vmm/platform.c) creates every one, places it on its
+ * bus, in table order, and tears it down: one assembly path for every
+ * architecture, and one list of what a VM is made of. The arch's own
+ * tables (ACPI, device tree) describe the same slots to the guest.
+ */
+enum platform_device {
+	PLATFORM_UART, /* ns16550a, the serial console; irq */
+	PLATFORM_CMOS_RTC,
+	PLATFORM_I8042, /* base: data port, base2: command/status port */
+	PLATFORM_DEBUG_EXIT, /* QEMU isa-debug-exit compatible */
+	PLATFORM_ACPI_PM, /* base: PM1a event block, base2: control block */
+	PLATFORM_PVPANIC,
+	PLATFORM_PCI_HOST, /* BAR window base, size; virtio goes here */
+	PLATFORM_POST, /* Linux's io_delay port: writes coalesced */
+	PLATFORM_HINTS, /* the guest's scheduling-hint channel */
+	PLATFORM_RR_PARTNER, /* --rr-partner: doorbell at base, answer irq */
+};
+
+struct platform_slot {
+	enum platform_device device;
+	bool mmio; /* else port I/O */
+	uint64_t base;
+	uint64_t base2;
+	uint64_t size;
+	uint32_t irq; /* for arch_irq_line(); RR_PARTNER: a GSI for irqfd */
+};
+
+/* The slots, in placing order; *COUNT receives their number. */
+const struct platform_slot *arch_platform(size_t *count);
+
+/* The line a device raises for the arch's interrupt number IRQ. */
+struct irq_line arch_irq_line(struct vm *vm, uint32_t irq);
+
+/*
  * A window and an interrupt for one virtio-mmio device, which the guest is
  * told about (arm64: a device-tree node). Claim it after arch_vm_init and
- * before arch_vm_finalize; register the device at GPA for SIZE bytes and
+ * before arch_vm_finalize (the builder does, for every virtio device not
+ * on PCI); register the device at GPA for SIZE bytes and
  * drive IRQ. Returns 0, -ENOSPC when every slot is taken, or -EOPNOTSUPP
  * where virtio devices sit on PCI instead (x86).
  */

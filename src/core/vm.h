@@ -127,6 +127,7 @@ struct vm {
 		console_sink; /* set by whoever owns the console device */
 	const struct vm_hooks *hooks; /* filled by the builder */
 	void *arch; /* owned by src/arch/<arch> */
+	struct platform *platform; /* its devices: vmm/platform.c */
 	struct virtio_vm *virtio; /* src/devices/virtio/virtio_vm.c */
 	struct sched_vm *sched; /* owned by src/sched/brain.c */
 	struct agent_host *agent; /* --agent: agent/agent_host.c */

@@ -11,9 +11,10 @@
  *   console_out_create              guest output buffer and its thread
  *   vm_open_kvm                     /dev/kvm, host checks, KVM_CREATE_VM
  *   sched_vm_create                 exit policy: fixed before vCPUs exist
- *   arch_vm_init                    irqchip, memory, platform devices,
- *                                   (x86) virtio on PCI, kernel loading
- *   virtio_vm_plug_mmio             virtio devices the arch did not place
+ *   arch_vm_init                    irqchip, memory, kernel loading
+ *   platform_place                  every device, on the arch's slots:
+ *                                   platform devices, then virtio on the
+ *                                   PCI host or on virtio-mmio windows
  *   vm_create_vcpus                 KVM_CREATE_VCPU + arch_vcpu_init each
  *   arch_vm_finalize                tables (MP/ACPI, FDT), GIC init
  *   vm_register_coalesced           regions devices marked coalesced
@@ -47,6 +48,7 @@
 #include "sched/brain.h"
 #include "sched/sched_config.h"
 #include "sched/stats_report.h"
+#include "vmm/platform.h"
 
 static const struct vm_hooks builder_hooks = {
 	.vcpu_thread_start = sched_vcpu_start,
@@ -93,6 +95,7 @@ static void builder_teardown(struct vm *vm)
 	agent_host_destroy(vm); /* after the vsock device: no more reports */
 	agent_stdio_destroy(vm); /* likewise: the rest of stdout, then EOF */
 	sched_vm_destroy(vm);
+	platform_destroy(vm); /* after virtio: the PCI host outlives it */
 	arch_vm_destroy(vm);
 	console_out_destroy(vm->console_out); /* after every device */
 	vm->console_out = NULL;
@@ -151,8 +154,7 @@ static int builder_assemble(struct vm *vm)
 	if (r == 0)
 		r = arch_vm_init(vm);
 	if (r == 0)
-		r = virtio_vm_plug_mmio(
-			vm); /* devices the arch did not place */
+		r = platform_place(vm);
 	/* The agent reports the main process's exit on a host port. */
 	if (r == 0 && vm->agent)
 		r = virtio_vsock_add_host_listener(virtio_vm_vsock(vm),

@@ -25,10 +25,8 @@
 #include "image/boot_files.h"
 #include "base/log.h"
 #include "core/vm.h"
-#include "devices/pvpanic.h"
-#include "devices/uart8250.h"
-#include "sched/brain.h"
 #include "abi/kvm_para_bits.h"
+#include "sched/brain.h"
 #include "sched/pv.h"
 #include "sched/sched_config.h"
 
@@ -46,8 +44,6 @@
 
 struct arm64_vm {
 	struct gic gic;
-	struct uart8250 *uart;
-	struct pvpanic *pvpanic;
 	struct kvm_vcpu_init vcpu_init; /* target and features for all */
 	uint64_t *mpidr; /* per vCPU, read back from KVM */
 	uint64_t ram_end;
@@ -133,29 +129,29 @@ static int arm64_setup_pvtime(struct vm *vm)
 			      "PV time");
 }
 
-static int arm64_setup_devices(struct vm *vm)
-{
-	struct arm64_vm *a = arm64(vm);
-	struct irq_line irq = { .set_level = vm_irq_line_set,
-				.ctx = vm,
-				.gsi = gic_spi_gsi(ARM64_UART_SPI) };
-	int r;
+/*
+ * What the builder places (core/arch.h) and the device tree describes:
+ * the console UART, the hint channel, pvpanic (always present, as on
+ * x86). Virtio sits on the MMIO slots of arch_virtio_mmio_slot().
+ */
+static const struct platform_slot arm64_platform[] = {
+	{ PLATFORM_UART, .mmio = true, .base = ARM64_UART_GPA,
+	  .irq = ARM64_UART_SPI },
+	{ PLATFORM_HINTS, .mmio = true, .base = ARM64_HINT_GPA },
+	{ PLATFORM_PVPANIC, .mmio = true, .base = ARM64_PVPANIC_GPA },
+};
 
-	a->uart = uart8250_create(irq, vm->console_out);
-	a->pvpanic = pvpanic_create(vm->power);
-	if (!a->uart || !a->pvpanic)
-		return hvm_set_error(-ENOMEM, "out of memory for devices");
-	vm->console_sink = uart8250_console_sink(a->uart);
-	uart8250_set_output_notify(a->uart, vm_console_output, vm);
-	r = vm_register_mmio(vm, ARM64_UART_GPA, UART8250_REGS,
-			     &uart8250_bus_ops, a->uart, "ttyS0");
-	if (!r)
-		r = sched_register_hints(vm, ARM64_HINT_GPA, false);
-	/* Always present (the device tree names it), as on x86. */
-	if (!r)
-		r = vm_register_mmio(vm, ARM64_PVPANIC_GPA, PVPANIC_LEN,
-				     &pvpanic_bus_ops, a->pvpanic, "pvpanic");
-	return r;
+const struct platform_slot *arch_platform(size_t *count)
+{
+	*count = sizeof(arm64_platform) / sizeof(arm64_platform[0]);
+	return arm64_platform;
+}
+
+struct irq_line arch_irq_line(struct vm *vm, uint32_t irq)
+{
+	return (struct irq_line){ .set_level = vm_irq_line_set,
+				  .ctx = vm,
+				  .gsi = gic_spi_gsi(irq) };
 }
 
 static int arm64_load_kernel(struct vm *vm)
@@ -228,8 +224,6 @@ int arch_vm_init(struct vm *vm)
 		arm64_enable_nisv_exits(vm);
 	if (!r)
 		r = arm64_setup_memory(vm);
-	if (!r)
-		r = arm64_setup_devices(vm);
 	if (!r)
 		r = arm64_load_kernel(vm);
 	return r;
@@ -618,8 +612,6 @@ void arch_vm_destroy(struct vm *vm)
 
 	if (!a)
 		return;
-	uart8250_destroy(a->uart);
-	pvpanic_destroy(a->pvpanic);
 	gic_destroy(&a->gic);
 	if (a->pvtime)
 		munmap(a->pvtime, ARM64_PVTIME_SIZE);

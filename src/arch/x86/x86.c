@@ -27,15 +27,6 @@
 #include "image/kernel_format.h"
 #include "base/log.h"
 #include "core/vm.h"
-#include "devices/acpi_pm.h"
-#include "devices/cmos_rtc.h"
-#include "devices/debug_exit.h"
-#include "devices/i8042.h"
-#include "devices/pci/pci.h"
-#include "devices/pvpanic.h"
-#include "devices/rr_partner.h"
-#include "devices/uart8250.h"
-#include "devices/virtio/virtio_vm.h"
 #include "sched/brain.h"
 #include "sched/pv.h"
 
@@ -52,13 +43,6 @@ struct x86_vm {
 	struct x86_irqchip irqchip;
 	struct kvm_cpuid2 *supported_cpuid;
 	struct cpuid_vm_params cpuid;
-	struct uart8250 *uart;
-	struct cmos_rtc *rtc;
-	struct i8042 *kbc;
-	struct acpi_pm *pm;
-	struct pvpanic *pvpanic;
-	struct pci_host *pci;
-	struct rr_partner *rr; /* --rr-partner only */
 	uint64_t entry;
 	bool linux64; /* bzImage: 64-bit boot protocol, else PVH */
 	uint64_t boot_params_gpa;
@@ -143,116 +127,37 @@ static int x86_setup_memory(struct vm *vm)
 }
 
 /*
- * The rr benchmark partner: its doorbell port is an ioeventfd and its
- * answer an irqfd on an I/O APIC pin, so a transaction never leaves the
- * kernel on the vCPU side (bench/, docs/benchmarks.md).
+ * The legacy devices Linux probes, the PCI host that carries virtio, the
+ * hint channel and the rr partner: what the builder places (core/arch.h),
+ * and what the MP table and the DSDT (acpi.c) describe.
  */
-static int x86_setup_rr_partner(struct vm *vm)
-{
-	struct x86_vm *a = x86(vm);
-	struct kvm_ioeventfd doorbell = {
-		.addr = X86_RR_PARTNER_PORT + RR_REG_DOORBELL,
-		.len = 4,
-		.flags = KVM_IOEVENTFD_FLAG_PIO,
-	};
-	struct kvm_irqfd answer = { .gsi = X86_RR_PARTNER_IRQ };
+static const struct platform_slot x86_platform[] = {
+	{ PLATFORM_UART, .base = X86_COM1_PORT, .irq = X86_COM1_IRQ },
+	{ PLATFORM_CMOS_RTC, .base = X86_CMOS_PORT },
+	{ PLATFORM_I8042, .base = X86_I8042_DATA_PORT,
+	  .base2 = X86_I8042_CMD_PORT },
+	{ PLATFORM_DEBUG_EXIT, .base = X86_DEBUG_EXIT_PORT },
+	{ PLATFORM_ACPI_PM, .base = X86_PM1A_EVT_PORT,
+	  .base2 = X86_PM1A_CNT_PORT },
+	{ PLATFORM_PVPANIC, .base = X86_PVPANIC_PORT }, /* DSDT: QEMU0001 */
+	/* After ACPI PM: the reset port 0xcf9 is in the PCI config ports. */
+	{ PLATFORM_PCI_HOST, .mmio = true, .base = X86_PCI_MMIO_GPA,
+	  .size = X86_PCI_MMIO_SIZE },
+	{ PLATFORM_POST, .base = X86_POST_PORT },
+	{ PLATFORM_HINTS, .base = X86_HINT_PORT },
+	{ PLATFORM_RR_PARTNER, .base = X86_RR_PARTNER_PORT,
+	  .irq = X86_RR_PARTNER_IRQ },
+};
 
-	a->rr = rr_partner_create();
-	if (!a->rr)
-		return -ENOMEM;
-	doorbell.fd = rr_partner_request_fd(a->rr);
-	answer.fd = (uint32_t)rr_partner_response_fd(a->rr);
-	if (ioctl(vm->fd, KVM_IOEVENTFD, &doorbell) < 0)
-		return hvm_set_errno_error(
-			"--rr-partner: KVM_IOEVENTFD on port 0x%x",
-			X86_RR_PARTNER_PORT);
-	if (ioctl(vm->fd, KVM_IRQFD, &answer) < 0)
-		return hvm_set_errno_error("--rr-partner: KVM_IRQFD on GSI %d",
-					   X86_RR_PARTNER_IRQ);
-	return vm_register_pio(vm, X86_RR_PARTNER_PORT, RR_PARTNER_LEN,
-			       &rr_partner_bus_ops, a->rr, "rr-partner");
+const struct platform_slot *arch_platform(size_t *count)
+{
+	*count = sizeof(x86_platform) / sizeof(x86_platform[0]);
+	return x86_platform;
 }
 
-static const struct bus_ops post_port_ops = { 0 };
-
-/* PCI bus 0 with the virtio devices, and the reset port at 0xcf9. */
-static int x86_setup_pci(struct vm *vm)
+struct irq_line arch_irq_line(struct vm *vm, uint32_t irq)
 {
-	struct x86_vm *a = x86(vm);
-	int r;
-
-	a->pci = pci_host_create(X86_PCI_MMIO_GPA, X86_PCI_MMIO_SIZE);
-	if (!a->pci)
-		return hvm_set_error(-ENOMEM, "out of memory for PCI");
-	pci_host_set_cf9_handler(a->pci, &acpi_reset_bus_ops, a->pm);
-	r = vm_register_pio(vm, PCI_HOST_CFG_PORT, PCI_HOST_CFG_LEN,
-			    &pci_host_cfg_ops, a->pci, "pci-config");
-	if (!r)
-		r = vm_register_mmio(vm, X86_PCI_MMIO_GPA, X86_PCI_MMIO_SIZE,
-				     &pci_host_mmio_ops, a->pci, "pci-bars");
-	if (!r)
-		r = virtio_vm_create(vm);
-	if (!r)
-		r = virtio_vm_plug_pci(vm, a->pci);
-	return r;
-}
-
-static int x86_setup_devices(struct vm *vm)
-{
-	struct x86_vm *a = x86(vm);
-	struct irq_line com1 = x86_irqchip_line(&a->irqchip, X86_COM1_IRQ);
-	int r;
-
-	a->uart = uart8250_create(com1, vm->console_out);
-	a->rtc = cmos_rtc_create(NULL);
-	a->kbc = i8042_create(vm->power);
-	a->pm = acpi_pm_create(vm->power);
-	a->pvpanic = pvpanic_create(vm->power);
-	if (!a->uart || !a->rtc || !a->kbc || !a->pm || !a->pvpanic)
-		return hvm_set_error(-ENOMEM, "out of memory for devices");
-	vm->console_sink = uart8250_console_sink(a->uart);
-	uart8250_set_output_notify(a->uart, vm_console_output, vm);
-
-	r = vm_register_pio(vm, X86_COM1_PORT, UART8250_REGS, &uart8250_bus_ops,
-			    a->uart, "ttyS0");
-	if (!r)
-		r = vm_register_pio(vm, X86_CMOS_PORT, 2, &cmos_rtc_bus_ops,
-				    a->rtc, "cmos-rtc");
-	if (!r)
-		r = vm_register_pio(vm, X86_I8042_DATA_PORT, 1,
-				    &i8042_data_bus_ops, a->kbc, "i8042-data");
-	if (!r)
-		r = vm_register_pio(vm, X86_I8042_CMD_PORT, 1,
-				    &i8042_cmd_bus_ops, a->kbc, "i8042-cmd");
-	if (!r)
-		r = vm_register_pio(vm, X86_DEBUG_EXIT_PORT, DEBUG_EXIT_LEN,
-				    &debug_exit_bus_ops, &vm->power,
-				    "debug-exit");
-	if (!r)
-		r = vm_register_pio(vm, X86_PM1A_EVT_PORT, ACPI_PM1_EVT_LEN,
-				    &acpi_pm1_evt_bus_ops, a->pm, "pm1a-evt");
-	if (!r)
-		r = vm_register_pio(vm, X86_PM1A_CNT_PORT, ACPI_PM1_CNT_LEN,
-				    &acpi_pm1_cnt_bus_ops, a->pm, "pm1a-cnt");
-	/* Always present, unlike QEMU's opt-in -device pvpanic: it costs
-	 * nothing until a panicking guest writes it (DSDT: QEMU0001). */
-	if (!r)
-		r = vm_register_pio(vm, X86_PVPANIC_PORT, PVPANIC_LEN,
-				    &pvpanic_bus_ops, a->pvpanic, "pvpanic");
-	/* The reset port 0xcf9 lives inside the PCI config ports. */
-	if (!r)
-		r = x86_setup_pci(vm);
-	/* Linux's io_delay writes here; batch them instead of exiting. */
-	if (!r)
-		r = vm_register_pio(vm, X86_POST_PORT, 1, &post_port_ops, NULL,
-				    "post");
-	if (!r)
-		r = bus_set_coalesced(&vm->pio, X86_POST_PORT);
-	if (!r)
-		r = sched_register_hints(vm, X86_HINT_PORT, true);
-	if (!r && vm->cfg->arch.rr_partner)
-		r = x86_setup_rr_partner(vm);
-	return r;
+	return x86_irqchip_line(&x86(vm)->irqchip, irq);
 }
 
 /*
@@ -388,8 +293,6 @@ int arch_vm_init(struct vm *vm)
 	r = x86_irqchip_create(vm, &a->irqchip);
 	if (!r)
 		r = x86_setup_memory(vm);
-	if (!r)
-		r = x86_setup_devices(vm);
 	if (!r)
 		r = x86_load_kernel(vm);
 	if (!r)
@@ -645,13 +548,6 @@ void arch_vm_destroy(struct vm *vm)
 
 	if (!a)
 		return;
-	uart8250_destroy(a->uart);
-	cmos_rtc_destroy(a->rtc);
-	i8042_destroy(a->kbc);
-	acpi_pm_destroy(a->pm);
-	pvpanic_destroy(a->pvpanic);
-	pci_host_destroy(a->pci);
-	rr_partner_destroy(a->rr);
 	x86_irqchip_destroy(&a->irqchip);
 	free(a->supported_cpuid);
 	free(a);

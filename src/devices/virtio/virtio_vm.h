@@ -2,9 +2,9 @@
 /*
  * The virtio devices of one VM: created from the configuration (--disk,
  * --net, --console virtio, --rng, --vsock), served by one io_uring event loop
- * thread, and put on the architecture's transport: PCI on x86
- * (virtio_vm_plug_pci, from the x86 machine setup), MMIO elsewhere
- * (virtio_vm_plug_mmio, from vm.c, on slots the arch hands out).
+ * thread, and put on the machine's transport by the builder
+ * (vmm/platform.c): the PCI host where the platform has one (x86), else
+ * virtio-mmio windows the arch hands out.
  */
 #ifndef HVM_DEVICES_VIRTIO_VIRTIO_VM_H
 #define HVM_DEVICES_VIRTIO_VIRTIO_VM_H
@@ -39,11 +39,11 @@ unsigned int virtio_vm_count(const struct vm *vm);
 int virtio_vm_plug_pci(struct vm *vm, struct pci_host *host);
 
 /*
- * After arch_vm_init: create the devices if the architecture did not
- * (arm64), and put every device not yet on a transport on a virtio-mmio
- * window claimed with arch_virtio_mmio_slot(), which the architecture
- * then describes to the guest (arm64: a "virtio,mmio" FDT node). Nothing
- * to do on x86, where virtio_vm_plug_pci() already placed them all.
+ * After arch_vm_init: create the devices if nobody did, and put every
+ * device not yet on a transport on a virtio-mmio window claimed with
+ * arch_virtio_mmio_slot(), which the architecture then describes to the
+ * guest (arm64: a "virtio,mmio" FDT node). Nothing to do where
+ * virtio_vm_plug_pci() already placed them all.
  */
 int virtio_vm_plug_mmio(struct vm *vm);
 

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Every device of a VM is created and placed here, on the slots the arch
+ * describes: the arch says where (ports, windows, interrupt numbers), this
+ * file says what each device needs (its bus operations, its interrupt
+ * line, its wiring to the power sink or the console). A device new to a
+ * platform is one slot in the arch's table and, if it is new to hintvm,
+ * one case below.
+ */
+#include <errno.h>
+#include <linux/kvm.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+
+#include "abi/rr_partner_abi.h"
+#include "base/log.h"
+#include "core/arch.h"
+#include "core/vm.h"
+#include "devices/acpi_pm.h"
+#include "devices/cmos_rtc.h"
+#include "devices/debug_exit.h"
+#include "devices/i8042.h"
+#include "devices/pci/pci.h"
+#include "devices/pvpanic.h"
+#include "devices/rr_partner.h"
+#include "devices/uart8250.h"
+#include "devices/virtio/virtio_vm.h"
+#include "sched/brain.h"
+#include "vmm/platform.h"
+
+struct platform {
+	struct uart8250 *uart;
+	struct cmos_rtc *rtc;
+	struct i8042 *kbc;
+	struct acpi_pm *pm;
+	struct pvpanic *pvpanic;
+	struct pci_host *pci;
+	struct rr_partner *rr; /* --rr-partner only */
+};
+
+static int place(struct vm *vm, const struct platform_slot *slot, uint64_t addr,
+		 uint64_t len, const struct bus_ops *ops, void *dev,
+		 const char *name)
+{
+	return slot->mmio ? vm_register_mmio(vm, addr, len, ops, dev, name)
+			  : vm_register_pio(vm, addr, len, ops, dev, name);
+}
+
+static int no_memory(const char *what)
+{
+	return hvm_set_error(-ENOMEM, "out of memory for the %s", what);
+}
+
+static int place_uart(struct vm *vm, struct platform *p,
+		      const struct platform_slot *slot)
+{
+	p->uart =
+		uart8250_create(arch_irq_line(vm, slot->irq), vm->console_out);
+	if (!p->uart)
+		return no_memory("serial port");
+	vm->console_sink = uart8250_console_sink(p->uart);
+	uart8250_set_output_notify(p->uart, vm_console_output, vm);
+	return place(vm, slot, slot->base, UART8250_REGS, &uart8250_bus_ops,
+		     p->uart, "ttyS0");
+}
+
+static int place_i8042(struct vm *vm, struct platform *p,
+		       const struct platform_slot *slot)
+{
+	int r;
+
+	p->kbc = i8042_create(vm->power);
+	if (!p->kbc)
+		return no_memory("i8042");
+	r = place(vm, slot, slot->base, 1, &i8042_data_bus_ops, p->kbc,
+		  "i8042-data");
+	return r ? r
+		 : place(vm, slot, slot->base2, 1, &i8042_cmd_bus_ops, p->kbc,
+			 "i8042-cmd");
+}
+
+static int place_acpi_pm(struct vm *vm, struct platform *p,
+			 const struct platform_slot *slot)
+{
+	int r;
+
+	p->pm = acpi_pm_create(vm->power);
+	if (!p->pm)
+		return no_memory("ACPI PM registers");
+	r = place(vm, slot, slot->base, ACPI_PM1_EVT_LEN, &acpi_pm1_evt_bus_ops,
+		  p->pm, "pm1a-evt");
+	return r ? r
+		 : place(vm, slot, slot->base2, ACPI_PM1_CNT_LEN,
+			 &acpi_pm1_cnt_bus_ops, p->pm, "pm1a-cnt");
+}
+
+/*
+ * PCI bus 0 on the configuration ports (mechanism #1) and the BAR window;
+ * the ACPI reset register 0xcf9 lives inside those ports.
+ */
+static int place_pci_host(struct vm *vm, struct platform *p,
+			  const struct platform_slot *slot)
+{
+	int r;
+
+	p->pci = pci_host_create(slot->base, slot->size);
+	if (!p->pci)
+		return no_memory("PCI host");
+	if (p->pm)
+		pci_host_set_cf9_handler(p->pci, &acpi_reset_bus_ops, p->pm);
+	r = vm_register_pio(vm, PCI_HOST_CFG_PORT, PCI_HOST_CFG_LEN,
+			    &pci_host_cfg_ops, p->pci, "pci-config");
+	return r ? r
+		 : vm_register_mmio(vm, slot->base, slot->size,
+				    &pci_host_mmio_ops, p->pci, "pci-bars");
+}
+
+static const struct bus_ops post_port_ops = { 0 };
+
+/* Linux's io_delay writes the POST port: batch them instead of exiting. */
+static int place_post(struct vm *vm, const struct platform_slot *slot)
+{
+	int r = place(vm, slot, slot->base, 1, &post_port_ops, NULL, "post");
+
+	return r ? r
+		 : bus_set_coalesced(slot->mmio ? &vm->mmio : &vm->pio,
+				     slot->base);
+}
+
+/*
+ * The rr benchmark partner: its doorbell is an ioeventfd and its answer an
+ * irqfd, so a transaction never leaves the kernel on the vCPU side
+ * (bench/, docs/benchmarks.md).
+ */
+static int place_rr_partner(struct vm *vm, struct platform *p,
+			    const struct platform_slot *slot)
+{
+	struct kvm_ioeventfd doorbell = {
+		.addr = slot->base + RR_REG_DOORBELL,
+		.len = 4,
+		.flags = slot->mmio ? 0 : KVM_IOEVENTFD_FLAG_PIO,
+	};
+	struct kvm_irqfd answer = { .gsi = slot->irq };
+
+	p->rr = rr_partner_create();
+	if (!p->rr)
+		return no_memory("rr partner");
+	doorbell.fd = rr_partner_request_fd(p->rr);
+	answer.fd = (uint32_t)rr_partner_response_fd(p->rr);
+	if (ioctl(vm->fd, KVM_IOEVENTFD, &doorbell) < 0)
+		return hvm_set_errno_error(
+			"--rr-partner: KVM_IOEVENTFD at 0x%llx",
+			(unsigned long long)doorbell.addr);
+	if (ioctl(vm->fd, KVM_IRQFD, &answer) < 0)
+		return hvm_set_errno_error("--rr-partner: KVM_IRQFD on GSI %u",
+					   slot->irq);
+	return place(vm, slot, slot->base, RR_PARTNER_LEN, &rr_partner_bus_ops,
+		     p->rr, "rr-partner");
+}
+
+static int place_slot(struct vm *vm, struct platform *p,
+		      const struct platform_slot *slot)
+{
+	switch (slot->device) {
+	case PLATFORM_UART:
+		return place_uart(vm, p, slot);
+	case PLATFORM_CMOS_RTC:
+		p->rtc = cmos_rtc_create(NULL);
+		if (!p->rtc)
+			return no_memory("CMOS RTC");
+		return place(vm, slot, slot->base, 2, &cmos_rtc_bus_ops, p->rtc,
+			     "cmos-rtc");
+	case PLATFORM_I8042:
+		return place_i8042(vm, p, slot);
+	case PLATFORM_DEBUG_EXIT:
+		return place(vm, slot, slot->base, DEBUG_EXIT_LEN,
+			     &debug_exit_bus_ops, &vm->power, "debug-exit");
+	case PLATFORM_ACPI_PM:
+		return place_acpi_pm(vm, p, slot);
+	/* Always present, unlike QEMU's opt-in -device pvpanic: it costs
+	 * nothing until a panicking guest writes it. */
+	case PLATFORM_PVPANIC:
+		p->pvpanic = pvpanic_create(vm->power);
+		if (!p->pvpanic)
+			return no_memory("pvpanic device");
+		return place(vm, slot, slot->base, PVPANIC_LEN,
+			     &pvpanic_bus_ops, p->pvpanic, "pvpanic");
+	case PLATFORM_PCI_HOST:
+		return place_pci_host(vm, p, slot);
+	case PLATFORM_POST:
+		return place_post(vm, slot);
+	case PLATFORM_HINTS:
+		return sched_register_hints(vm, slot->base, !slot->mmio);
+	case PLATFORM_RR_PARTNER:
+		return vm->cfg->arch.rr_partner ? place_rr_partner(vm, p, slot)
+						: 0;
+	}
+	return hvm_set_error(-EINVAL, "platform slot of unknown device %d",
+			     (int)slot->device);
+}
+
+static bool has_slot(const struct platform_slot *slots, size_t n,
+		     enum platform_device device)
+{
+	for (size_t i = 0; i < n; i++)
+		if (slots[i].device == device)
+			return true;
+	return false;
+}
+
+int platform_place(struct vm *vm)
+{
+	const struct platform_slot *slots;
+	struct platform *p = calloc(1, sizeof(*p));
+	size_t n;
+	int r = 0;
+
+	if (!p)
+		return no_memory("platform devices");
+	vm->platform = p;
+	slots = arch_platform(&n);
+	if (vm->cfg->arch.rr_partner &&
+	    !has_slot(slots, n, PLATFORM_RR_PARTNER))
+		return hvm_set_error(
+			-EINVAL,
+			"--rr-partner: this architecture's machine has no place for the benchmark partner (x86 only)");
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = place_slot(vm, p, &slots[i]);
+	/* Virtio: on the PCI host where there is one, else on MMIO slots. */
+	if (r == 0)
+		r = virtio_vm_create(vm);
+	if (r == 0 && p->pci)
+		r = virtio_vm_plug_pci(vm, p->pci);
+	if (r == 0)
+		r = virtio_vm_plug_mmio(vm);
+	return r;
+}
+
+void platform_destroy(struct vm *vm)
+{
+	struct platform *p = vm->platform;
+
+	if (!p)
+		return;
+	uart8250_destroy(p->uart);
+	cmos_rtc_destroy(p->rtc);
+	i8042_destroy(p->kbc);
+	acpi_pm_destroy(p->pm);
+	pvpanic_destroy(p->pvpanic);
+	pci_host_destroy(p->pci);
+	rr_partner_destroy(p->rr);
+	free(p);
+	vm->platform = NULL;
+}

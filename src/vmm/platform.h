@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A VM's devices, placed by the builder: the platform devices on the
+ * slots the architecture describes (arch_platform(), core/arch.h), then
+ * the virtio devices on the PCI host where the platform has one, else on
+ * virtio-mmio windows. The same code for every architecture.
+ */
+#ifndef HVM_VMM_PLATFORM_H
+#define HVM_VMM_PLATFORM_H
+
+struct vm;
+
+/* After arch_vm_init, before the vCPUs exist. */
+int platform_place(struct vm *vm);
+
+/* After virtio_vm_destroy (the PCI host outlives its devices). */
+void platform_destroy(struct vm *vm);
+
+#endif
