@@ -5,8 +5,8 @@
  * kernel (guest-firmware/x86/power.c), so all three agree by construction.
  * Only plain #defines: freestanding guest code includes this.
  */
-#ifndef HVM_DEVICES_ACPI_PM_REGS_H
-#define HVM_DEVICES_ACPI_PM_REGS_H
+#ifndef HVM_ABI_ACPI_PM_REGS_H
+#define HVM_ABI_ACPI_PM_REGS_H
 
 /* PM1_CNT: writing SLP_EN with SLP_TYP = S5 powers the machine off. */
 #define ACPI_SLP_TYP_SHIFT 10

@@ -13,8 +13,8 @@
  * payload by AGENT_MAX_PAYLOAD, an attribute by the payload that holds
  * it, counts of repeated attributes by the limits below.
  */
-#ifndef HVM_CORE_AGENT_PROTO_H
-#define HVM_CORE_AGENT_PROTO_H
+#ifndef HVM_ABI_AGENT_PROTO_H
+#define HVM_ABI_AGENT_PROTO_H
 
 #include <stdbool.h>
 #include <stddef.h>

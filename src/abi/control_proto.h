@@ -13,8 +13,8 @@
  * "ok"; a refusal adds "code" (one of the stable names below) and "error"
  * (a sentence for people).
  */
-#ifndef HVM_CORE_CONTROL_PROTO_H
-#define HVM_CORE_CONTROL_PROTO_H
+#ifndef HVM_ABI_CONTROL_PROTO_H
+#define HVM_ABI_CONTROL_PROTO_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,8 +5,8 @@
  * code (guest-firmware/) can include it. x86: I/O ports X86_HINT_PORT +
  * offset; arm64: the hint MMIO page + offset. All accesses are 32-bit.
  */
-#ifndef HVM_SCHED_HINT_ABI_H
-#define HVM_SCHED_HINT_ABI_H
+#ifndef HVM_ABI_HINT_ABI_H
+#define HVM_ABI_HINT_ABI_H
 
 /* Registers (byte offsets). */
 #define HINT_REG_EVENT 0x0 /* write: an event word; read: HINT_MAGIC */

@@ -11,8 +11,8 @@
  * The first part is guest ABI (hypercall numbers) and needs no kernel
  * header, so that the freestanding test kernel in guest-firmware/ shares it.
  */
-#ifndef HVM_SCHED_KVM_HINT_UAPI_H
-#define HVM_SCHED_KVM_HINT_UAPI_H
+#ifndef HVM_ABI_KVM_HINT_UAPI_H
+#define HVM_ABI_KVM_HINT_UAPI_H
 
 /*
  * arm64 guest ABI. KVM vendor hypervisor functions 64 and up are reported in
@@ -134,4 +134,4 @@ struct kvm_yield_to_vcpu {
 
 #endif /* __STDC_HOSTED__ */
 
-#endif /* HVM_SCHED_KVM_HINT_UAPI_H */
+#endif /* HVM_ABI_KVM_HINT_UAPI_H */

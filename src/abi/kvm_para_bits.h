@@ -5,8 +5,8 @@
  * names (option files stay portable), so they get the same numbers here,
  * copied from arch/x86/include/uapi/asm/kvm_para.h.
  */
-#ifndef HVM_SCHED_KVM_PARA_BITS_H
-#define HVM_SCHED_KVM_PARA_BITS_H
+#ifndef HVM_ABI_KVM_PARA_BITS_H
+#define HVM_ABI_KVM_PARA_BITS_H
 
 #if defined(__x86_64__)
 #include <asm/kvm_para.h>

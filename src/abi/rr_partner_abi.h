@@ -17,8 +17,8 @@
  *                 RR_MAX_SERVICE_US; 0 (the default) answers at once
  * Other widths and offsets read as all-ones; such writes are ignored.
  */
-#ifndef HVM_DEVICES_RR_PARTNER_ABI_H
-#define HVM_DEVICES_RR_PARTNER_ABI_H
+#ifndef HVM_ABI_RR_PARTNER_ABI_H
+#define HVM_ABI_RR_PARTNER_ABI_H
 
 #define RR_PARTNER_LEN 0x20
 #define RR_PARTNER_MAGIC 0x52525052 /* "RPRR" read as little-endian */

@@ -3,8 +3,8 @@
  * Host side of the guest agent protocol (docs/agent.md): the pieces the
  * hvm_process_* API and `hintvm run --agent`'s exit-status listener share.
  */
-#ifndef HVM_CORE_AGENT_CLIENT_H
-#define HVM_CORE_AGENT_CLIENT_H
+#ifndef HVM_AGENT_AGENT_CLIENT_H
+#define HVM_AGENT_AGENT_CLIENT_H
 
 #include <stdint.h>
 

@@ -4,8 +4,8 @@
  * calls to prepare a VM for the guest agent and to learn the status the
  * agent reported for the main process (docs/agent.md).
  */
-#ifndef HVM_CORE_AGENT_HOST_H
-#define HVM_CORE_AGENT_HOST_H
+#ifndef HVM_AGENT_AGENT_HOST_H
+#define HVM_AGENT_AGENT_HOST_H
 
 #include <stdbool.h>
 

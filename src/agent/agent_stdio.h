@@ -3,8 +3,8 @@
  * The main process's stdin, stdout and stderr as vsock connections to
  * the embedder's fds (agent_stdio.c, hvm_config_set_agent_stdio_fds()).
  */
-#ifndef HVM_CORE_AGENT_STDIO_H
-#define HVM_CORE_AGENT_STDIO_H
+#ifndef HVM_AGENT_AGENT_STDIO_H
+#define HVM_AGENT_AGENT_STDIO_H
 
 #include <stdint.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The one clock hintvm measures intervals and deadlines with. */
-#ifndef HVM_CORE_CLOCK_H
-#define HVM_CORE_CLOCK_H
+#ifndef HVM_BASE_CLOCK_H
+#define HVM_BASE_CLOCK_H
 
 #include <stdint.h>
 #include <time.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#ifndef HVM_CORE_FILE_H
-#define HVM_CORE_FILE_H
+#ifndef HVM_BASE_FILE_H
+#define HVM_BASE_FILE_H
 
 #include <stdbool.h>
 #include <stddef.h>

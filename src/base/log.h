@@ -5,8 +5,8 @@
  * through hvm_last_error(). Messages name the thing, the value and what was
  * expected.
  */
-#ifndef HVM_CORE_LOG_H
-#define HVM_CORE_LOG_H
+#ifndef HVM_BASE_LOG_H
+#define HVM_BASE_LOG_H
 
 #include <stdarg.h>
 

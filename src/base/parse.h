@@ -4,8 +4,8 @@
  * sched/sched_config.c, ...). A leaf: it knows no configuration struct,
  * only strings, numbers and the error buffer.
  */
-#ifndef HVM_CORE_PARSE_H
-#define HVM_CORE_PARSE_H
+#ifndef HVM_BASE_PARSE_H
+#define HVM_BASE_PARSE_H
 
 #include <stdbool.h>
 #include <stdint.h>

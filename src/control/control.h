@@ -9,8 +9,8 @@
  * on one (non-blocking sockets, bounded buffers), and the VM's threads
  * never wait for it.
  */
-#ifndef HVM_CORE_CONTROL_H
-#define HVM_CORE_CONTROL_H
+#ifndef HVM_CONTROL_CONTROL_H
+#define HVM_CONTROL_CONTROL_H
 
 #include <stdbool.h>
 #include <stddef.h>

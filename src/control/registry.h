@@ -13,8 +13,8 @@
  *   $XDG_RUNTIME_DIR/hintvm     for other users with a login session
  *   /tmp/hintvm-UID             otherwise (mode 0700, must be ours)
  */
-#ifndef HVM_CORE_REGISTRY_H
-#define HVM_CORE_REGISTRY_H
+#ifndef HVM_CONTROL_REGISTRY_H
+#define HVM_CONTROL_REGISTRY_H
 
 #include <stdbool.h>
 #include <stddef.h>

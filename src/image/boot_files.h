@@ -4,8 +4,8 @@
  * kernel (the --kernel file or the built-in test kernel) and the initrd,
  * placed where the architecture's boot protocol allows.
  */
-#ifndef HVM_CORE_BOOT_FILES_H
-#define HVM_CORE_BOOT_FILES_H
+#ifndef HVM_IMAGE_BOOT_FILES_H
+#define HVM_IMAGE_BOOT_FILES_H
 
 #include <stddef.h>
 #include <stdint.h>

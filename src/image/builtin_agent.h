@@ -5,8 +5,8 @@
  * initramfs` and `hintvm run --agent`. Empty (start == end) in builds
  * that cannot link it statically (sanitizers).
  */
-#ifndef HVM_CORE_BUILTIN_AGENT_H
-#define HVM_CORE_BUILTIN_AGENT_H
+#ifndef HVM_IMAGE_BUILTIN_AGENT_H
+#define HVM_IMAGE_BUILTIN_AGENT_H
 
 #include <stddef.h>
 

@@ -4,8 +4,8 @@
  * `hintvm run` when no --kernel is given: a PVH ELF on x86-64. Empty
  * (start == end) on architectures that have none yet.
  */
-#ifndef HVM_CORE_BUILTIN_KERNEL_H
-#define HVM_CORE_BUILTIN_KERNEL_H
+#ifndef HVM_IMAGE_BUILTIN_KERNEL_H
+#define HVM_IMAGE_BUILTIN_KERNEL_H
 
 #include <stddef.h>
 

@@ -5,8 +5,8 @@
  * into a growing memory buffer. No external cpio: `hintvm initramfs`
  * needs to name owners and device numbers the host user may not have.
  */
-#ifndef HVM_CORE_CPIO_H
-#define HVM_CORE_CPIO_H
+#ifndef HVM_IMAGE_CPIO_H
+#define HVM_IMAGE_CPIO_H
 
 #include <stddef.h>
 #include <stdint.h>

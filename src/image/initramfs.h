@@ -4,8 +4,8 @@
  * it needs (initramfs.c). The public side is hvm_initramfs_build(),
  * hvm_initramfs_cached() and hvm_kernel_version() in hintvm.h.
  */
-#ifndef HVM_CORE_INITRAMFS_H
-#define HVM_CORE_INITRAMFS_H
+#ifndef HVM_IMAGE_INITRAMFS_H
+#define HVM_IMAGE_INITRAMFS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,8 +4,8 @@
  * loader refusing it can say what it got ("an arm64 Image", "an x86
  * bzImage", ...) instead of only what it expected. Pure: no I/O.
  */
-#ifndef HVM_CORE_KERNEL_FORMAT_H
-#define HVM_CORE_KERNEL_FORMAT_H
+#ifndef HVM_IMAGE_KERNEL_FORMAT_H
+#define HVM_IMAGE_KERNEL_FORMAT_H
 
 #include <stddef.h>
 #include <stdint.h>

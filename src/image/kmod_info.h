@@ -5,8 +5,8 @@
  * directories that have no modules.dep (an unpacked Debian linux-image
  * package: depmod runs only when the package is installed).
  */
-#ifndef HVM_CORE_KMOD_INFO_H
-#define HVM_CORE_KMOD_INFO_H
+#ifndef HVM_IMAGE_KMOD_INFO_H
+#define HVM_IMAGE_KMOD_INFO_H
 
 #include <stddef.h>
 

@@ -11,8 +11,8 @@
  * a new kind of thread, or a device that makes a new system call, adds it
  * there and nowhere else.
  */
-#ifndef HVM_CORE_SANDBOX_H
-#define HVM_CORE_SANDBOX_H
+#ifndef HVM_SANDBOX_SANDBOX_H
+#define HVM_SANDBOX_SANDBOX_H
 
 #include <stdbool.h>
 

@@ -8,8 +8,8 @@
  * resume() when enough tokens will have flowed in. Nothing spins and no
  * vCPU ever blocks on a limit.
  */
-#ifndef HVM_CORE_RATE_LIMITER_H
-#define HVM_CORE_RATE_LIMITER_H
+#ifndef HVM_DEVICES_VIRTIO_RATE_LIMITER_H
+#define HVM_DEVICES_VIRTIO_RATE_LIMITER_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -9,8 +9,8 @@
  * clock, so every case is unit-tested; the timer that wakes a deferred
  * request lives in rate_limiter.c.
  */
-#ifndef HVM_CORE_TOKEN_BUCKET_H
-#define HVM_CORE_TOKEN_BUCKET_H
+#ifndef HVM_DEVICES_VIRTIO_TOKEN_BUCKET_H
+#define HVM_DEVICES_VIRTIO_TOKEN_BUCKET_H
 
 #include <stdbool.h>
 #include <stdint.h>
