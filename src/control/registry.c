@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "abi/vm_name.h"
 #include "control/registry.h"
 #include "hintvm/hintvm.h"
 
@@ -67,32 +68,6 @@ int registry_open_dir(char *buf, size_t len)
 			-EPERM,
 			"the runtime directory %s must belong to uid %u and not be writable by others",
 			buf, (unsigned int)geteuid());
-	return 0;
-}
-
-int registry_check_name(const char *name)
-{
-	size_t n = name ? strlen(name) : 0;
-
-	if (n == 0 || n > REGISTRY_NAME_MAX)
-		return hvm_set_error(
-			-EINVAL, "--name: '%s' must be 1 to %d characters long",
-			name ? name : "", REGISTRY_NAME_MAX);
-	if (name[0] == '.' || name[0] == '-')
-		return hvm_set_error(-EINVAL,
-				     "--name: '%s' must not start with '%c'",
-				     name, name[0]);
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-')
-			continue;
-		return hvm_set_error(
-			-EINVAL,
-			"--name: '%s' has a character outside A-Z, a-z, 0-9, '.', '_' and '-'",
-			name);
-	}
 	return 0;
 }
 
@@ -169,7 +144,7 @@ static int remove_if_stale(const char *entry)
 
 int registry_claim(const char *dir, const char *name, char *entry, size_t len)
 {
-	int r = registry_check_name(name);
+	int r = vm_name_check(name);
 
 	if (r < 0)
 		return r;
@@ -220,12 +195,12 @@ int registry_list(const char *dir, bool remove_stale,
 		struct registry_entry e;
 		int live;
 
-		if (len <= suffix || len - suffix > REGISTRY_NAME_MAX ||
+		if (len <= suffix || len - suffix > VM_NAME_MAX ||
 		    strcmp(de->d_name + len - suffix, ENTRY_SUFFIX))
 			continue;
 		memcpy(e.name, de->d_name, len - suffix);
 		e.name[len - suffix] = '\0';
-		if (registry_check_name(e.name) < 0 ||
+		if (vm_name_check(e.name) < 0 ||
 		    registry_entry_path(dir, e.name, e.path, sizeof(e.path)) <
 			    0)
 			continue;
@@ -277,7 +252,7 @@ int registry_resolve(const char *name_or_path, char *buf, size_t len)
 		strcpy(buf, name_or_path);
 		return 0;
 	}
-	if (registry_check_name(name_or_path) < 0)
+	if (vm_name_check(name_or_path) < 0)
 		return hvm_set_error(
 			-EINVAL,
 			"'%s' is neither a VM name nor a socket path (paths contain a '/')",

@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <sys/un.h>
 
-/* Longest VM name; names are [A-Za-z0-9._-], not starting with . or -. */
-#define REGISTRY_NAME_MAX 64
+#include "abi/vm_name.h"
+
 #define REGISTRY_PATH_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
 
 /* The runtime directory's path (not created). -ENAMETOOLONG when long. */
@@ -33,9 +33,6 @@ int registry_dir(char *buf, size_t len);
  * writable by others: the entries in it are trusted as our VMs' sockets.
  */
 int registry_open_dir(char *buf, size_t len);
-
-/* 0 when NAME is a valid VM name, else -EINVAL with the reason recorded. */
-int registry_check_name(const char *name);
 
 /* A name for a VM the user did not name: "vm-PID", "vm-PID-2", ... */
 void registry_default_name(char *buf, size_t len);
@@ -62,7 +59,7 @@ int registry_claim(const char *dir, const char *name, char *entry, size_t len);
 int registry_link(const char *entry, const char *target);
 
 struct registry_entry {
-	char name[REGISTRY_NAME_MAX + 1];
+	char name[VM_NAME_MAX + 1];
 	char path[REGISTRY_PATH_MAX]; /* DIR/NAME.sock */
 };
 

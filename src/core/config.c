@@ -17,7 +17,7 @@
 #include "base/log.h"
 #include "base/parse.h"
 #include "abi/p9_mount_tag.h"
-#include "control/registry.h"
+#include "abi/vm_name.h"
 #include "sched/sched_config.h"
 
 #define HVM_MIN_MEM (4ULL << 20)
@@ -643,7 +643,7 @@ static int parse_control(struct hvm_config *cfg, const char *name,
 static int parse_name(struct hvm_config *cfg, const char *name,
 		      const char *value)
 {
-	int r = registry_check_name(value);
+	int r = vm_name_check(value);
 
 	return r < 0 ? r : set_string(&cfg->name, name, value);
 }

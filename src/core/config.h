@@ -101,7 +101,7 @@ struct hvm_config {
 	/* Sandbox (src/sandbox/sandbox.c, docs/sandbox.md). */
 	bool sandbox; /* --sandbox: off in the library, on in hintvm run */
 	bool sandbox_if_supported; /* --sandbox auto: off without seccomp */
-	char *jail_dir; /* --jail DIR: new root (sandbox/jail.c); NULL: none */
+	char *jail_dir; /* --jail DIR: new root (vmm/jail.c); NULL: none */
 	uint64_t jail_nofile; /* ,nofile=N: RLIMIT_NOFILE in the jail */
 	uint64_t jail_memlock; /* ,memlock=SIZE: RLIMIT_MEMLOCK in the jail */
 	char *cgroup_path; /* --cgroup PATH: cgroup directory to join */

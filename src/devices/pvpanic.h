@@ -14,13 +14,9 @@
 #ifndef HVM_DEVICES_PVPANIC_H
 #define HVM_DEVICES_PVPANIC_H
 
+#include "abi/pvpanic_regs.h"
 #include "core/bus.h"
 #include "core/power.h"
-
-#define PVPANIC_LEN 1
-#define PVPANIC_PANICKED (1u << 0) /* the host should handle the panic */
-#define PVPANIC_CRASH_LOADED (1u << 1) /* the guest's kdump handles it */
-#define PVPANIC_EVENTS (PVPANIC_PANICKED | PVPANIC_CRASH_LOADED)
 
 struct pvpanic;
 

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "abi/pvpanic_regs.h"
 #include "arch/arm64/fdt.h"
 #include "arch/arm64/platform.h"
 #include "base/log.h"
-#include "devices/pvpanic.h"
 
 #define GIC_PHANDLE 1
 /* Interrupt specifier cells for "arm,gic-v3" (dt-bindings/interrupt-controller). */

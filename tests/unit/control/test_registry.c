@@ -55,25 +55,25 @@ static int teardown(void **state)
 
 static void test_names(void **state)
 {
-	char name[REGISTRY_NAME_MAX + 1], again[REGISTRY_NAME_MAX + 1];
-	char longest[REGISTRY_NAME_MAX + 2];
+	char name[VM_NAME_MAX + 1], again[VM_NAME_MAX + 1];
+	char longest[VM_NAME_MAX + 2];
 
-	assert_int_equal(registry_check_name("web-1.prod_a"), 0);
-	assert_int_equal(registry_check_name(""), -EINVAL);
-	assert_int_equal(registry_check_name(".hidden"), -EINVAL);
-	assert_int_equal(registry_check_name("-x"), -EINVAL);
-	assert_int_equal(registry_check_name("a/b"), -EINVAL);
+	assert_int_equal(vm_name_check("web-1.prod_a"), 0);
+	assert_int_equal(vm_name_check(""), -EINVAL);
+	assert_int_equal(vm_name_check(".hidden"), -EINVAL);
+	assert_int_equal(vm_name_check("-x"), -EINVAL);
+	assert_int_equal(vm_name_check("a/b"), -EINVAL);
 	assert_non_null(strstr(hvm_error_message(), "outside A-Z"));
-	assert_int_equal(registry_check_name("a b"), -EINVAL);
+	assert_int_equal(vm_name_check("a b"), -EINVAL);
 	memset(longest, 'a', sizeof(longest) - 1);
 	longest[sizeof(longest) - 1] = '\0';
-	assert_int_equal(registry_check_name(longest), -EINVAL);
-	longest[REGISTRY_NAME_MAX] = '\0';
-	assert_int_equal(registry_check_name(longest), 0);
+	assert_int_equal(vm_name_check(longest), -EINVAL);
+	longest[VM_NAME_MAX] = '\0';
+	assert_int_equal(vm_name_check(longest), 0);
 	/* Generated names are valid and distinct within a process. */
 	registry_default_name(name, sizeof(name));
 	registry_default_name(again, sizeof(again));
-	assert_int_equal(registry_check_name(name), 0);
+	assert_int_equal(vm_name_check(name), 0);
 	assert_string_not_equal(name, again);
 }
 
