@@ -37,6 +37,42 @@ int registry_dir(char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Whether PATH (a runtime directory, or the socket an entry names) may be
+ * trusted as our VMs': only we or root can have made it, and nobody else
+ * can replace what is in it. Another local user who made /tmp/hintvm-UID
+ * first, or planted NAME.sock, must not receive our requests (the argv and
+ * environment of `hintvm exec`, a stop).
+ */
+static int check_trusted(const char *what, const char *path,
+			 const struct stat *st)
+{
+	uid_t me = geteuid();
+
+	if ((st->st_uid == me || st->st_uid == 0) && !(st->st_mode & 0022))
+		return 0;
+	return hvm_set_error(
+		-EPERM,
+		"%s %s belongs to uid %u with mode %04o; hintvm trusts only one that uid %u or root owns and nobody else may write (remove it, or set HINTVM_RUNTIME_DIR)",
+		what, path, (unsigned int)st->st_uid,
+		(unsigned int)(st->st_mode & 07777), (unsigned int)me);
+}
+
+int registry_trust_dir(const char *dir)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) < 0)
+		return errno == ENOENT
+			       ? 0
+			       : hvm_set_errno_error("cannot use %s", dir);
+	if (!S_ISDIR(st.st_mode))
+		return hvm_set_error(
+			-ENOTDIR, "the runtime directory %s is not a directory",
+			dir);
+	return check_trusted("the runtime directory", dir, &st);
+}
+
 int registry_open_dir(char *buf, size_t len)
 {
 	struct stat st;
@@ -186,6 +222,10 @@ int registry_list(const char *dir, bool remove_stale,
 
 	*out = NULL;
 	*count = 0;
+	if (d && registry_trust_dir(dir) < 0) {
+		closedir(d);
+		return -EPERM;
+	}
 	if (!d)
 		return errno == ENOENT
 			       ? 0
@@ -263,12 +303,38 @@ int registry_resolve(const char *name_or_path, char *buf, size_t len)
 	r = registry_entry_path(dir, name_or_path, buf, len);
 	if (r < 0)
 		return r;
+	r = registry_trust_dir(dir);
+	if (r < 0)
+		return r;
 	if (lstat(buf, &st) < 0)
 		return hvm_set_error(
 			-ENOENT,
 			"no VM named '%s' in %s (see hintvm ls; a socket path needs a '/', e.g. ./%s)",
 			name_or_path, dir, name_or_path);
+	/* The socket itself (an entry may link to one elsewhere). */
+	if (stat(buf, &st) == 0)
+		return check_trusted("the control socket", buf, &st);
 	return 0;
+}
+
+/*
+ * Who listens: a name must lead to a VM of ours or root's, whatever the
+ * files say by the time we connect (SO_PEERCRED: who called listen()).
+ */
+static int check_peer(int fd, const char *path)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return hvm_set_errno_error("cannot tell who listens on %s",
+					   path);
+	if (cred.uid == geteuid() || cred.uid == 0)
+		return 0;
+	return hvm_set_error(
+		-EPERM,
+		"%s is served by uid %u (pid %d), neither you nor root; not sending it anything",
+		path, (unsigned int)cred.uid, (int)cred.pid);
 }
 
 /* ---- the public face (hintvm.h) ---- */
@@ -331,6 +397,11 @@ int hvm_control_connect(const char *name_or_path)
 		return hvm_set_error(
 			r, "cannot connect to %s: %s (is the VM running?)",
 			addr.sun_path, strerror(-r));
+	}
+	/* A path is the caller's own choice; a name is the registry's. */
+	if (!strchr(name_or_path, '/') && check_peer(fd, addr.sun_path) < 0) {
+		close(fd);
+		return -EPERM;
 	}
 	return fd;
 }

@@ -34,6 +34,12 @@ int registry_dir(char *buf, size_t len);
  */
 int registry_open_dir(char *buf, size_t len);
 
+/*
+ * 0 when DIR (missing, or a directory owned by us or root that nobody
+ * else may write) can be trusted by a client; -EPERM with the reason.
+ */
+int registry_trust_dir(const char *dir);
+
 /* A name for a VM the user did not name: "vm-PID", "vm-PID-2", ... */
 void registry_default_name(char *buf, size_t len);
 
@@ -74,7 +80,8 @@ int registry_list(const char *dir, bool remove_stale,
 /*
  * What `hintvm ctl` accepts: a path (it contains a '/') is used as it is;
  * anything else is a VM name looked up in the runtime directory. -ENOENT
- * (reason recorded) for a name no VM has.
+ * (reason recorded) for a name no VM has; -EPERM for a directory or
+ * socket that another user owns or may write.
  */
 int registry_resolve(const char *name_or_path, char *buf, size_t len);
 

@@ -33,6 +33,59 @@ wait_for() {
 
 expect "ls with no VM" 0 '^NAME +PID +VCPUS' -- ls
 expect "ctl NAME of no VM" 2 "no VM named 'nobody' in $HINTVM_RUNTIME_DIR" -- ctl nobody status
+# The registry spoof: another local user made the runtime directory first
+# (as with /tmp/hintvm-UID), or serves a NAME.sock; ctl and exec must not
+# send it anything. Needs root, to be that other user (nobody) with setpriv.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -x /usr/bin/python3 ]; then
+	spoof=$(mktemp -d /tmp/hvm-spoof.XXXXXX)
+	chmod 0755 "$spoof"
+	mkdir -m 0755 "$spoof/run"
+	chown 65534:65534 "$spoof/run"
+	setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(8)
+open(sys.argv[2], "w").close()
+while True:
+    c, _ = s.accept()
+    with open(sys.argv[3], "ab") as f:
+        f.write(c.recv(65536))
+    c.close()
+' "$spoof/run/web.sock" "$spoof/run/ready" "$spoof/run/got" 2>>"$tmp/vms.log" &
+	pids+=($!)
+	if wait_for "$spoof/run/ready"; then
+		HINTVM_RUNTIME_DIR=$spoof/run expect "ctl refuses a runtime directory another user owns" 2 \
+			"runtime directory $spoof/run belongs to uid 65534" -- ctl web stop
+		HINTVM_RUNTIME_DIR=$spoof/run expect "exec refuses a runtime directory another user owns" 125 \
+			"runtime directory $spoof/run belongs to uid 65534" -- exec web -- sh -c 'deploy --token=secret'
+		HINTVM_RUNTIME_DIR=$spoof/run expect "ls refuses a runtime directory another user owns" 2 \
+			"belongs to uid 65534" -- ls
+		# Our own directory, the other user's socket moved into it (a
+		# rename keeps the binding): refused by its owner, then, made
+		# ours, by who listens on it.
+		mkdir -m 0700 "$tmp/own"
+		mv "$spoof/run/web.sock" "$tmp/own/web.sock"
+		HINTVM_RUNTIME_DIR=$tmp/own expect "ctl refuses a socket another user owns" 2 \
+			"control socket $tmp/own/web.sock belongs to uid 65534" -- ctl web status
+		chown 0:0 "$tmp/own/web.sock"
+		HINTVM_RUNTIME_DIR=$tmp/own expect "ctl refuses a socket another user listens on" 2 \
+			"served by uid 65534" -- ctl web status
+		HINTVM_RUNTIME_DIR=$tmp/own expect "exec refuses a socket another user listens on" 125 \
+			"served by uid 65534" -- exec web -- sh -c 'deploy --token=secret'
+		if [ -s "$spoof/run/got" ]; then
+			echo "# the spoofing listener received: $(head -c 200 "$spoof/run/got")" >"$tmp/err"
+			not_ok "the other user received nothing"
+		else
+			ok "the other user received nothing"
+		fi
+	else
+		not_ok "a listener as uid 65534 for the registry spoof cases"
+	fi
+	rm -rf "$spoof"
+else
+	skip "the registry spoof" "needs root and setpriv to be another local user"
+fi
 expect "--name with a slash" 2 "--name: 'a/b' has a character outside" -- run --name a/b
 expect "ctl with a bad --count" 2 "--count '0' is not a positive number" -- ctl --count 0 x events
 expect "top with a bad --sort" 2 "--sort 'size' is not a key" -- top --sort size
