@@ -489,6 +489,43 @@ int p9_fs_lopen(const struct p9_fs *fs, const char *path, uint32_t dotl,
 	return 0;
 }
 
+/*
+ * lcreate of a name that exists opens it, but only a regular file: its
+ * type is looked at through an O_PATH descriptor first, so a device node
+ * or FIFO in the share is never opened on the host (an open alone can
+ * block, or act, as a tape's rewind does), and the open must reach the
+ * same inode.
+ */
+static int open_existing_file(int dfd, const char *name, int flags)
+{
+	struct stat st, now;
+	int fd, r;
+
+	fd = resolve_at(dfd, name, O_PATH, 0);
+	if (fd < 0)
+		return fd;
+	r = fstat_errno(fd, &st);
+	close(fd);
+	if (r)
+		return r;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP; /* as an open with O_NOFOLLOW says */
+	if (!S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EACCES;
+	fd = resolve_at(dfd, name, flags, 0);
+	if (fd < 0)
+		return fd;
+	r = fstat_errno(fd, &now);
+	if (!r && (now.st_ino != st.st_ino || now.st_dev != st.st_dev ||
+		   !S_ISREG(now.st_mode)))
+		r = -ESTALE; /* swapped between the check and the open */
+	if (r) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 int p9_fs_lcreate(const struct p9_fs *fs, const char *dir, const char *name,
 		  uint32_t dotl, uint32_t mode, uint32_t uid, uint32_t gid,
 		  int *out, struct p9_qid *qid)
@@ -510,7 +547,7 @@ int p9_fs_lcreate(const struct p9_fs *fs, const char *dir, const char *name,
 	fd = resolve_at(dfd, name, flags | O_CREAT | O_EXCL, perm);
 	if (fd == -EEXIST && !(dotl & P9_DOTL_EXCL)) {
 		created = false;
-		fd = resolve_at(dfd, name, flags, 0);
+		fd = open_existing_file(dfd, name, flags);
 	}
 	close(dfd);
 	if (fd < 0)

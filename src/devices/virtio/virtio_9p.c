@@ -42,7 +42,8 @@ struct p9_request {
 	struct virtio_9p *p9;
 	struct virtq_chain *chain;
 	uint8_t *msg; /* the T-message, copied out of the ring */
-	size_t len;
+	size_t held; /* bytes in msg */
+	size_t len; /* its length in the ring: more than held when oversized */
 	uint32_t generation; /* device resets when queued */
 	uint16_t tag;
 	bool busy; /* popped, not yet pushed */
@@ -183,8 +184,9 @@ static bool flush_waits(struct virtio_9p *p9, struct p9_request *flush)
 	uint8_t type;
 	uint16_t tag, oldtag;
 
-	if (flush->len < P9_HDR_SIZE + 2 ||
-	    p9_peek_header(flush->msg, flush->len, &type, &tag) ||
+	/* held, not len: an oversized chain kept only its header. */
+	if (flush->held < P9_HDR_SIZE + 2 ||
+	    p9_peek_header(flush->msg, flush->held, &type, &tag) ||
 	    type != P9_TFLUSH)
 		return false;
 	oldtag = (uint16_t)(flush->msg[7] | (flush->msg[8] << 8));
@@ -217,10 +219,12 @@ static int handle(struct virtio_device *vdev, uint16_t q,
 	req->msg = malloc(req->len ? req->len : 1);
 	if (!req->msg)
 		return 0;
-	req->len = iov_to_buf(chain->iov, chain->nr_out, 0, req->msg, req->len);
-	if (req->len == P9_HDR_SIZE && chain->out_len > P9_HDR_SIZE)
+	req->held =
+		iov_to_buf(chain->iov, chain->nr_out, 0, req->msg, req->len);
+	req->len = req->held;
+	if (req->held == P9_HDR_SIZE && chain->out_len > P9_HDR_SIZE)
 		req->len = chain->out_len; /* oversized: answered EMSGSIZE */
-	if (p9_peek_header(req->msg, req->len, &type, &req->tag) < 0)
+	if (p9_peek_header(req->msg, req->held, &type, &req->tag) < 0)
 		req->tag = P9_NOTAG;
 	req->generation = p9->generation;
 	req->busy = true;

@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <cmocka.h>
@@ -311,6 +313,66 @@ static void test_device_nodes_are_not_opened(void **state)
 	assert_int_equal(fd, -1);
 }
 
+/* Wait (up to 5 s) until PID sleeps, then a little longer. */
+static void wait_until_sleeping(pid_t pid)
+{
+	char path[64], buf[256], *state;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 500; i++) {
+		FILE *st = fopen(path, "r");
+		bool asleep = false;
+
+		if (st && fgets(buf, sizeof(buf), st) &&
+		    (state = strrchr(buf, ')')))
+			asleep = state[1] == ' ' && state[2] == 'S';
+		if (st)
+			fclose(st);
+		if (asleep)
+			break;
+		usleep(10 * 1000);
+	}
+	usleep(50 * 1000);
+}
+
+/*
+ * lcreate of a name that exists opens it, but never a FIFO: a writer
+ * blocked opening it is the witness, as its open returns the moment
+ * anything opens the FIFO for reading.
+ */
+static void test_lcreate_does_not_open_a_fifo(void **state)
+{
+	struct fixture *f = *state;
+	struct pollfd pfd;
+	struct p9_qid qid;
+	int witness[2], fd = -1, reader;
+	pid_t child;
+
+	assert_int_equal(mkfifo(in(f, "fifo"), 0666), 0);
+	assert_int_equal(pipe(witness), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		int w = open(in(f, "fifo"), O_WRONLY); /* blocks for a reader */
+
+		_exit(w >= 0 && write(witness[1], "o", 1) == 1 ? 0 : 1);
+	}
+	close(witness[1]);
+	wait_until_sleeping(child); /* in its open */
+	assert_int_equal(
+		p9_fs_lcreate(&f->fs, "", "fifo", 0, 0644, 0, 0, &fd, &qid),
+		-EACCES);
+	assert_int_equal(fd, -1);
+	pfd = (struct pollfd){ .fd = witness[0], .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 200), 0); /* the writer still waits */
+	reader = open(in(f, "fifo"), O_RDONLY); /* now release it */
+	assert_true(reader >= 0);
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	close(reader);
+	close(witness[0]);
+	waitpid(child, NULL, 0);
+}
+
 static void test_host_ids_strip_setid(void **state)
 {
 	struct fixture *f = *state;
@@ -514,6 +576,8 @@ int main(void)
 			test_guest_symlink_cannot_escape, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_device_nodes_are_not_opened, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_lcreate_does_not_open_a_fifo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_ids_strip_setid,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(

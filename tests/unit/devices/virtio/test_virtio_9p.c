@@ -330,6 +330,50 @@ static void test_flush_answers_after_the_flushed(void **state)
 	assert_int_equal(rpc(f, 6, &w), P9_TFLUSH + 1);
 }
 
+/*
+ * A Tflush in a chain longer than the largest msize: only its header is
+ * copied out, and it is answered EMSGSIZE without anything reading past
+ * that header (the ASan build of this test caught flush_waits doing so).
+ * Four 512 KiB descriptors over the same guest RAM make the 2 MiB chain.
+ */
+static void test_oversized_flush(void **state)
+{
+	struct fixture *f = *state;
+	const unsigned int i = 7, nr_out = 4;
+	uint16_t head = 0, before;
+	uint8_t *avail = ram + RING + 0x800;
+	uint32_t ecode;
+	struct p9_writer w;
+
+	if (!f)
+		skip();
+	w = msg(i, P9_TFLUSH);
+	p9_put_u16(&w, 104);
+	p9_writer_finish(&w);
+	for (unsigned int d = 0; d <= nr_out; d++) {
+		struct vring_desc desc = {
+			.addr = d == 0 ? MSG(i) : 0,
+			.len = 0x80000,
+			.flags = VRING_DESC_F_NEXT,
+			.next = (uint16_t)(d + 1),
+		};
+
+		if (d == nr_out) /* the reply buffer */
+			desc = (struct vring_desc){ MSG(i) + 0x1000, 0x1000,
+						    VRING_DESC_F_WRITE, 0 };
+		memcpy(ram + RING + 16 * d, &desc, sizeof(desc));
+	}
+	before = used_idx();
+	memcpy(avail + 4 + 2 * (f->avail % QSIZE), &head, 2);
+	f->avail++;
+	__atomic_store_n((uint16_t *)(avail + 2), f->avail, __ATOMIC_RELEASE);
+	wr(f, 0x050, 0);
+	assert_true(wait_used(f, (uint16_t)(before + 1)));
+	assert_int_equal(ram[MSG(i) + 0x1000 + 4], P9_RLERROR);
+	memcpy(&ecode, ram + MSG(i) + 0x1000 + 7, 4);
+	assert_int_equal(ecode, EMSGSIZE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -339,6 +383,8 @@ int main(void)
 			test_slow_read_blocks_nothing_else, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_flush_answers_after_the_flushed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_oversized_flush, setup,
+						teardown),
 	};
 
 	if (!io_uring_works()) {
