@@ -176,3 +176,23 @@ int map_whole_file(const char *path, const char *what, size_t max,
 	*size = (size_t)st.st_size;
 	return 0;
 }
+
+int check_bound_socket(const char *what, const char *path, struct stat *st)
+{
+	if (lstat(path, st) < 0)
+		return hvm_set_errno_error("%s: %s vanished after bind", what,
+					   path);
+	if (!S_ISSOCK(st->st_mode))
+		return hvm_set_error(
+			-EPERM,
+			"%s: %s is no longer the socket just bound (replaced by another file or a link)",
+			what, path);
+	if (st->st_uid != geteuid() || (st->st_mode & 077))
+		return hvm_set_error(
+			-EPERM,
+			"%s: the socket %s has owner %u and mode %04o; expected uid %u and 0600",
+			what, path, (unsigned int)st->st_uid,
+			(unsigned int)(st->st_mode & 07777),
+			(unsigned int)geteuid());
+	return 0;
+}

@@ -46,4 +46,13 @@ int file_lock_like_qemu(int fd, bool write);
 int map_whole_file(const char *path, const char *what, size_t max,
 		   const uint8_t **data, size_t *size);
 
+/*
+ * After bind(): PATH must be the socket just bound, ours and closed to
+ * group and others, seen without following a link (a chmod(PATH) would
+ * follow one planted there since). The mode comes from fchmod() on the
+ * socket before bind(), which Linux gives the file. 0, or -EPERM with the
+ * reason; *ST receives what PATH is.
+ */
+int check_bound_socket(const char *what, const char *path, struct stat *st);
+
 #endif

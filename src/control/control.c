@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/file.h"
 #include "control/control.h"
 #include "control/event_json.h"
 #include "core/console_out.h"
@@ -906,6 +907,7 @@ static int remove_stale_socket(const char *path)
 static int bind_socket(struct control *ctl, const char *path)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct stat st;
 	int r;
 
 	if (strlen(path) >= sizeof(addr.sun_path))
@@ -922,13 +924,16 @@ static int bind_socket(struct control *ctl, const char *path)
 	    bind(ctl->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
 		return hvm_set_errno_error("--control: cannot listen on %s",
 					   path);
-	strcpy(ctl->path, path);
 	/*
-	 * 0600 whatever the umask: bind() gives the file the socket inode's
-	 * mode less the umask, so that is set first (Linux), and the file's
-	 * again in case this kernel does not. SO_PEERCRED is checked anyway.
+	 * 0600 whatever the umask: bind() gave the file the socket inode's
+	 * mode, set above. Checked, never chmod()ed by path: that would
+	 * follow a link put in its place. SO_PEERCRED is checked anyway.
 	 */
-	if (chmod(path, 0600) < 0 || listen(ctl->listen_fd, 64) < 0)
+	r = check_bound_socket("--control", path, &st);
+	if (r < 0)
+		return r; /* and what is at PATH now is not ours to remove */
+	strcpy(ctl->path, path);
+	if (listen(ctl->listen_fd, 64) < 0)
 		return hvm_set_errno_error("--control: cannot listen on %s",
 					   path);
 	return 0;

@@ -3,9 +3,10 @@
 # registry, hintvm ls, every control request and its errors, event
 # subscriptions (several, one of them too slow), hintvm top --once and
 # --json, and top's full screen driven in tmux. TAP output; skips without
-# /dev/kvm. usage: control-test.sh HINTVM
+# /dev/kvm. usage: control-test.sh HINTVM [BIND_SWAP_SO]
 set -u
 hintvm=$1
+bind_swap=${2:-}
 tmp=$(mktemp -d)
 export HINTVM_RUNTIME_DIR=$tmp/run
 pids=()
@@ -119,6 +120,31 @@ if [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
 	skip "running VMs" "/dev/kvm is not usable"
 	echo "1..$n"
 	exit 0
+fi
+
+# A link put in place of a socket right after bind() (bind-swap.so plays
+# the racing local user): hintvm refuses it, and the file the link names
+# keeps its mode (a chmod of the path would have made it 0600).
+if [ -n "$bind_swap" ]; then
+	for sock in control vsock; do
+		victim=$tmp/victim-$sock
+		echo keep >"$victim"
+		chmod 0644 "$victim"
+		if [ $sock = control ]; then args=(--control "$tmp/swap.sock"); else args=(--vsock "cid=3,uds=$tmp/swap.sock"); fi
+		rm -f "$tmp/swap.sock"
+		# (An ASan build would refuse a library loaded ahead of its runtime.)
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+		HVM_BIND_SWAP_PATH=$tmp/swap.sock HVM_BIND_SWAP_VICTIM=$victim LD_PRELOAD=$bind_swap \
+			expect "--$sock: a link in place of the bound socket is refused" 2 \
+			"swap.sock is no longer the socket just bound" -- run --console none "${args[@]}"
+		if [ "$(stat -c %a "$victim")" = 644 ] && [ -L "$tmp/swap.sock" ]; then
+			ok "--$sock: the file behind the link keeps its mode, the link stays"
+		else
+			echo "# victim mode $(stat -c %a "$victim")" >"$tmp/err"
+			not_ok "--$sock: the file behind the link keeps its mode, the link stays"
+		fi
+	done
+	rm -f "$tmp/swap.sock"
 fi
 
 # Three VMs: two named, one with its socket elsewhere, one unnamed.

@@ -24,6 +24,7 @@
 #include <sys/un.h>
 
 #include "base/clock.h"
+#include "base/file.h"
 #include "base/log.h"
 #include "devices/virtio/vsock_device.h"
 #include "devices/virtio/vsock_host.h"
@@ -446,8 +447,8 @@ static bool stale_socket(const char *path)
 static int listen_uds(struct virtio_vsock *vs, const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct stat st;
-	int fd;
+	struct stat st = { 0 };
+	int fd, r;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return hvm_set_error(-ENAMETOOLONG,
@@ -471,13 +472,15 @@ static int listen_uds(struct virtio_vsock *vs, const char *path)
 				? " (the file exists and is not a stale socket: another VM's, or not a socket)"
 				: "");
 	}
-	if (chmod(path, 0600) < 0 || listen(fd, 128) < 0 ||
-	    stat(path, &st) < 0) {
+	/* Checked, never chmod()ed by path (that follows a planted link). */
+	r = check_bound_socket("--vsock uds", sa.sun_path, &st);
+	if (r == 0 && listen(fd, 128) < 0)
 		/* sa.sun_path, not path: gcc -O2 with UBSan sees a null path. */
-		int r = hvm_set_errno_error("--vsock uds=%s", sa.sun_path);
-
+		r = hvm_set_errno_error("--vsock uds=%s", sa.sun_path);
+	if (r < 0) {
 		close(fd);
-		unlink(path);
+		if (S_ISSOCK(st.st_mode))
+			unlink(path); /* ours; not what replaced it */
 		return r;
 	}
 	vs->uds_fd = fd;
