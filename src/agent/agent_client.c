@@ -23,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent_client.h"
 #include "abi/agent_proto.h"
+#include "agent/agent_client.h"
 #include "base/log.h"
 #include "hintvm/hintvm.h"
 

@@ -23,15 +23,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "abi/agent_proto.h"
 #include "agent/agent_client.h"
 #include "agent/agent_host.h"
-#include "abi/agent_proto.h"
 #include "agent/agent_stdio.h"
 #include "base/log.h"
 #include "control/registry.h"
-#include "sandbox/sandbox.h"
 #include "core/vm.h"
 #include "hintvm/hintvm.h"
+#include "sandbox/sandbox.h"
 #include "sandbox/thread.h"
 
 #define REPORT_TIMEOUT_MS 5000

@@ -29,9 +29,9 @@
 #include "abi/agent_proto.h"
 #include "agent/agent_stdio.h"
 #include "base/log.h"
-#include "sandbox/sandbox.h"
 #include "core/vm.h"
 #include "hintvm/hintvm.h"
+#include "sandbox/sandbox.h"
 #include "sandbox/thread.h"
 
 #define STREAM_BUF (64 * 1024)

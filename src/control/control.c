@@ -16,17 +16,17 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "abi/control_proto.h"
 #include "base/clock.h"
 #include "base/file.h"
+#include "base/log.h"
 #include "control/control.h"
 #include "control/event_json.h"
-#include "core/console_out.h"
-#include "abi/control_proto.h"
-#include "core/events.h"
-#include "base/log.h"
-#include "sandbox/sandbox.h"
 #include "control/registry.h"
+#include "core/console_out.h"
+#include "core/events.h"
 #include "core/vm.h"
+#include "sandbox/sandbox.h"
 #include "sandbox/thread.h"
 
 #define MAX_CLIENTS 16

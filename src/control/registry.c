@@ -10,8 +10,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "base/log.h"
 #include "abi/vm_name.h"
+#include "base/log.h"
 #include "control/registry.h"
 #include "hintvm/hintvm.h"
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <stdbool.h>
 
-#include "core/boot_trace.h"
 #include "base/clock.h"
+#include "core/boot_trace.h"
 
 static uint64_t process_start_ns;
 

@@ -11,13 +11,13 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
-#include "core/arch.h"
-#include "core/config.h"
+#include "abi/p9_mount_tag.h"
+#include "abi/vm_name.h"
 #include "base/file.h"
 #include "base/log.h"
 #include "base/parse.h"
-#include "abi/p9_mount_tag.h"
-#include "abi/vm_name.h"
+#include "core/arch.h"
+#include "core/config.h"
 #include "sched/sched_config.h"
 
 #define HVM_MIN_MEM (4ULL << 20)

@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/console.h"
 #include "base/log.h"
+#include "core/console.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/thread.h"
 

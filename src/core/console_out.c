@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "core/console_out.h"
 #include "base/log.h"
+#include "core/console_out.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/thread.h"
 

@@ -14,8 +14,8 @@
 #include <liburing.h>
 
 #include "base/clock.h"
-#include "core/event_loop.h"
 #include "base/log.h"
+#include "core/event_loop.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/thread.h"
 

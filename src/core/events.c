@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "core/events.h"
 #include "base/log.h"
+#include "core/events.h"
 
 int event_ring_init(struct event_ring *r)
 {

@@ -6,8 +6,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "core/kvm_host.h"
 #include "base/log.h"
+#include "core/kvm_host.h"
 
 int kvm_check_cap(int fd, long cap)
 {

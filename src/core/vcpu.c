@@ -10,12 +10,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "core/arch.h"
 #include "base/log.h"
-#include "sandbox/sandbox.h"
+#include "core/arch.h"
 #include "core/stats.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
+#include "sandbox/sandbox.h"
 #include "sandbox/thread.h"
 
 static int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id)

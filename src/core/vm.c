@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/arch.h"
 #include "base/log.h"
+#include "core/arch.h"
 #include "core/vm.h"
 
 int vm_map_memory(struct vm *vm)

@@ -16,9 +16,9 @@
 
 #include "core/boot_trace.h"
 #include "core/bus.h"
+#include "core/config.h"
 #include "core/console.h"
 #include "core/events.h"
-#include "core/config.h"
 #include "core/guest_memory.h"
 #include "core/kvm_host.h"
 #include "core/power.h"

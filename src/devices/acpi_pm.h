@@ -9,9 +9,9 @@
 #ifndef HVM_DEVICES_ACPI_PM_H
 #define HVM_DEVICES_ACPI_PM_H
 
+#include "abi/acpi_pm_regs.h"
 #include "core/bus.h"
 #include "core/power.h"
-#include "abi/acpi_pm_regs.h"
 
 #define ACPI_PM1_EVT_LEN 4
 #define ACPI_PM1_CNT_LEN 2

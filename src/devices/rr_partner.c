@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "sandbox/sandbox.h"
 #include "devices/rr_partner.h"
+#include "sandbox/sandbox.h"
 #include "sandbox/thread.h"
 
 struct rr_partner {

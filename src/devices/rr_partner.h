@@ -13,8 +13,8 @@
 #ifndef HVM_DEVICES_RR_PARTNER_H
 #define HVM_DEVICES_RR_PARTNER_H
 
-#include "core/bus.h"
 #include "abi/rr_partner_abi.h"
+#include "core/bus.h"
 
 struct rr_partner;
 

@@ -4,11 +4,11 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "image/boot_files.h"
-#include "image/builtin_kernel.h"
 #include "base/file.h"
 #include "base/log.h"
 #include "core/vm.h"
+#include "image/boot_files.h"
+#include "image/builtin_kernel.h"
 
 #define PAGE_SIZE_4K 4096ULL
 

@@ -17,13 +17,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "image/builtin_agent.h"
-#include "image/cpio.h"
 #include "base/file.h"
-#include "image/initramfs.h"
-#include "image/kmod_info.h"
 #include "base/log.h"
 #include "hintvm/hintvm.h"
+#include "image/builtin_agent.h"
+#include "image/cpio.h"
+#include "image/initramfs.h"
+#include "image/kmod_info.h"
 
 /* What the agent's devices and root file systems need, in load order. */
 static const char *const wanted_modules[] = {

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/arch.h"
 #include "base/clock.h"
+#include "core/arch.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "sched/actuators.h"

@@ -19,17 +19,17 @@
 #include <unistd.h>
 #include <linux/kvm.h>
 
-#include "core/arch.h"
-#include "base/log.h"
-#include "core/vcpu.h"
-#include "sandbox/sandbox.h"
+#include "abi/kvm_hint_uapi.h"
 #include "base/clock.h"
+#include "base/log.h"
+#include "core/arch.h"
+#include "core/vcpu.h"
 #include "core/vm.h"
+#include "sandbox/sandbox.h"
 #include "sandbox/thread.h"
 #include "sched/actuators.h"
 #include "sched/brain.h"
 #include "sched/sched_vm.h"
-#include "abi/kvm_hint_uapi.h"
 #include "sched/stats_report.h"
 
 /* ---- creation: the static decisions ---- */

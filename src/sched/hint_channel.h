@@ -18,8 +18,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/bus.h"
 #include "abi/hint_abi.h"
+#include "core/bus.h"
 
 /* Default rate limit per vCPU: a burst of 32, then 2000 events/s. */
 #define HINT_DEFAULT_RATE 2000u

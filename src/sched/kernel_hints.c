@@ -7,10 +7,10 @@
 #include <sys/ioctl.h>
 #include <linux/kvm.h>
 
+#include "abi/kvm_hint_uapi.h"
 #include "base/log.h"
 #include "base/parse.h"
 #include "sched/kernel_hints.h"
-#include "abi/kvm_hint_uapi.h"
 
 static const char *const wfx_names[] = {
 	[HVM_KVM_ARM_WFX_DEFAULT] = "default",

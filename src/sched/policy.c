@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/log.h"
 #include "abi/hint_abi.h"
+#include "base/log.h"
 #include "sched/policy.h"
 
 /*

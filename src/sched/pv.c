@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/log.h"
 #include "abi/kvm_para_bits.h"
+#include "base/log.h"
 #include "sched/pv.h"
 
 const struct pv_feature pv_features[] = {

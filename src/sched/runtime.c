@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "abi/control_proto.h"
-#include "core/config.h"
 #include "base/log.h"
+#include "core/config.h"
 #include "core/vm.h"
 #include "sched/brain.h"
 #include "sched/sched_vm.h"

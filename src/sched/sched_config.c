@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/config.h"
 #include "base/log.h"
 #include "base/parse.h"
+#include "core/config.h"
 #include "sched/observe.h"
 #include "sched/sched_config.h"
 

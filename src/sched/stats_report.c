@@ -11,8 +11,8 @@
 #include <linux/kvm.h>
 
 #include "base/clock.h"
-#include "core/console_out.h"
 #include "base/log.h"
+#include "core/console_out.h"
 #include "core/stats.h"
 #include "core/vcpu.h"
 #include "core/vm.h"

@@ -32,19 +32,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent_host.h"
 #include "abi/agent_proto.h"
+#include "agent/agent_host.h"
 #include "agent/agent_stdio.h"
+#include "base/log.h"
+#include "control/control.h"
 #include "core/arch.h"
 #include "core/console.h"
 #include "core/console_out.h"
-#include "control/control.h"
-#include "base/log.h"
 #include "core/vcpu.h"
-#include "sandbox/sandbox.h"
 #include "core/vm.h"
 #include "devices/virtio/virtio_vm.h"
 #include "devices/virtio/virtio_vsock.h"
+#include "sandbox/sandbox.h"
 #include "sched/brain.h"
 #include "sched/sched_config.h"
 #include "sched/stats_report.h"

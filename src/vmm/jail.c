@@ -29,8 +29,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/config.h"
 #include "base/log.h"
+#include "core/config.h"
 
 #define OLD_ROOT ".hintvm-old-root"
 

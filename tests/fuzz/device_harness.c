@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device_harness.h"
-#include "fuzz.h"
-#include "core/event_loop.h"
 #include "base/log.h"
+#include "core/event_loop.h"
+#include "device_harness.h"
 #include "devices/virtio/virtio_mmio.h"
+#include "fuzz.h"
 
 static uint8_t *ram;
 static bool line;

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "device_harness.h"
-#include "fuzz.h"
 #include "devices/virtio/virtio_blk.h"
+#include "fuzz.h"
 
 #define DISK_SIZE (64 * 1024)
 

@@ -14,11 +14,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "fuzz.h"
 #include "arch/x86/platform.h"
+#include "base/log.h"
 #include "core/arch.h"
 #include "core/config.h"
-#include "base/log.h"
+#include "fuzz.h"
 
 #define CONFIG_FD 900
 #define CONFIG_PATH "/proc/self/fd/900"

@@ -7,10 +7,10 @@
  */
 #include <fcntl.h>
 
-#include "device_harness.h"
-#include "fuzz.h"
 #include "core/console_out.h"
+#include "device_harness.h"
 #include "devices/virtio/virtio_console.h"
+#include "fuzz.h"
 
 static struct console_out *out;
 

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz.h"
 #include "abi/control_proto.h"
+#include "fuzz.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz.h"
 #include "arch/x86/ioapic.h"
+#include "fuzz.h"
 
 #define RTE_IMPLEMENTED (0xff00000000000000ull | 0x1ffffull)
 

@@ -26,16 +26,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "fuzz.h"
 #include "arch/arm64/image.h"
 #include "arch/x86/bzimage.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/pvh.h"
+#include "base/log.h"
 #include "core/arch.h"
 #include "core/config.h"
 #include "core/guest_memory.h"
+#include "fuzz.h"
 #include "image/kernel_format.h"
-#include "base/log.h"
 
 /* config.c checks --cpus against the arch's limit; x86.c is not linked. */
 unsigned int arch_max_vcpus(void)

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "device_harness.h"
-#include "fuzz.h"
 #include "devices/virtio/virtio_net.h"
+#include "fuzz.h"
 
 static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 static int peer = -1;

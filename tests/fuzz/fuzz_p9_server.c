@@ -21,9 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fuzz.h"
 #include "base/log.h"
 #include "devices/virtio/p9_server.h"
+#include "fuzz.h"
 
 #define MSIZE 8192
 #define SENTINEL "outside the share"

@@ -35,12 +35,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fuzz.h"
 #include "arch/x86/platform.h"
+#include "base/log.h"
 #include "core/bus.h"
 #include "core/console_out.h"
 #include "core/irq.h"
-#include "base/log.h"
 #include "core/power.h"
 #include "devices/acpi_pm.h"
 #include "devices/cmos_rtc.h"
@@ -48,6 +47,7 @@
 #include "devices/i8042.h"
 #include "devices/pci/pci.h"
 #include "devices/uart8250.h"
+#include "fuzz.h"
 #include "sched/hint_channel.h"
 
 #define NR_VCPUS 4

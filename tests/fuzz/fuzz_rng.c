@@ -5,8 +5,8 @@
  * Records: device_harness.h.
  */
 #include "device_harness.h"
-#include "fuzz.h"
 #include "devices/virtio/virtio_rng.h"
+#include "fuzz.h"
 
 static struct virtio_device *rng_create(const struct virtio_host *host)
 {

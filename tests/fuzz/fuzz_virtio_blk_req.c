@@ -12,11 +12,11 @@
 #include <linux/virtio_blk.h>
 #include <linux/virtio_ring.h>
 
-#include "fuzz.h"
 #include "base/log.h"
 #include "core/guest_memory.h"
 #include "devices/virtio/virtio_blk_req.h"
 #include "devices/virtio/virtqueue.h"
+#include "fuzz.h"
 
 #define RAM_GPA 0x0ull
 #define RAM_SIZE 0x4000ull

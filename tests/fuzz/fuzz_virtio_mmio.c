@@ -12,9 +12,9 @@
 
 #include <linux/virtio_ring.h>
 
-#include "fuzz.h"
 #include "base/log.h"
 #include "devices/virtio/virtio_mmio.h"
+#include "fuzz.h"
 
 #define RAM_SIZE 0x10000ull
 

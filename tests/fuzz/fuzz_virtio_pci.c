@@ -12,10 +12,10 @@
 
 #include <linux/virtio_ring.h>
 
-#include "fuzz.h"
 #include "base/log.h"
 #include "devices/pci/pci.h"
 #include "devices/virtio/virtio_pci.h"
+#include "fuzz.h"
 
 #define WINDOW 0xe0000000ull
 #define RAM_SIZE 0x10000ull

@@ -11,10 +11,10 @@
 
 #include <linux/virtio_ring.h>
 
-#include "fuzz.h"
 #include "base/log.h"
 #include "core/guest_memory.h"
 #include "devices/virtio/virtqueue.h"
+#include "fuzz.h"
 
 #define RAM_GPA 0x1000ull
 #define RAM_SIZE 0x8000ull

@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "device_harness.h"
-#include "fuzz.h"
 #include "devices/virtio/virtio_vsock.h"
+#include "fuzz.h"
 
 #define MAX_CLIENTS 8
 

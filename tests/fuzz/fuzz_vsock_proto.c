@@ -10,8 +10,8 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "fuzz.h"
 #include "devices/virtio/vsock_proto.h"
+#include "fuzz.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

@@ -16,16 +16,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "abi/kvm_para_bits.h"
 #include "arch/arm64/fdt.h"
 #include "arch/arm64/gic.h"
 #include "arch/arm64/image.h"
 #include "arch/arm64/platform.h"
 #include "arch/arm64/pv_arm64.h"
-#include "core/arch.h"
-#include "image/boot_files.h"
 #include "base/log.h"
+#include "core/arch.h"
 #include "core/vm.h"
-#include "abi/kvm_para_bits.h"
+#include "image/boot_files.h"
 #include "sched/brain.h"
 #include "sched/pv.h"
 #include "sched/sched_config.h"

@@ -4,8 +4,8 @@
 
 #include "arch/arm64/image.h"
 #include "arch/arm64/platform.h"
-#include "image/kernel_format.h"
 #include "base/log.h"
+#include "image/kernel_format.h"
 
 #define OFF_TEXT_OFFSET 8
 #define OFF_IMAGE_SIZE 16

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#include "arch/arm64/pv_arm64.h"
 #include "abi/kvm_para_bits.h"
+#include "arch/arm64/pv_arm64.h"
 #include "sched/pv.h"
 
 /* --pv bit -> KVM_REG_ARM_VENDOR_HYP_BMAP_2 bit, for the ones it controls. */

@@ -11,8 +11,8 @@
 #include "arch/x86/acpi.h"
 #include "arch/x86/dsdt.h"
 #include "arch/x86/platform.h"
-#include "core/guest_memory.h"
 #include "base/log.h"
+#include "core/guest_memory.h"
 
 #define ACPI_OEM_ID "HINTVM"
 #define ACPI_OEM_TABLE_ID "HINTVM  "

@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "arch/x86/boot64.h"
-#include "core/guest_memory.h"
 #include "base/log.h"
+#include "core/guest_memory.h"
 
 #define PAGE_SIZE 0x1000
 #define PTE_PRESENT (1ULL << 0)

@@ -8,8 +8,8 @@
 #include "arch/x86/bzimage.h"
 #include "arch/x86/e820.h"
 #include "arch/x86/platform.h"
-#include "core/guest_memory.h"
 #include "base/log.h"
+#include "core/guest_memory.h"
 
 #define SETUP_HEADER_OFFSET 0x1f1 /* struct setup_header in the file */
 #define BOOT_FLAG 0xaa55

@@ -32,9 +32,9 @@
  */
 #include <string.h>
 
+#include "abi/acpi_pm_regs.h"
 #include "arch/x86/dsdt.h"
 #include "arch/x86/platform.h"
-#include "abi/acpi_pm_regs.h"
 
 #define AML_ZERO 0x00
 #define AML_BYTE_PREFIX 0x0a

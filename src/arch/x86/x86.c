@@ -22,11 +22,11 @@
 #include "arch/x86/mptable.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/pvh.h"
+#include "base/log.h"
 #include "core/arch.h"
+#include "core/vm.h"
 #include "image/boot_files.h"
 #include "image/kernel_format.h"
-#include "base/log.h"
-#include "core/vm.h"
 #include "sched/brain.h"
 #include "sched/pv.h"
 

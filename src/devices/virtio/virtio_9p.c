@@ -12,10 +12,10 @@
 
 #include "abi/p9_mount_tag.h"
 #include "base/log.h"
-#include "sandbox/sandbox.h"
 #include "devices/virtio/iov.h"
 #include "devices/virtio/p9_server.h"
 #include "devices/virtio/virtio_9p.h"
+#include "sandbox/sandbox.h"
 #include "sandbox/thread.h"
 
 #define P9_QUEUE_SIZE 128 /* Linux's 9p client uses at most 128 */

@@ -17,8 +17,8 @@
 
 #include "base/file.h"
 #include "base/log.h"
-#include "devices/virtio/rate_limiter.h"
 #include "devices/virtio/iov.h"
+#include "devices/virtio/rate_limiter.h"
 #include "devices/virtio/virtio_blk.h"
 #include "devices/virtio/virtio_blk_req.h"
 

@@ -6,8 +6,8 @@
 #include <linux/virtio_ids.h>
 #include <linux/virtio_ring.h>
 
-#include "core/console_out.h"
 #include "base/log.h"
+#include "core/console_out.h"
 #include "devices/virtio/iov.h"
 #include "devices/virtio/virtio_console.h"
 

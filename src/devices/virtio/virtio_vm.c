@@ -7,8 +7,8 @@
 
 #include <linux/kvm.h>
 
-#include "core/arch.h"
 #include "base/log.h"
+#include "core/arch.h"
 #include "core/vm.h"
 #include "devices/virtio/virtio_9p.h"
 #include "devices/virtio/virtio_blk.h"

@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "core/config.h"
 #include "base/log.h"
+#include "core/config.h"
 
 static void test_cpu_features(void **state)
 {

@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/config.h"
 #include "base/log.h"
 #include "base/parse.h"
+#include "core/config.h"
 
 static void test_sizes(void **state)
 {

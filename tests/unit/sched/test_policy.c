@@ -13,8 +13,8 @@
 #include <errno.h>
 #include <cmocka.h>
 
-#include "base/log.h"
 #include "abi/hint_abi.h"
+#include "base/log.h"
 #include "sched/policy.h"
 
 #define INTERVAL_NS 100000000ull /* 100 ms */

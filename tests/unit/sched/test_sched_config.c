@@ -8,9 +8,9 @@
 #include <errno.h>
 #include <cmocka.h>
 
-#include "core/config.h"
-#include "base/log.h"
 #include "abi/kvm_hint_uapi.h"
+#include "base/log.h"
+#include "core/config.h"
 #include "sched/sched_config.h"
 
 static void test_defaults(void **state)

@@ -12,8 +12,8 @@
 
 #include "arch/arm64/image.h"
 #include "arch/arm64/platform.h"
-#include "core/guest_memory.h"
 #include "base/log.h"
+#include "core/guest_memory.h"
 
 #define FILE_SIZE 8192
 #define RAM_SIZE (8u << 20)

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "arch/arm64/pv_arm64.h"
 #include "abi/kvm_para_bits.h"
+#include "arch/arm64/pv_arm64.h"
 #include "sched/pv.h"
 
 #define BIT(n) (1u << (n))

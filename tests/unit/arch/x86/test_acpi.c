@@ -9,11 +9,11 @@
 #include <errno.h>
 #include <cmocka.h>
 
+#include "abi/acpi_pm_regs.h"
 #include "arch/x86/acpi.h"
 #include "arch/x86/platform.h"
-#include "core/guest_memory.h"
 #include "base/log.h"
-#include "abi/acpi_pm_regs.h"
+#include "core/guest_memory.h"
 
 #define RAM_SIZE (2u << 20)
 

@@ -13,8 +13,8 @@
 #include "arch/x86/bzimage.h"
 #include "arch/x86/e820.h"
 #include "arch/x86/platform.h"
-#include "core/guest_memory.h"
 #include "base/log.h"
+#include "core/guest_memory.h"
 
 #define MiB (1ULL << 20)
 #define RAM_SIZE (64 * MiB)

@@ -21,8 +21,8 @@
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
 
-#include "core/console_out.h"
 #include "base/log.h"
+#include "core/console_out.h"
 #include "devices/virtio/virtio_console.h"
 #include "devices/virtio/virtio_mmio.h"
 #include "devices/virtio/virtio_rng.h"

@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/config.h"
 #include "base/log.h"
+#include "core/config.h"
 
 static void test_disk(void **state)
 {
