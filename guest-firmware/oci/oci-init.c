@@ -2,14 +2,16 @@
 /*
  * PID 1 of a container VM in hintvm-runtime's console mode (used until the
  * guest agent of docs/agent.md takes over): it runs the container's
- * process from the bundle's own config.json, which the runtime put in the
- * initramfs, and ends the VM with its exit status.
+ * process as the runtime described it in the initramfs, and ends the VM
+ * with its exit status.
  *
  * The initramfs the runtime builds per container (src/runtime/initramfs.c),
  * after the guest agent's (/init, its modules in /lib/modules/hintvm-agent):
  *   /hintvm/oci-init          this program (static; rdinit=)
- *   /hintvm/config.json       the bundle's config.json
- *   /hintvm/seccomp.bpf       linux.seccomp compiled to BPF (optional)
+ *   /hintvm/container         the CONTAINER frame (src/abi/agent_proto.h):
+ *                             the bundle's config.json as the runtime
+ *                             parsed it, in the agent protocol's encoding,
+ *                             linux.seccomp compiled to BPF included
  *   /hintvm/root/...          the container's root file system, or
  *   /hintvm/root-share        the root is the 9p share "rootfs" instead
  *   /hintvm/shares/I          mounts[I] is a host directory, share "mI"
@@ -42,8 +44,10 @@
  * 128+N for a signal), which hintvm-runtime's VMM process turns into its
  * own exit status, and powers off.
  *
- * config.json is parsed by the runtime's own parser (src/runtime/spec.c):
- * the host already checked it, this side trusts nothing more than that.
+ * No JSON is parsed here: the host parsed config.json
+ * (src/runtime/spec.c) and wrote the frame (src/runtime/container_frame.c);
+ * agent_container_decode() checks it again with the agent protocol's
+ * rules, the same the host applied before it wrote it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -77,12 +81,8 @@
 #include "agent/host_stdio.h"
 #include "agent/limits.h"
 #include "abi/agent_proto.h"
-#include "runtime/spec.h"
 
 #define ROOT "/hintvm/root"
-#define CONFIG "/hintvm/config.json"
-/* linux.seccomp as the runtime compiled it (BPF), when config.json has it */
-#define SECCOMP_BPF "/hintvm/seccomp.bpf"
 #define NULL_DEV "/hintvm/null" /* what masked files are bound to */
 #define DEBUG_EXIT_PORT 0xf4
 
@@ -281,7 +281,7 @@ static void make_default_devices(void)
 }
 
 /* The mounts of config.json that a VM can make itself. */
-static void mount_container_fs(const struct oci_spec *s)
+static void mount_container_fs(const struct agent_container *s)
 {
 	bool dev_tmpfs = false;
 
@@ -294,7 +294,7 @@ static void mount_container_fs(const struct oci_spec *s)
 	if (mount("devtmpfs", target, "devtmpfs", MS_NOSUID, "mode=0755"))
 		say("devtmpfs: %s", strerror(errno));
 	for (size_t i = 0; i < s->nmounts; i++) {
-		const struct oci_mount *m = &s->mounts[i];
+		const struct agent_mount *m = &s->mounts[i];
 		bool known = false;
 
 		for (const char *const *k = kinds; *k && m->type; k++)
@@ -304,7 +304,8 @@ static void mount_container_fs(const struct oci_spec *s)
 		snprintf(target, sizeof(target), "%s%s", ROOT, m->destination);
 		mkdir_p(target);
 		if (mount(m->source ? m->source : m->type, target, m->type,
-			  (m->readonly ? MS_RDONLY : 0) | MS_NOSUID,
+			  (m->flags & AGENT_MOUNT_RO ? MS_RDONLY : 0) |
+				  MS_NOSUID,
 			  !strcmp(m->type, "devpts")
 				  ? "newinstance,ptmxmode=0666,mode=0620"
 				  : NULL))
@@ -325,7 +326,7 @@ static void mount_container_fs(const struct oci_spec *s)
  * mounted read-only). Without /hintvm/root-share the root is already in
  * the initramfs at ROOT.
  */
-static int mount_root(const struct oci_spec *s)
+static int mount_root(const struct agent_container *s)
 {
 	char opts[512];
 
@@ -356,16 +357,17 @@ static int mount_root(const struct oci_spec *s)
 }
 
 /* Bind mounts: host directories as 9p shares m<i>, host files copied. */
-static void mount_binds(const struct oci_spec *s)
+static void mount_binds(const struct agent_container *s)
 {
 	char target[4096], path[64], tag[32];
 
 	for (size_t i = 0; i < s->nmounts; i++) {
-		const struct oci_mount *m = &s->mounts[i];
-		unsigned long ro = m->readonly ? MS_RDONLY : 0;
+		const struct agent_mount *m = &s->mounts[i];
+		unsigned long ro = m->flags & AGENT_MOUNT_RO ? MS_RDONLY : 0;
 		int fd;
 
-		if (!m->bind || strstr(m->destination, ".."))
+		if (!(m->flags & AGENT_MOUNT_BIND) ||
+		    strstr(m->destination, ".."))
 			continue;
 		snprintf(target, sizeof(target), "%s%s", ROOT, m->destination);
 		snprintf(path, sizeof(path), "/hintvm/shares/%zu", i);
@@ -447,7 +449,7 @@ static void configure_network(void)
  * linux.sysctl: the VM's kernel is the container's own, so every key is
  * the container's to set (runc limits them to namespaced ones).
  */
-static void apply_sysctls(const struct oci_spec *s)
+static void apply_sysctls(const struct agent_container *s)
 {
 	char path[512];
 
@@ -471,7 +473,7 @@ static void apply_sysctls(const struct oci_spec *s)
  * read-only tmpfs over it, anything else /dev/null bound over it; a path
  * that does not exist needs no mask.
  */
-static void mask_paths(const struct oci_spec *s)
+static void mask_paths(const struct agent_container *s)
 {
 	char target[4096];
 	struct stat st;
@@ -502,7 +504,7 @@ static void mask_paths(const struct oci_spec *s)
 }
 
 /* linux.readonlyPaths: bound onto themselves, remounted read-only. */
-static void make_readonly(const struct oci_spec *s)
+static void make_readonly(const struct agent_container *s)
 {
 	char target[4096];
 	struct statvfs vfs;
@@ -528,50 +530,6 @@ static void make_readonly(const struct oci_spec *s)
 			say("read-only %s: %s", s->readonly_paths[i],
 			    strerror(errno));
 	}
-}
-
-/*
- * process's limits in the agent's terms (guest-firmware/agent/limits.c
- * applies them for exec too), with the seccomp program the runtime
- * compiled. -1 when config.json has a profile and the program is missing:
- * the process must not run unconfined.
- */
-static int load_limits(const struct oci_spec *s, struct agent_limits *l)
-{
-	const struct oci_process *p = &s->process;
-	struct stat st;
-	int fd;
-
-	memset(l, 0, sizeof(*l));
-	for (size_t i = 0; i < p->nrlimits && i < AGENT_MAX_RLIMITS; i++)
-		l->rlimits[l->nrlimits++] = (struct agent_rlimit){
-			.resource = (uint32_t)p->rlimits[i].resource,
-			.soft = p->rlimits[i].soft,
-			.hard = p->rlimits[i].hard,
-		};
-	l->has_caps = p->has_capabilities;
-	for (int i = 0; i < AGENT_CAP_SETS; i++)
-		l->caps[i] = p->caps[i];
-	l->no_new_privs = p->no_new_privileges;
-	if (!s->seccomp.present)
-		return 0;
-	fd = open(SECCOMP_BPF, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) || !st.st_size || st.st_size % 8 ||
-	    st.st_size > AGENT_MAX_SECCOMP) {
-		say("%s is missing or malformed", SECCOMP_BPF);
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	l->seccomp = malloc((size_t)st.st_size);
-	if (!l->seccomp ||
-	    read(fd, (void *)l->seccomp, (size_t)st.st_size) != st.st_size) {
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	l->seccomp_len = (size_t)st.st_size;
-	return 0;
 }
 
 /*
@@ -635,32 +593,39 @@ static void start_agent(void)
 	close(fd);
 }
 
-static void console_mode(const struct oci_spec *s)
+/* process.terminal: the frame's TTY flag. */
+static bool terminal(const struct agent_container *s)
+{
+	return s->process.flags & AGENT_EXEC_TTY;
+}
+
+static void console_mode(const struct agent_container *s)
 {
 	struct termios t;
 
 	if (tcgetattr(0, &t))
 		return;
-	if (!s->process.terminal) {
+	if (!terminal(s)) {
 		/* Bytes as the process wrote them: no CR before LF. */
 		cfmakeraw(&t);
 		tcsetattr(0, TCSANOW, &t);
-	} else if (s->process.console_rows && s->process.console_cols) {
-		struct winsize ws = { .ws_row = s->process.console_rows,
-				      .ws_col = s->process.console_cols };
+	} else if (s->process.rows && s->process.cols) {
+		struct winsize ws = { .ws_row = s->process.rows,
+				      .ws_col = s->process.cols };
 
 		ioctl(0, TIOCSWINSZ, &ws);
 	}
 }
 
-static __attribute__((noreturn)) void exec_process(const struct oci_spec *s,
-						   const struct agent_limits *l)
+static __attribute__((noreturn)) void
+exec_process(const struct agent_container *s)
 {
-	const struct oci_process *p = &s->process;
+	const struct agent_exec_req *p = &s->process;
+	const struct agent_limits *l = &p->limits;
 	static char *const empty_env[] = { NULL };
 	const char *what = "";
 
-	if (p->terminal) {
+	if (terminal(s)) {
 		setsid();
 		ioctl(0, TIOCSCTTY, 1);
 	}
@@ -678,15 +643,14 @@ static __attribute__((noreturn)) void exec_process(const struct oci_spec *s,
 	if (limits_after_user(l, &what))
 		goto limits_failed;
 	/* execvpe searches the container's PATH, as runc does. */
-	if (p->env)
-		for (size_t i = 0; i < p->nenv; i++)
-			if (!strncmp(p->env[i], "PATH=", 5))
-				setenv("PATH", p->env[i] + 5, 1);
+	for (char **e = p->envp; e && *e; e++)
+		if (!strncmp(*e, "PATH=", 5))
+			setenv("PATH", *e + 5, 1);
 	/* The seccomp program last: nothing but the exec runs under it. */
 	if (limits_last(l, &what))
 		goto limits_failed;
-	execvpe(p->args[0], p->args, p->env ? p->env : empty_env);
-	say("exec %s: %s", p->args[0], strerror(errno));
+	execvpe(p->argv[0], p->argv, p->envp ? p->envp : empty_env);
+	say("exec %s: %s", p->argv[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
 limits_failed:
 	say("cannot apply the process's limits: %s: %s", what, strerror(errno));
@@ -771,32 +735,40 @@ static int supervise(pid_t child)
 	return -1;
 }
 
-int main(void)
+/*
+ * The CONTAINER frame the runtime wrote, decoded into C; exits the VM
+ * (127) when it is missing or refused.
+ */
+static void read_container(struct agent_container *c)
 {
-	struct agent_limits limits;
-	struct oci_spec spec;
-	char err[256], *text;
+	static uint8_t frame[AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD];
+	char msg[160];
 	struct stat st;
-	int stdio[3] = { -1, -1, -1 };
-	pid_t child;
-	int fd, ws;
+	int fd = open(AGENT_CONTAINER_FILE, O_RDONLY | O_CLOEXEC);
 
-	mount("proc", "/proc", "proc", 0, NULL);
-	load_modules();
-	fd = open(CONFIG, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) || st.st_size > OCI_MAX_CONFIG ||
-	    !(text = malloc((size_t)st.st_size + 1)) ||
-	    read(fd, text, (size_t)st.st_size) != st.st_size) {
-		say("cannot read %s", CONFIG);
+	if (fd < 0 || fstat(fd, &st) || st.st_size > (off_t)sizeof(frame) ||
+	    read(fd, frame, (size_t)st.st_size) != st.st_size) {
+		say("cannot read %s", AGENT_CONTAINER_FILE);
 		finish(127);
 	}
 	close(fd);
-	if (oci_spec_parse(text, (size_t)st.st_size, &spec, err, sizeof(err)) ||
-	    !spec.process.nargs) {
-		say("config.json: %s", err[0] ? err : "no process.args");
+	if (agent_container_decode(frame, (size_t)st.st_size, c, msg,
+				   sizeof(msg))) {
+		say("%s: %s", AGENT_CONTAINER_FILE, msg);
 		finish(127);
 	}
-	free(text);
+}
+
+int main(void)
+{
+	struct agent_container spec;
+	int stdio[3] = { -1, -1, -1 };
+	pid_t child;
+	int ws;
+
+	mount("proc", "/proc", "proc", 0, NULL);
+	load_modules();
+	read_container(&spec);
 	if (spec.hostname)
 		sethostname(spec.hostname, strlen(spec.hostname));
 	if (mount_root(&spec))
@@ -807,10 +779,8 @@ int main(void)
 	mask_paths(&spec);
 	make_readonly(&spec);
 	configure_network();
-	if (load_limits(&spec, &limits))
-		finish(127);
 	start_agent();
-	if (!spec.process.terminal)
+	if (!terminal(&spec))
 		agent_stdio_connect(NULL, stdio);
 	if (stdio[0] < 0)
 		console_mode(&spec);
@@ -821,7 +791,7 @@ int main(void)
 	if (child == 0) {
 		for (int i = 0; i < 3 && stdio[0] >= 0; i++)
 			dup2(stdio[i], i);
-		exec_process(&spec, &limits);
+		exec_process(&spec);
 	}
 	ws = supervise(child);
 	agent_stdio_finish(stdio);

@@ -83,6 +83,7 @@ enum agent_attr_kind agent_attr_kind(uint16_t type)
 	case AGENT_ATTR_MAX_PAYLOAD:
 	case AGENT_ATTR_STATE:
 	case AGENT_ATTR_NO_NEW_PRIVS:
+	case AGENT_ATTR_ROOT_READONLY:
 		return AGENT_KIND_U32;
 	case AGENT_ATTR_TOKEN:
 		return AGENT_KIND_U64;
@@ -91,8 +92,16 @@ enum agent_attr_kind agent_attr_kind(uint16_t type)
 	case AGENT_ATTR_ENV:
 	case AGENT_ATTR_CWD:
 	case AGENT_ATTR_MESSAGE:
+	case AGENT_ATTR_HOSTNAME:
+	case AGENT_ATTR_MOUNT_DEST:
+	case AGENT_ATTR_MOUNT_TYPE:
+	case AGENT_ATTR_MOUNT_SOURCE:
+	case AGENT_ATTR_SYSCTL:
+	case AGENT_ATTR_MASKED_PATH:
+	case AGENT_ATTR_READONLY_PATH:
 		return AGENT_KIND_STRING;
 	case AGENT_ATTR_PROC:
+	case AGENT_ATTR_MOUNT:
 		return AGENT_KIND_NESTED;
 	case AGENT_ATTR_RLIMIT:
 	case AGENT_ATTR_CAPS:
@@ -106,9 +115,19 @@ enum agent_attr_kind agent_attr_kind(uint16_t type)
 /* Attributes that may repeat at one level; all others appear once. */
 static bool attr_repeats(uint16_t type)
 {
-	return type == AGENT_ATTR_ARG || type == AGENT_ATTR_ENV ||
-	       type == AGENT_ATTR_PROC || type == AGENT_ATTR_RLIMIT ||
-	       agent_attr_kind(type) == AGENT_KIND_UNKNOWN;
+	switch (type) {
+	case AGENT_ATTR_ARG:
+	case AGENT_ATTR_ENV:
+	case AGENT_ATTR_PROC:
+	case AGENT_ATTR_RLIMIT:
+	case AGENT_ATTR_MOUNT:
+	case AGENT_ATTR_SYSCTL:
+	case AGENT_ATTR_MASKED_PATH:
+	case AGENT_ATTR_READONLY_PATH:
+		return true;
+	default:
+		return agent_attr_kind(type) == AGENT_KIND_UNKNOWN;
+	}
 }
 
 /* ---- building -------------------------------------------------------- */
@@ -279,18 +298,18 @@ static int validate_level(const uint8_t *payload, size_t len,
 			  unsigned int depth)
 {
 	/* One bit per known single-valued type seen at this level. */
-	uint32_t seen = 0;
+	uint64_t seen = 0;
 	struct agent_attr_iter it;
 	struct agent_attr a;
 	int r;
 
-	_Static_assert(AGENT_ATTR_COUNT <= 32, "seen is a 32-bit mask");
+	_Static_assert(AGENT_ATTR_COUNT <= 64, "seen is a 64-bit mask");
 	agent_attr_iter_init(&it, payload, len);
 	while ((r = agent_attr_next(&it, &a)) > 0) {
 		if (!attr_repeats(a.type)) {
-			if (seen & (1u << a.type))
+			if (seen & (UINT64_C(1) << a.type))
 				return -EPROTO;
-			seen |= 1u << a.type;
+			seen |= UINT64_C(1) << a.type;
 		}
 		if (agent_attr_kind(a.type) == AGENT_KIND_NESTED) {
 			if (depth + 1 >= AGENT_MAX_DEPTH)
@@ -593,27 +612,24 @@ void agent_exec_req_free(struct agent_exec_req *req)
 	*req = (struct agent_exec_req){ 0 };
 }
 
-int agent_exec_encode(uint8_t *buf, size_t cap, uint32_t id,
-		      const struct agent_exec_req *req)
+/* REQ's attributes: an EXEC's payload, or a CONTAINER's process. */
+static void put_exec(struct agent_builder *b, const struct agent_exec_req *req)
 {
-	struct agent_builder b;
-
-	agent_build_begin(&b, buf, cap, AGENT_MSG_EXEC, id);
 	for (char **a = req->argv; a && *a; a++)
-		agent_put_str(&b, AGENT_ATTR_ARG, *a);
+		agent_put_str(b, AGENT_ATTR_ARG, *a);
 	for (char **e = req->envp; e && *e; e++)
-		agent_put_str(&b, AGENT_ATTR_ENV, *e);
+		agent_put_str(b, AGENT_ATTR_ENV, *e);
 	if (req->cwd)
-		agent_put_str(&b, AGENT_ATTR_CWD, req->cwd);
+		agent_put_str(b, AGENT_ATTR_CWD, req->cwd);
 	if (req->has_uid)
-		agent_put_u32(&b, AGENT_ATTR_UID, req->uid);
+		agent_put_u32(b, AGENT_ATTR_UID, req->uid);
 	if (req->has_gid)
-		agent_put_u32(&b, AGENT_ATTR_GID, req->gid);
-	agent_put_u32(&b, AGENT_ATTR_FLAGS, req->flags);
+		agent_put_u32(b, AGENT_ATTR_GID, req->gid);
+	agent_put_u32(b, AGENT_ATTR_FLAGS, req->flags);
 	if (req->rows)
-		agent_put_u32(&b, AGENT_ATTR_ROWS, req->rows);
+		agent_put_u32(b, AGENT_ATTR_ROWS, req->rows);
 	if (req->cols)
-		agent_put_u32(&b, AGENT_ATTR_COLS, req->cols);
+		agent_put_u32(b, AGENT_ATTR_COLS, req->cols);
 	for (size_t i = 0; i < req->limits.nrlimits; i++) {
 		const struct agent_rlimit *rl = &req->limits.rlimits[i];
 		uint8_t v[AGENT_RLIMIT_SIZE];
@@ -621,21 +637,322 @@ int agent_exec_encode(uint8_t *buf, size_t cap, uint32_t id,
 		put_le32(v, rl->resource);
 		put_le64(v + 4, rl->soft);
 		put_le64(v + 12, rl->hard);
-		agent_put_bytes(&b, AGENT_ATTR_RLIMIT, v, sizeof(v));
+		agent_put_bytes(b, AGENT_ATTR_RLIMIT, v, sizeof(v));
 	}
 	if (req->limits.has_caps) {
 		uint8_t v[8 * AGENT_CAP_SETS];
 
 		for (int i = 0; i < AGENT_CAP_SETS; i++)
 			put_le64(v + 8 * i, req->limits.caps[i]);
-		agent_put_bytes(&b, AGENT_ATTR_CAPS, v, sizeof(v));
+		agent_put_bytes(b, AGENT_ATTR_CAPS, v, sizeof(v));
 	}
 	if (req->limits.no_new_privs)
-		agent_put_u32(&b, AGENT_ATTR_NO_NEW_PRIVS, 1);
+		agent_put_u32(b, AGENT_ATTR_NO_NEW_PRIVS, 1);
 	if (req->limits.seccomp)
-		agent_put_bytes(&b, AGENT_ATTR_SECCOMP, req->limits.seccomp,
+		agent_put_bytes(b, AGENT_ATTR_SECCOMP, req->limits.seccomp,
 				req->limits.seccomp_len);
+}
+
+int agent_exec_encode(uint8_t *buf, size_t cap, uint32_t id,
+		      const struct agent_exec_req *req)
+{
+	struct agent_builder b;
+
+	agent_build_begin(&b, buf, cap, AGENT_MSG_EXEC, id);
+	put_exec(&b, req);
 	return agent_build_end(&b);
+}
+
+/* ---- CONTAINER --------------------------------------------------------- */
+
+int agent_container_encode(uint8_t *buf, size_t cap,
+			   const struct agent_container *c)
+{
+	struct agent_builder b;
+
+	agent_build_begin(&b, buf, cap, AGENT_MSG_CONTAINER, 0);
+	agent_put_u32(&b, AGENT_ATTR_VERSION, AGENT_PROTO_VERSION);
+	put_exec(&b, &c->process);
+	if (c->hostname)
+		agent_put_str(&b, AGENT_ATTR_HOSTNAME, c->hostname);
+	if (c->root_readonly)
+		agent_put_u32(&b, AGENT_ATTR_ROOT_READONLY, 1);
+	for (size_t i = 0; i < c->nmounts; i++) {
+		const struct agent_mount *m = &c->mounts[i];
+
+		agent_nest_begin(&b, AGENT_ATTR_MOUNT);
+		agent_put_str(&b, AGENT_ATTR_MOUNT_DEST, m->destination);
+		if (m->type)
+			agent_put_str(&b, AGENT_ATTR_MOUNT_TYPE, m->type);
+		if (m->source)
+			agent_put_str(&b, AGENT_ATTR_MOUNT_SOURCE, m->source);
+		if (m->flags)
+			agent_put_u32(&b, AGENT_ATTR_FLAGS, m->flags);
+		agent_nest_end(&b);
+	}
+	for (size_t i = 0; i < c->nsysctls; i++) {
+		const struct agent_sysctl *s = &c->sysctls[i];
+		size_t klen = strlen(s->key), vlen = strlen(s->value);
+		uint8_t *p;
+
+		/* "KEY=VALUE" without a copy: the attribute in two parts. */
+		if (klen + 1 + vlen > UINT16_MAX) {
+			if (!b.error)
+				b.error = -EMSGSIZE;
+			break;
+		}
+		p = reserve(&b, ATTR_HDR_SIZE + klen + 1 + vlen);
+		if (!p)
+			break;
+		put_le16(p, AGENT_ATTR_SYSCTL);
+		put_le16(p + 2, (uint16_t)(klen + 1 + vlen));
+		memcpy(p + ATTR_HDR_SIZE, s->key, klen);
+		p[ATTR_HDR_SIZE + klen] = '=';
+		memcpy(p + ATTR_HDR_SIZE + klen + 1, s->value, vlen);
+	}
+	for (size_t i = 0; i < c->nmasked_paths; i++)
+		agent_put_str(&b, AGENT_ATTR_MASKED_PATH, c->masked_paths[i]);
+	for (size_t i = 0; i < c->nreadonly_paths; i++)
+		agent_put_str(&b, AGENT_ATTR_READONLY_PATH,
+			      c->readonly_paths[i]);
+	return agent_build_end(&b);
+}
+
+/* An absolute path of LEN bytes without a ".." component. */
+static bool clean_path(const uint8_t *p, size_t len)
+{
+	if (!len || p[0] != '/')
+		return false;
+	for (size_t i = 1, j; i <= len; i = j + 1) {
+		for (j = i; j < len && p[j] != '/'; j++)
+			;
+		if (j - i == 2 && p[i] == '.' && p[i + 1] == '.')
+			return false;
+	}
+	return true;
+}
+
+/* A sysctl "KEY=VALUE": KEY non-empty, below /proc/sys. */
+static bool good_sysctl(const uint8_t *p, size_t len)
+{
+	const uint8_t *eq = memchr(p, '=', len);
+	size_t klen = eq ? (size_t)(eq - p) : 0;
+
+	if (!klen || p[0] == '/')
+		return false;
+	for (size_t i = 0; i + 1 < klen; i++)
+		if (p[i] == '.' && p[i + 1] == '.')
+			return false;
+	return true;
+}
+
+/* One MOUNT's attributes: checked, and its string bytes counted. */
+static int check_mount(const struct agent_attr *m, size_t *strbytes, char *msg,
+		       size_t msg_size)
+{
+	struct agent_attr_iter it;
+	struct agent_attr a;
+	bool dest = false;
+	int r;
+
+	agent_attr_iter_init(&it, m->value, m->len);
+	while ((r = agent_attr_next(&it, &a)) > 0) {
+		switch (a.type) {
+		case AGENT_ATTR_MOUNT_DEST:
+			if (!a.len || a.value[0] != '/')
+				return exec_error(
+					msg, msg_size, -EINVAL,
+					"a mount's destination is not absolute");
+			dest = true;
+			/* fall through */
+		case AGENT_ATTR_MOUNT_TYPE:
+		case AGENT_ATTR_MOUNT_SOURCE:
+			*strbytes += a.len + 1u;
+			break;
+		case AGENT_ATTR_FLAGS:
+			if (agent_attr_u32(&a) & ~AGENT_MOUNT_KNOWN_FLAGS)
+				return exec_error(msg, msg_size, -EINVAL,
+						  "unknown mount flags");
+			break;
+		default:
+			break;
+		}
+	}
+	if (!dest)
+		return exec_error(msg, msg_size, -EINVAL,
+				  "a mount without a destination");
+	return 0;
+}
+
+/* Copy string attribute A into the block at *STRS: the copy. */
+static char *take_str(const struct agent_attr *a, char **strs)
+{
+	char *s = *strs;
+
+	memcpy(s, a->value, a->len);
+	s[a->len] = '\0';
+	*strs += a->len + 1u;
+	return s;
+}
+
+static void fill_mount(const struct agent_attr *m, struct agent_mount *out,
+		       char **strs)
+{
+	struct agent_attr_iter it;
+	struct agent_attr a;
+
+	*out = (struct agent_mount){ 0 };
+	agent_attr_iter_init(&it, m->value, m->len);
+	while (agent_attr_next(&it, &a) > 0) {
+		if (a.type == AGENT_ATTR_MOUNT_DEST)
+			out->destination = take_str(&a, strs);
+		else if (a.type == AGENT_ATTR_MOUNT_TYPE)
+			out->type = take_str(&a, strs);
+		else if (a.type == AGENT_ATTR_MOUNT_SOURCE)
+			out->source = take_str(&a, strs);
+		else if (a.type == AGENT_ATTR_FLAGS)
+			out->flags = agent_attr_u32(&a);
+	}
+}
+
+int agent_container_decode(const uint8_t *frame, size_t len,
+			   struct agent_container *c, char *msg,
+			   size_t msg_size)
+{
+	size_t nmounts = 0, nsysctls = 0, nmasked = 0, nro = 0, strbytes = 0;
+	const uint8_t *payload = frame + AGENT_HDR_SIZE;
+	struct agent_attr_iter it;
+	struct agent_attr a;
+	struct agent_hdr hdr;
+	uint32_t version;
+	char *strs;
+	int r;
+
+	*c = (struct agent_container){ 0 };
+	if (msg_size)
+		msg[0] = '\0';
+	if (len < AGENT_HDR_SIZE || agent_hdr_decode(frame, &hdr) ||
+	    hdr.type != AGENT_MSG_CONTAINER || hdr.len != len - AGENT_HDR_SIZE)
+		return exec_error(msg, msg_size, -EPROTO,
+				  "not a whole CONTAINER frame");
+	len = hdr.len;
+	r = agent_exec_decode(payload, len, &c->process, msg, msg_size);
+	if (r)
+		return r;
+	if (agent_get_u32(payload, len, AGENT_ATTR_VERSION, &version) ||
+	    version != AGENT_PROTO_VERSION) {
+		agent_exec_req_free(&c->process);
+		return exec_error(
+			msg, msg_size, -EPROTONOSUPPORT,
+			"not a CONTAINER frame of protocol version 1");
+	}
+	/* First pass: counts, sizes and values (the payload is valid). */
+	agent_attr_iter_init(&it, payload, len);
+	while ((r = agent_attr_next(&it, &a)) > 0) {
+		const char *bad = NULL;
+		size_t *n;
+
+		switch (a.type) {
+		case AGENT_ATTR_HOSTNAME:
+			strbytes += a.len + 1u;
+			break;
+		case AGENT_ATTR_ROOT_READONLY:
+			if (agent_attr_u32(&a) > 1)
+				bad = "ROOT_READONLY is not 0 or 1";
+			break;
+		case AGENT_ATTR_MOUNT:
+			if (++nmounts > AGENT_MAX_MOUNTS) {
+				bad = "too many mounts";
+				break;
+			}
+			r = check_mount(&a, &strbytes, msg, msg_size);
+			if (r) {
+				agent_exec_req_free(&c->process);
+				return r;
+			}
+			break;
+		case AGENT_ATTR_SYSCTL:
+			if (++nsysctls > AGENT_MAX_SYSCTLS)
+				bad = "too many sysctls";
+			else if (!good_sysctl(a.value, a.len))
+				bad = "a sysctl is not KEY=VALUE below /proc/sys";
+			strbytes += a.len + 1u;
+			break;
+		case AGENT_ATTR_MASKED_PATH:
+		case AGENT_ATTR_READONLY_PATH:
+			n = a.type == AGENT_ATTR_MASKED_PATH ? &nmasked : &nro;
+			if (++*n > AGENT_MAX_PATHS)
+				bad = "too many masked or read-only paths";
+			else if (!clean_path(a.value, a.len))
+				bad = "a masked or read-only path is not absolute without \"..\"";
+			strbytes += a.len + 1u;
+			break;
+		default:
+			break;
+		}
+		if (bad) {
+			agent_exec_req_free(&c->process);
+			return exec_error(msg, msg_size, -EINVAL, bad);
+		}
+	}
+	/*
+	 * One block: the mounts, the sysctls, the two path vectors, then
+	 * the strings; bounded by the payload and the counts above.
+	 */
+	c->storage = malloc(
+		nmounts * sizeof(*c->mounts) + nsysctls * sizeof(*c->sysctls) +
+		(nmasked + 1 + nro + 1) * sizeof(char *) + strbytes);
+	if (!c->storage) {
+		agent_exec_req_free(&c->process);
+		return exec_error(msg, msg_size, -ENOMEM, "out of memory");
+	}
+	c->mounts = c->storage;
+	c->sysctls = (struct agent_sysctl *)(c->mounts + nmounts);
+	c->masked_paths = (char **)(c->sysctls + nsysctls);
+	c->readonly_paths = c->masked_paths + nmasked + 1;
+	strs = (char *)(c->readonly_paths + nro + 1);
+	agent_attr_iter_init(&it, payload, len);
+	while (agent_attr_next(&it, &a) > 0) {
+		switch (a.type) {
+		case AGENT_ATTR_HOSTNAME:
+			c->hostname = take_str(&a, &strs);
+			break;
+		case AGENT_ATTR_ROOT_READONLY:
+			c->root_readonly = agent_attr_u32(&a) == 1;
+			break;
+		case AGENT_ATTR_MOUNT:
+			fill_mount(&a, &c->mounts[c->nmounts++], &strs);
+			break;
+		case AGENT_ATTR_SYSCTL: {
+			struct agent_sysctl *s = &c->sysctls[c->nsysctls++];
+
+			s->key = take_str(&a, &strs);
+			s->value = strchr(s->key, '=');
+			*s->value++ = '\0';
+			break;
+		}
+		case AGENT_ATTR_MASKED_PATH:
+			c->masked_paths[c->nmasked_paths++] =
+				take_str(&a, &strs);
+			break;
+		case AGENT_ATTR_READONLY_PATH:
+			c->readonly_paths[c->nreadonly_paths++] =
+				take_str(&a, &strs);
+			break;
+		default:
+			break;
+		}
+	}
+	c->masked_paths[c->nmasked_paths] = NULL;
+	c->readonly_paths[c->nreadonly_paths] = NULL;
+	return 0;
+}
+
+void agent_container_free(struct agent_container *c)
+{
+	agent_exec_req_free(&c->process);
+	free(c->storage);
+	*c = (struct agent_container){ 0 };
 }
 
 unsigned int agent_exec_streams(uint32_t flags)

@@ -57,6 +57,12 @@ enum agent_msg_type {
 	AGENT_MSG_LIST = 6,
 	AGENT_MSG_WAIT = 7,
 	AGENT_MSG_EXIT_REPORT = 8, /* agent -> hintvm, on AGENT_STATUS_PORT */
+	/*
+	 * hintvm-runtime -> hintvm-oci-init: the container to run, a file in
+	 * the container's initramfs (AGENT_CONTAINER_FILE), not a request
+	 * on a connection.
+	 */
+	AGENT_MSG_CONTAINER = 9,
 	AGENT_MSG_OK = 64,
 	AGENT_MSG_ERROR = 65,
 	AGENT_MSG_READY = 66,
@@ -94,6 +100,17 @@ enum agent_attr_type {
 	AGENT_ATTR_CAPS = 24, /* bytes: le64 x AGENT_CAP_SETS */
 	AGENT_ATTR_NO_NEW_PRIVS = 25, /* u32, 0 or 1 */
 	AGENT_ATTR_SECCOMP = 26, /* bytes: a classic BPF seccomp program */
+	/* CONTAINER's container around the process: */
+	AGENT_ATTR_HOSTNAME = 27, /* string */
+	AGENT_ATTR_ROOT_READONLY = 28, /* u32, 0 or 1 */
+	AGENT_ATTR_MOUNT =
+		29, /* nested: MOUNT_DEST, _TYPE?, _SOURCE?, FLAGS? */
+	AGENT_ATTR_MOUNT_DEST = 30, /* string, absolute path */
+	AGENT_ATTR_MOUNT_TYPE = 31, /* string */
+	AGENT_ATTR_MOUNT_SOURCE = 32, /* string */
+	AGENT_ATTR_SYSCTL = 33, /* string "KEY=VALUE", KEY under /proc/sys */
+	AGENT_ATTR_MASKED_PATH = 34, /* string, absolute path */
+	AGENT_ATTR_READONLY_PATH = 35, /* string, absolute path */
 	AGENT_ATTR_COUNT
 };
 
@@ -291,6 +308,79 @@ void agent_exec_req_free(struct agent_exec_req *req);
 /* Encode REQ as an EXEC frame with request ID into BUF. */
 int agent_exec_encode(uint8_t *buf, size_t cap, uint32_t id,
 		      const struct agent_exec_req *req);
+
+/* ---- the CONTAINER frame ----------------------------------------------- */
+
+/*
+ * hintvm-runtime's console mode (docs/oci-runtime.md): the host parses the
+ * bundle's config.json and writes what the guest init needs as one
+ * CONTAINER frame, the file AGENT_CONTAINER_FILE of the container's
+ * initramfs; hintvm-oci-init reads it with agent_container_decode() and
+ * parses no JSON. The payload is VERSION, the container's process as an
+ * EXEC request's attributes (process.terminal is FLAGS' TTY, its window
+ * ROWS/COLS; its limits RLIMIT, CAPS, NO_NEW_PRIVS, SECCOMP with LIMITS),
+ * and the container around it: HOSTNAME, ROOT_READONLY, MOUNT (every entry
+ * of config.json's mounts, in order: the runtime names a bind mount's
+ * share or copy by its index), SYSCTL, MASKED_PATH, READONLY_PATH.
+ */
+#define AGENT_CONTAINER_FILE "/hintvm/container"
+#define AGENT_MAX_MOUNTS 256
+#define AGENT_MAX_PATHS 256 /* MASKED_PATH, READONLY_PATH: each */
+#define AGENT_MAX_SYSCTLS 1024
+
+/* A MOUNT's FLAGS. */
+#define AGENT_MOUNT_RO 0x1u /* "ro" among its options */
+#define AGENT_MOUNT_BIND 0x2u /* type "bind", or "bind"/"rbind" options */
+#define AGENT_MOUNT_KNOWN_FLAGS 0x3u
+
+struct agent_mount {
+	char *destination; /* absolute */
+	char *type, *source; /* NULL when absent */
+	uint32_t flags; /* AGENT_MOUNT_* */
+};
+
+struct agent_sysctl {
+	char *key; /* relative to /proc/sys: no leading '/', no ".." */
+	char *value;
+};
+
+struct agent_container {
+	struct agent_exec_req process;
+	char *hostname; /* NULL: the kernel's */
+	bool root_readonly;
+	struct agent_mount *mounts;
+	size_t nmounts;
+	struct agent_sysctl *sysctls;
+	size_t nsysctls;
+	char **masked_paths; /* NULL-terminated (decoded); absolute */
+	size_t nmasked_paths;
+	char **readonly_paths; /* NULL-terminated (decoded); absolute */
+	size_t nreadonly_paths;
+	void *storage; /* owns everything above but PROCESS (decoded) */
+};
+
+/*
+ * Encode C as a whole CONTAINER frame (header included) into BUF: its
+ * length, or -EMSGSIZE when it does not fit CAP or AGENT_MAX_PAYLOAD.
+ */
+int agent_container_encode(uint8_t *buf, size_t cap,
+			   const struct agent_container *c);
+
+/*
+ * Decode a whole CONTAINER frame of LEN bytes (the file): a header of
+ * that type announcing exactly the rest, VERSION 1, the process as
+ * agent_exec_decode() takes it, at most the AGENT_MAX_* mounts, sysctls
+ * and paths above, each mount with an absolute destination and known
+ * FLAGS, each path absolute without a ".." component, each sysctl
+ * "KEY=VALUE" with a KEY below /proc/sys. Returns 0, -EPROTO
+ * (malformed), -EPROTONOSUPPORT (another version), -EINVAL (bad values)
+ * or -ENOMEM, with MSG saying which; free with agent_container_free() on
+ * success.
+ */
+int agent_container_decode(const uint8_t *frame, size_t len,
+			   struct agent_container *c, char *msg,
+			   size_t msg_size);
+void agent_container_free(struct agent_container *c);
 
 /* The streams a client attaches for FLAGS (bit N: enum agent_stream N). */
 unsigned int agent_exec_streams(uint32_t flags);

@@ -38,6 +38,7 @@
 
 #include "cgroup.h"
 #include "console.h"
+#include "container_frame.h"
 #include "guest_config.h"
 #include "initramfs.h"
 #include "seccomp.h"
@@ -107,8 +108,8 @@ static int set_option(struct hvm_config *cfg, const char *key,
 }
 
 /*
- * linux.seccomp -> BPF (seccomp.c), for oci-init (in the initramfs) and
- * for exec (the state directory's seccomp.bpf, which exec hands the
+ * linux.seccomp -> BPF (seccomp.c), for oci-init (in the container frame)
+ * and for exec (the state directory's seccomp.bpf, which exec hands the
  * agent). No profile: *PROG stays NULL.
  */
 static int compile_seccomp(const struct oci_spec *spec,
@@ -149,14 +150,14 @@ static int compile_seccomp(const struct oci_spec *spec,
 /*
  * Console mode's guest: the root as a read-only 9p share (the guest puts
  * an overlay on tmpfs over it) or copied into the initramfs; bind mounts
- * of directories as shares, of files copied in (a snapshot).
+ * of directories as shares, of files copied in (a snapshot); what the
+ * guest init runs as the CONTAINER frame (container_frame.h).
  */
 static int console_guest(struct hvm_config *cfg,
 			 const struct rt_guest_config *g,
 			 const struct oci_spec *spec,
 			 const struct rt_container *c, const char *rootfs,
-			 const char *initrd, const char *config_text,
-			 size_t config_len)
+			 const char *initrd)
 {
 	struct rt_initramfs_extra x = { .nmounts = spec->nmounts };
 	char nic[64];
@@ -166,6 +167,8 @@ static int console_guest(struct hvm_config *cfg,
 	bool root_share = g->rootfs_share;
 	unsigned int shares = (root_share ? 1 : 0) + (spec->has_netns ? 1 : 0);
 	void *seccomp = NULL;
+	uint8_t *frame = NULL;
+	size_t seccomp_len = 0, frame_len = 0;
 	int ret;
 
 	if (root_share) {
@@ -255,15 +258,18 @@ static int console_guest(struct hvm_config *cfg,
 	} else if (!strcmp(base, "none")) {
 		base = NULL;
 	}
-	ret = compile_seccomp(spec, c, &seccomp, &x.seccomp_len);
+	ret = compile_seccomp(spec, c, &seccomp, &seccomp_len);
 	if (ret)
 		return ret;
-	x.seccomp = seccomp;
-	ret = rt_initramfs_write(initrd, base, g->guest_init, config_text,
-				 config_len, &x, err, sizeof(err));
+	ret = rt_container_frame(spec, seccomp, seccomp_len, &frame, &frame_len,
+				 err, sizeof(err));
+	free(seccomp);
+	if (!ret)
+		ret = rt_initramfs_write(initrd, base, g->guest_init, frame,
+					 frame_len, &x, err, sizeof(err));
 	if (ret)
 		rt_error("%s", err);
-	free(seccomp);
+	free(frame);
 	return ret;
 }
 
@@ -271,8 +277,7 @@ static int console_guest(struct hvm_config *cfg,
 static int build_vm_config(struct hvm_config *cfg,
 			   const struct rt_guest_config *g,
 			   const struct oci_spec *spec,
-			   const struct rt_container *c,
-			   const char *config_text, size_t config_len)
+			   const struct rt_container *c)
 {
 	struct rt_vm_resources res;
 	char err[512], num[32], control[PATH_MAX + 16];
@@ -290,8 +295,8 @@ static int build_vm_config(struct hvm_config *cfg,
 	}
 	if (g->kernel && strcmp(g->kernel, "builtin")) {
 		/*
-		 * Console mode: the container's root and config.json travel
-		 * in an initramfs of its own, the process's stdio is the
+		 * Console mode: the container's root and what its init runs
+		 * (the CONTAINER frame) travel in an initramfs of its own, the process's stdio is the
 		 * serial console, its exit status comes back through the
 		 * debug-exit port (guest-firmware/oci/oci-init.c).
 		 */
@@ -307,8 +312,7 @@ static int build_vm_config(struct hvm_config *cfg,
 		snprintf(rootfs, sizeof(rootfs), "%s%s%s",
 			 spec->root_path[0] == '/' ? "" : c->bundle,
 			 spec->root_path[0] == '/' ? "" : "/", spec->root_path);
-		ret = console_guest(cfg, g, spec, c, rootfs, initrd,
-				    config_text, config_len);
+		ret = console_guest(cfg, g, spec, c, rootfs, initrd);
 		if (ret)
 			return ret;
 		/* The agent oci-init starts serves exec over vsock. */
@@ -738,7 +742,7 @@ static pid_t create_container(struct create_opts *o)
 	}
 
 	cfg = hvm_config_new();
-	ret = cfg ? build_vm_config(cfg, &g, &spec, &c, text, len) : -ENOMEM;
+	ret = cfg ? build_vm_config(cfg, &g, &spec, &c) : -ENOMEM;
 	if (ret)
 		goto out_remove;
 	if (spec.process.terminal) {

@@ -17,6 +17,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "abi/agent_proto.h"
 #include "errbuf.h"
 #include "initramfs.h"
 
@@ -157,9 +158,9 @@ static int copy_base(FILE *f, const char *base)
 }
 
 int rt_initramfs_write(const char *out, const char *base,
-		       const char *guest_init, const char *config_json,
-		       size_t len, const struct rt_initramfs_extra *x,
-		       char *err, size_t errlen)
+		       const char *guest_init, const uint8_t *frame, size_t len,
+		       const struct rt_initramfs_extra *x, char *err,
+		       size_t errlen)
 {
 	const char *rootfs = x->rootfs;
 	struct cpio c = { .prefix = "hintvm/root" };
@@ -189,14 +190,11 @@ int rt_initramfs_write(const char *out, const char *base,
 	if (stat(guest_init, &st) == 0)
 		ret = copy_file(&c, "hintvm/oci-init", guest_init, &st);
 	if (!ret) {
-		entry(&c, "hintvm/config.json", S_IFREG | 0600, NULL,
-		      config_json, len);
+		entry(&c, AGENT_CONTAINER_FILE + 1, S_IFREG | 0600, NULL, frame,
+		      len);
 		entry(&c, "hintvm/files", S_IFDIR | 0755, NULL, NULL, 0);
 		entry(&c, "hintvm/shares", S_IFDIR | 0755, NULL, NULL, 0);
 		ret = add_mounts(&c, x);
-		if (x->seccomp)
-			entry(&c, "hintvm/seccomp.bpf", S_IFREG | 0600, NULL,
-			      x->seccomp, x->seccomp_len);
 		if (x->net_share) {
 			entry(&c, "hintvm/cfg", S_IFDIR | 0755, NULL, NULL, 0);
 			entry(&c, "hintvm/cfg-share", S_IFREG | 0644, NULL,

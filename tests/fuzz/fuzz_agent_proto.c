@@ -2,10 +2,13 @@
 /*
  * libFuzzer harness: the fuzzer's bytes are what arrives on an agent
  * connection (docs/agent.md), from either side: a header and a payload.
- * Whatever the bytes, the codec (src/abi/agent_proto.c, compiled into
- * both libhintvm and the guest agent) must refuse oversized frames, read
- * nothing outside the payload, and an EXEC it accepts must hold only what
- * its limits allow and encode back to a request that decodes the same.
+ * Whatever the bytes, the codec (src/abi/agent_proto.c, linked into
+ * libhintvm, the guest agent and hintvm-oci-init) must refuse oversized
+ * frames, read nothing outside the payload, and an EXEC it accepts must
+ * hold only what its limits allow and encode back to a request that
+ * decodes the same. The same bytes, whole, are also a CONTAINER frame as
+ * hintvm-oci-init reads it from its initramfs: one it accepts holds only
+ * what the frame's rules allow and encodes back to the same container.
  */
 #include <errno.h>
 
@@ -33,6 +36,97 @@ static void check_exec(const struct agent_exec_req *req)
 	check(!(req->flags & ~AGENT_EXEC_KNOWN_FLAGS));
 	check(!(req->flags & AGENT_EXEC_TTY) ||
 	      agent_exec_streams(req->flags) == 1u << AGENT_STREAM_TTY);
+}
+
+static bool clean(const char *p)
+{
+	size_t n = strlen(p);
+
+	if (p[0] != '/' || strstr(p, "/../") ||
+	    (n >= 3 && !strcmp(p + n - 3, "/..")))
+		return false;
+	return true;
+}
+
+static void check_container(const struct agent_container *c)
+{
+	check_exec(&c->process);
+	check(c->nmounts <= AGENT_MAX_MOUNTS);
+	for (size_t i = 0; i < c->nmounts; i++)
+		check(c->mounts[i].destination &&
+		      c->mounts[i].destination[0] == '/' &&
+		      !(c->mounts[i].flags & ~AGENT_MOUNT_KNOWN_FLAGS));
+	check(c->nsysctls <= AGENT_MAX_SYSCTLS);
+	for (size_t i = 0; i < c->nsysctls; i++)
+		check(c->sysctls[i].key[0] && c->sysctls[i].key[0] != '/' &&
+		      !strstr(c->sysctls[i].key, "..") &&
+		      !strchr(c->sysctls[i].key, '=') && c->sysctls[i].value);
+	check(c->nmasked_paths <= AGENT_MAX_PATHS &&
+	      c->nreadonly_paths <= AGENT_MAX_PATHS);
+	for (size_t i = 0; i < c->nmasked_paths; i++)
+		check(clean(c->masked_paths[i]));
+	check(!c->masked_paths[c->nmasked_paths]);
+	for (size_t i = 0; i < c->nreadonly_paths; i++)
+		check(clean(c->readonly_paths[i]));
+	check(!c->readonly_paths[c->nreadonly_paths]);
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return !a == !b && (!a || !strcmp(a, b));
+}
+
+static void same_exec(const struct agent_exec_req *a,
+		      const struct agent_exec_req *b);
+
+static void same_container(const struct agent_container *a,
+			   const struct agent_container *b)
+{
+	same_exec(&a->process, &b->process);
+	check(same_str(a->hostname, b->hostname) &&
+	      a->root_readonly == b->root_readonly &&
+	      a->nmounts == b->nmounts && a->nsysctls == b->nsysctls &&
+	      a->nmasked_paths == b->nmasked_paths &&
+	      a->nreadonly_paths == b->nreadonly_paths);
+	for (size_t i = 0; i < a->nmounts; i++)
+		check(same_str(a->mounts[i].destination,
+			       b->mounts[i].destination) &&
+		      same_str(a->mounts[i].type, b->mounts[i].type) &&
+		      same_str(a->mounts[i].source, b->mounts[i].source) &&
+		      a->mounts[i].flags == b->mounts[i].flags);
+	for (size_t i = 0; i < a->nsysctls; i++)
+		check(same_str(a->sysctls[i].key, b->sysctls[i].key) &&
+		      same_str(a->sysctls[i].value, b->sysctls[i].value));
+	for (size_t i = 0; i < a->nmasked_paths; i++)
+		check(same_str(a->masked_paths[i], b->masked_paths[i]));
+	for (size_t i = 0; i < a->nreadonly_paths; i++)
+		check(same_str(a->readonly_paths[i], b->readonly_paths[i]));
+}
+
+/* DATA, whole, as the file hintvm-oci-init reads. */
+static void fuzz_container(const uint8_t *data, size_t size, uint8_t *frame,
+			   size_t cap)
+{
+	struct agent_container c, again;
+	char msg[128];
+	int r = agent_container_decode(data, size, &c, msg, sizeof(msg));
+
+	check(memchr(msg, '\0', sizeof(msg)));
+	if (r < 0) {
+		check(r == -EPROTO || r == -EPROTONOSUPPORT || r == -EINVAL ||
+		      r == -ENOMEM);
+		check(msg[0]);
+		return;
+	}
+	check_container(&c);
+	r = agent_container_encode(frame, cap, &c);
+	if (r > 0) {
+		check(agent_container_decode(frame, (size_t)r, &again, msg,
+					     sizeof(msg)) == 0);
+		same_container(&c, &again);
+		agent_container_free(&again);
+	}
+	agent_container_free(&c);
 }
 
 static void same_exec(const struct agent_exec_req *a,
@@ -65,6 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t v;
 	int r;
 
+	fuzz_container(data, size, frame, sizeof(frame));
 	if (size < AGENT_HDR_SIZE)
 		return 0;
 	if (agent_hdr_decode(data, &hdr) < 0) {

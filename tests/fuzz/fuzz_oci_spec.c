@@ -5,13 +5,19 @@
  * the bytes, the parser must either refuse them with a message or give a
  * spec whose vectors are NULL-terminated and within the documented bounds;
  * then the resources mapping must not fail on anything the parser passed
- * except with a message, and every string is freed (ASan).
+ * except with a message, and every string is freed (ASan). A config.json
+ * the parser passed becomes the CONTAINER frame console mode's guest init
+ * reads (container_frame.c), which is refused with a message or decodes,
+ * with the guest's codec, to the same process and container: the guest
+ * parses no JSON, so this is the whole path from the bundle to oci-init.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
+#include "abi/agent_proto.h"
+#include "runtime/container_frame.h"
 #include "runtime/guest_config.h"
 #include "runtime/seccomp.h"
 #include "runtime/spec.h"
@@ -27,6 +33,66 @@ static void check_vector(char **vec, size_t n, size_t max)
 	for (size_t i = 0; i < n; i++)
 		check(vec[i] && strlen(vec[i]) <= OCI_MAX_STRING);
 	check(!vec || !vec[n]);
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return !a == !b && (!a || !strcmp(a, b));
+}
+
+/* S as the guest init would get it. */
+static void check_frame(const struct oci_spec *s)
+{
+	static const uint8_t bpf[8] = { 6, 0, 0, 0, 0, 0, 0xff, 0x7f };
+	const struct oci_process *p = &s->process;
+	struct agent_container c;
+	char err[256], msg[160];
+	uint8_t *frame;
+	size_t len;
+
+	err[0] = '\0';
+	if (rt_container_frame(s, s->seccomp.present ? bpf : NULL, sizeof(bpf),
+			       &frame, &len, err, sizeof(err))) {
+		check(err[0] && !frame);
+		return;
+	}
+	check(agent_container_decode(frame, len, &c, msg, sizeof(msg)) == 0);
+	for (size_t i = 0; i < p->nargs; i++)
+		check(same_str(c.process.argv[i], p->args[i]));
+	check(!c.process.argv[p->nargs]);
+	for (size_t i = 0; i < p->nenv; i++)
+		check(same_str(c.process.envp[i], p->env[i]));
+	check(!p->nenv || !c.process.envp[p->nenv]);
+	check(same_str(c.process.cwd, p->cwd) && c.process.uid == p->uid &&
+	      c.process.gid == p->gid);
+	check(!!(c.process.flags & AGENT_EXEC_TTY) == p->terminal);
+	check(c.process.limits.nrlimits == p->nrlimits &&
+	      c.process.limits.has_caps == p->has_capabilities &&
+	      c.process.limits.no_new_privs == p->no_new_privileges &&
+	      !c.process.limits.seccomp == !s->seccomp.present);
+	check(same_str(c.hostname, s->hostname) &&
+	      c.root_readonly == s->root_readonly);
+	check(c.nmounts == s->nmounts && c.nsysctls == s->nsysctls &&
+	      c.nmasked_paths == s->nmasked_paths &&
+	      c.nreadonly_paths == s->nreadonly_paths);
+	for (size_t i = 0; i < s->nmounts; i++)
+		check(same_str(c.mounts[i].destination,
+			       s->mounts[i].destination) &&
+		      same_str(c.mounts[i].type, s->mounts[i].type) &&
+		      same_str(c.mounts[i].source, s->mounts[i].source) &&
+		      !!(c.mounts[i].flags & AGENT_MOUNT_RO) ==
+			      s->mounts[i].readonly &&
+		      !!(c.mounts[i].flags & AGENT_MOUNT_BIND) ==
+			      s->mounts[i].bind);
+	for (size_t i = 0; i < s->nsysctls; i++)
+		check(same_str(c.sysctls[i].key, s->sysctls[i].key) &&
+		      same_str(c.sysctls[i].value, s->sysctls[i].value));
+	for (size_t i = 0; i < s->nmasked_paths; i++)
+		check(same_str(c.masked_paths[i], s->masked_paths[i]));
+	for (size_t i = 0; i < s->nreadonly_paths; i++)
+		check(same_str(c.readonly_paths[i], s->readonly_paths[i]));
+	agent_container_free(&c);
+	free(frame);
 }
 
 static void check_spec(const struct oci_spec *s)
@@ -111,6 +177,7 @@ static void check_spec(const struct oci_spec *s)
 		check(res.cpus >= 1 && res.cpus <= 2 &&
 		      res.mem_mib >= RT_MIN_GUEST_MIB);
 	rt_guest_config_free(&g);
+	check_frame(s);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The guest agent protocol codec (src/abi/agent_proto.c), which both
- * libhintvm and the guest agent compile: frames round-trip, and every
+ * The guest agent protocol codec (src/abi/agent_proto.c), which libhintvm,
+ * the guest agent and hintvm-oci-init link: frames round-trip, and every
  * malformed or out-of-bounds input is refused before it is used.
  */
 #include <errno.h>
@@ -330,6 +330,261 @@ static void test_exec_counts_bounded(void **state)
 	}
 }
 
+/* ---- CONTAINER (hintvm-runtime -> oci-init) ---------------------------- */
+
+static char *ctr_argv[] = { "/bin/probe", "a b", NULL };
+static char *ctr_env[] = { "PATH=/bin", "FOO=bar=baz", NULL };
+
+/* A container with one of everything the frame carries. */
+static void full_container(struct agent_container *c,
+			   struct agent_mount mounts[3],
+			   struct agent_sysctl sysctls[2], char **masked,
+			   char **ro)
+{
+	static const uint8_t bpf[16] = { 6, 0, 0, 0, 0, 0, 0xff, 0x7f };
+
+	mounts[0] = (struct agent_mount){ .destination = "/proc",
+					  .type = "proc",
+					  .source = "proc" };
+	mounts[1] = (struct agent_mount){ .destination = "/data",
+					  .type = "bind",
+					  .source = "/host/dir",
+					  .flags = AGENT_MOUNT_RO |
+						   AGENT_MOUNT_BIND };
+	mounts[2] = (struct agent_mount){ .destination = "/sys/fs/cgroup" };
+	sysctls[0] = (struct agent_sysctl){ "kernel/domainname", "d" };
+	sysctls[1] = (struct agent_sysctl){ "net/ipv4/ip_forward", "a=b" };
+	*c = (struct agent_container){
+		.process = { .argv = ctr_argv,
+			     .envp = ctr_env,
+			     .cwd = "/tmp",
+			     .uid = 1000,
+			     .gid = 1001,
+			     .has_uid = true,
+			     .has_gid = true,
+			     .flags = AGENT_EXEC_TTY | AGENT_EXEC_LIMITS,
+			     .rows = 30,
+			     .cols = 100 },
+		.hostname = "box",
+		.root_readonly = true,
+		.mounts = mounts,
+		.nmounts = 3,
+		.sysctls = sysctls,
+		.nsysctls = 2,
+		.masked_paths = masked,
+		.nmasked_paths = 2,
+		.readonly_paths = ro,
+		.nreadonly_paths = 1,
+	};
+	c->process.limits.nrlimits = 1;
+	c->process.limits.rlimits[0] = (struct agent_rlimit){ 7, 123, 456 };
+	c->process.limits.has_caps = true;
+	c->process.limits.caps[AGENT_CAP_BOUNDING] = 0x21;
+	c->process.limits.no_new_privs = true;
+	c->process.limits.seccomp = bpf;
+	c->process.limits.seccomp_len = sizeof(bpf);
+}
+
+static void test_container_round_trip(void **state)
+{
+	struct agent_mount mounts[3];
+	struct agent_sysctl sysctls[2];
+	char *masked[] = { "/proc/kcore", "/mask/..x", NULL };
+	char *ro[] = { "/proc/sys", NULL };
+	struct agent_container in, out;
+	char msg[128];
+	int len;
+
+	full_container(&in, mounts, sysctls, masked, ro);
+	len = agent_container_encode(buf, sizeof(buf), &in);
+	assert_true(len > AGENT_HDR_SIZE);
+	assert_int_equal(agent_container_decode(buf, (size_t)len, &out, msg,
+						sizeof(msg)),
+			 0);
+	assert_string_equal(out.process.argv[0], "/bin/probe");
+	assert_string_equal(out.process.argv[1], "a b");
+	assert_null(out.process.argv[2]);
+	assert_string_equal(out.process.envp[1], "FOO=bar=baz");
+	assert_string_equal(out.process.cwd, "/tmp");
+	assert_int_equal(out.process.uid, 1000);
+	assert_int_equal(out.process.gid, 1001);
+	assert_int_equal(out.process.flags, AGENT_EXEC_TTY | AGENT_EXEC_LIMITS);
+	assert_int_equal(out.process.rows, 30);
+	assert_int_equal(out.process.cols, 100);
+	assert_int_equal(out.process.limits.rlimits[0].soft, 123);
+	assert_int_equal(out.process.limits.caps[AGENT_CAP_BOUNDING], 0x21);
+	assert_true(out.process.limits.no_new_privs);
+	assert_int_equal(out.process.limits.seccomp_len, 16);
+	assert_string_equal(out.hostname, "box");
+	assert_true(out.root_readonly);
+	assert_int_equal(out.nmounts, 3);
+	assert_string_equal(out.mounts[0].type, "proc");
+	assert_string_equal(out.mounts[1].source, "/host/dir");
+	assert_int_equal(out.mounts[1].flags,
+			 AGENT_MOUNT_RO | AGENT_MOUNT_BIND);
+	assert_string_equal(out.mounts[2].destination, "/sys/fs/cgroup");
+	assert_null(out.mounts[2].type);
+	assert_null(out.mounts[2].source);
+	assert_int_equal(out.nsysctls, 2);
+	assert_string_equal(out.sysctls[0].key, "kernel/domainname");
+	assert_string_equal(out.sysctls[1].value, "a=b");
+	assert_int_equal(out.nmasked_paths, 2);
+	assert_string_equal(out.masked_paths[1], "/mask/..x");
+	assert_null(out.masked_paths[2]);
+	assert_string_equal(out.readonly_paths[0], "/proc/sys");
+	assert_null(out.readonly_paths[1]);
+	agent_container_free(&out);
+
+	/* The least: a process, nothing around it. */
+	in = (struct agent_container){ .process = { .argv = ctr_argv } };
+	len = agent_container_encode(buf, sizeof(buf), &in);
+	assert_int_equal(agent_container_decode(buf, (size_t)len, &out, msg,
+						sizeof(msg)),
+			 0);
+	assert_null(out.hostname);
+	assert_false(out.root_readonly);
+	assert_int_equal(out.nmounts, 0);
+	assert_null(out.masked_paths[0]);
+	assert_null(out.process.envp);
+	agent_container_free(&out);
+}
+
+static void expect_container_refused(const struct agent_container *in, int err)
+{
+	struct agent_container out;
+	char msg[128];
+	int len = agent_container_encode(buf, sizeof(buf), in);
+
+	assert_true(len > 0);
+	assert_int_equal(agent_container_decode(buf, (size_t)len, &out, msg,
+						sizeof(msg)),
+			 err);
+	assert_true(msg[0] != '\0');
+}
+
+static void test_container_values_checked(void **state)
+{
+	struct agent_mount m = { .destination = "relative" };
+	struct agent_sysctl s = { "/abs", "1" };
+	char *bad_path[] = { "/a/../b", NULL }, *rel_path[] = { "x", NULL };
+	char *dots_end[] = { "/a/..", NULL };
+	struct agent_container c = { .process = { .argv = ctr_argv } };
+	char *none[] = { NULL };
+
+	c.mounts = &m;
+	c.nmounts = 1;
+	expect_container_refused(&c, -EINVAL);
+	m = (struct agent_mount){ .destination = "/ok", .flags = 0x80 };
+	expect_container_refused(&c, -EINVAL);
+	c = (struct agent_container){ .process = { .argv = ctr_argv },
+				      .sysctls = &s,
+				      .nsysctls = 1 };
+	expect_container_refused(&c, -EINVAL);
+	s = (struct agent_sysctl){ "kernel/../x", "1" };
+	expect_container_refused(&c, -EINVAL);
+	s = (struct agent_sysctl){ "", "1" };
+	expect_container_refused(&c, -EINVAL);
+	c = (struct agent_container){ .process = { .argv = ctr_argv },
+				      .masked_paths = bad_path,
+				      .nmasked_paths = 1 };
+	expect_container_refused(&c, -EINVAL);
+	c.masked_paths = dots_end;
+	expect_container_refused(&c, -EINVAL);
+	c = (struct agent_container){ .process = { .argv = ctr_argv },
+				      .readonly_paths = rel_path,
+				      .nreadonly_paths = 1 };
+	expect_container_refused(&c, -EINVAL);
+	/* The process is checked as an EXEC is. */
+	c = (struct agent_container){ .process = { .argv = none } };
+	expect_container_refused(&c, -EINVAL);
+}
+
+static void test_container_frame_checked(void **state)
+{
+	struct agent_container c = { .process = { .argv = ctr_argv } }, out;
+	struct agent_builder b;
+	char msg[128];
+	int len = agent_container_encode(buf, sizeof(buf), &c);
+
+	assert_true(len > 0);
+	/* Short, long, or cut: the header announces exactly the rest. */
+	assert_int_equal(agent_container_decode(buf, 5, &out, msg, 128),
+			 -EPROTO);
+	assert_int_equal(
+		agent_container_decode(buf, (size_t)len - 1, &out, msg, 128),
+		-EPROTO);
+	assert_int_equal(
+		agent_container_decode(buf, (size_t)len + 1, &out, msg, 128),
+		-EPROTO);
+	/* An EXEC is not a CONTAINER. */
+	buf[4] = AGENT_MSG_EXEC;
+	assert_int_equal(
+		agent_container_decode(buf, (size_t)len, &out, msg, 128),
+		-EPROTO);
+	/* Another version, or none. */
+	agent_build_begin(&b, buf, sizeof(buf), AGENT_MSG_CONTAINER, 0);
+	agent_put_u32(&b, AGENT_ATTR_VERSION, 2);
+	agent_put_str(&b, AGENT_ATTR_ARG, "true");
+	agent_put_u32(&b, AGENT_ATTR_FLAGS, 0);
+	len = agent_build_end(&b);
+	assert_int_equal(
+		agent_container_decode(buf, (size_t)len, &out, msg, 128),
+		-EPROTONOSUPPORT);
+	agent_build_begin(&b, buf, sizeof(buf), AGENT_MSG_CONTAINER, 0);
+	agent_put_str(&b, AGENT_ATTR_ARG, "true");
+	len = agent_build_end(&b);
+	assert_int_equal(
+		agent_container_decode(buf, (size_t)len, &out, msg, 128),
+		-EPROTONOSUPPORT);
+	/* A hostname given twice is malformed, as any single value is. */
+	agent_build_begin(&b, buf, sizeof(buf), AGENT_MSG_CONTAINER, 0);
+	agent_put_u32(&b, AGENT_ATTR_VERSION, 1);
+	agent_put_str(&b, AGENT_ATTR_ARG, "true");
+	agent_put_str(&b, AGENT_ATTR_HOSTNAME, "a");
+	agent_put_str(&b, AGENT_ATTR_HOSTNAME, "b");
+	len = agent_build_end(&b);
+	assert_int_equal(
+		agent_container_decode(buf, (size_t)len, &out, msg, 128),
+		-EPROTO);
+	/* A mount without its destination. */
+	agent_build_begin(&b, buf, sizeof(buf), AGENT_MSG_CONTAINER, 0);
+	agent_put_u32(&b, AGENT_ATTR_VERSION, 1);
+	agent_put_str(&b, AGENT_ATTR_ARG, "true");
+	agent_nest_begin(&b, AGENT_ATTR_MOUNT);
+	agent_put_str(&b, AGENT_ATTR_MOUNT_TYPE, "proc");
+	agent_nest_end(&b);
+	len = agent_build_end(&b);
+	assert_int_equal(
+		agent_container_decode(buf, (size_t)len, &out, msg, 128),
+		-EINVAL);
+}
+
+static void test_container_counts_bounded(void **state)
+{
+	static struct agent_mount mounts[AGENT_MAX_MOUNTS + 1];
+	static char *paths[AGENT_MAX_PATHS + 2];
+	struct agent_container c = { .process = { .argv = ctr_argv } }, out;
+	char msg[128];
+	int len;
+
+	for (size_t i = 0; i <= AGENT_MAX_MOUNTS; i++)
+		mounts[i] = (struct agent_mount){ .destination = "/m" };
+	c.mounts = mounts;
+	c.nmounts = AGENT_MAX_MOUNTS;
+	len = agent_container_encode(buf, sizeof(buf), &c);
+	assert_int_equal(
+		agent_container_decode(buf, (size_t)len, &out, msg, 128), 0);
+	agent_container_free(&out);
+	c.nmounts = AGENT_MAX_MOUNTS + 1;
+	expect_container_refused(&c, -EINVAL);
+	c.nmounts = 0;
+	for (size_t i = 0; i <= AGENT_MAX_PATHS; i++)
+		paths[i] = "/p";
+	c.masked_paths = paths;
+	c.nmasked_paths = AGENT_MAX_PATHS + 1;
+	expect_container_refused(&c, -EINVAL);
+}
+
 static void test_streams_and_status(void **state)
 {
 	assert_int_equal(
@@ -357,6 +612,10 @@ int main(void)
 		cmocka_unit_test(test_exec_counts_bounded),
 		cmocka_unit_test(test_exec_limits_round_trip),
 		cmocka_unit_test(test_exec_limits_checked),
+		cmocka_unit_test(test_container_round_trip),
+		cmocka_unit_test(test_container_values_checked),
+		cmocka_unit_test(test_container_frame_checked),
+		cmocka_unit_test(test_container_counts_bounded),
 		cmocka_unit_test(test_streams_and_status),
 	};
 
