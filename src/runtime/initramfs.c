@@ -190,8 +190,8 @@ int rt_initramfs_write(const char *out, const char *base,
 	if (stat(guest_init, &st) == 0)
 		ret = copy_file(&c, "hintvm/oci-init", guest_init, &st);
 	if (!ret) {
-		entry(&c, AGENT_CONTAINER_FILE + 1, S_IFREG | 0600, NULL, frame,
-		      len);
+		entry(&c, &AGENT_CONTAINER_FILE[1] /* no leading / */,
+		      S_IFREG | 0600, NULL, frame, len);
 		entry(&c, "hintvm/files", S_IFDIR | 0755, NULL, NULL, 0);
 		entry(&c, "hintvm/shares", S_IFDIR | 0755, NULL, NULL, 0);
 		ret = add_mounts(&c, x);
