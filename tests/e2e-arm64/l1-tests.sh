@@ -21,6 +21,7 @@ MARKER="E2E-GUEST init"
 # ok=1 and cpus=CPUS, then PSCI SYSTEM_OFF (status 0).
 testkernel_case() { # PAYLOAD CPUS
 	payload=$1 cpus=$2 name=tk-$1-$2cpu
+	l1_selected "$name" || return
 	log=/tmp/$name.log
 	if [ ! -f "$TESTKERNEL" ]; then
 		result "$name" skip "this build has no arm64 test kernel"
@@ -59,6 +60,7 @@ testkernel_case() { # PAYLOAD CPUS
 # default (pvtime=1) and none with --pv none (pvtime=0).
 pv_case() { # NAME PV_ARG EXPECTED_PVTIME
 	name=$1 pv=$2 want=$3
+	l1_selected "$name" || return
 	log=/tmp/$name.log
 	if [ ! -f "$TESTKERNEL" ]; then
 		result "$name" skip "this build has no arm64 test kernel"
@@ -81,6 +83,7 @@ pv_case() { # NAME PV_ARG EXPECTED_PVTIME
 # when asked (the default cpuid cases see none of them).
 features_case() {
 	name=cpu-features
+	l1_selected "$name" || return
 	log=/tmp/$name.log
 	if [ ! -f "$TESTKERNEL" ]; then
 		result "$name" skip "this build has no arm64 test kernel"
@@ -103,6 +106,7 @@ features_case() {
 # Linux to init with CPUS vCPUs, then ACTION (poweroff or reboot).
 linux_case() { # NAME CPUS ACTION EXPECTED_STATUS
 	name=$1 cpus=$2 action=$3 expect=$4
+	l1_selected "$name" || return
 	cmdline="$BASE_CMDLINE e2e.action=$action"
 	log=/tmp/$name.log
 	run_vm "$log" "$MARKER" -- "$HINTVM" run --stats -k "$IMAGE" -i "$INITRD" \
@@ -125,6 +129,7 @@ linux_case() { # NAME CPUS ACTION EXPECTED_STATUS
 # (PV time through KVM_ARM_VCPU_PVTIME_CTRL) grow in /proc/stat.
 steal_case() {
 	name=linux-steal
+	l1_selected "$name" || return
 	log=/tmp/$name.log
 	cat "$INITRD" "$E2E/l2-extra.cpio" > /tmp/steal-initrd.cpio
 	run_vm "$log" "E2E-GUEST steal" -- taskset -c 0 "$HINTVM" run \
@@ -146,6 +151,7 @@ steal_case() {
 # device tree hintvm builds (virtio,mmio nodes).
 virtio_case() {
 	name=linux-virtio-mmio
+	l1_selected "$name" || return
 	log=/tmp/$name.log
 	cat "$INITRD" "$E2E/l2-extra.cpio" > /tmp/virtio-initrd.cpio
 	dd if=/dev/zero of=/tmp/disk.img bs=1024 count=1024 2>/dev/null
@@ -173,6 +179,7 @@ virtio_case() {
 SHARE_HOST_LINE="written by L1 for the ro share"
 share_case() {
 	name=linux-virtio-9p
+	l1_selected "$name" || return
 	check=$E2E/hvm-share-check
 	if [ ! -x $check ]; then
 		result $name skip "no hvm-share-check in the L1 image"
@@ -238,6 +245,7 @@ share_case() {
 # (PL011 console, QEMU's own device tree).
 qemu_case() {
 	name=qemu-kvm
+	l1_selected "$name" || return
 	qemu=/usr/bin/qemu-system-aarch64
 	if ! "$qemu" -version > /tmp/qemu-version.log 2>&1; then
 		result $name skip "no QEMU in the L1: $(head -n 1 /tmp/qemu-version.log)"
@@ -268,6 +276,7 @@ qemu_case() {
 # Refused before any VM runs, with a message that says what is wrong.
 bad_kernel_case() {
 	name=bad-kernel
+	l1_selected "$name" || return
 	problems=""
 	size=$(wc -c < "$IMAGE")
 	# image_size (bytes 16-23) of 4 KiB: smaller than the file.
@@ -298,6 +307,7 @@ bad_kernel_case() {
 # error, not a hang.
 bad_mmio_case() {
 	name=bad-mmio
+	l1_selected "$name" || return
 	log=/tmp/$name.log
 	if [ ! -f "$TESTKERNEL" ]; then
 		result "$name" skip "this build has no arm64 test kernel"
@@ -333,6 +343,7 @@ bad_mmio_case() {
 # (closed), port 1 ends it. The socket must be 0600 and gone afterwards.
 tk_vsock_case() {
 	name=tk-vsock
+	l1_selected "$name" || return
 	log=/tmp/$name.log
 	v=$E2E/hvm-vsock
 	if [ ! -f "$TESTKERNEL" ] || [ ! -x $v ]; then

@@ -9,18 +9,9 @@ STATUS_USAGE=2
 STATUS_REBOOT=4
 STATUS_CRASH=6
 
-# nested_fault_*: triple faults of the x86 L1's emulated CPU (issue 12).
-. "${E2E:-/e2e}/l1-nested-fault.sh"
-
-result() { # NAME STATUS DETAIL
-	echo "E2E-RESULT name=$1 status=$2 detail=$3"
-	# e2e.crash_after=NAME (HINTVM_E2E_L1_CRASH_AFTER): panic the L1 once
-	# NAME has its result, to exercise tests/e2e/run's next boot after an
-	# L1 panic (issue 12).
-	case " $(cat /proc/cmdline) " in
-	*" e2e.crash_after=$1 "*) echo c > /proc/sysrq-trigger ;;
-	esac
-}
+# result, l1_selected, l1_fault_retry, nested_fault_*: the nested tiers'
+# L1 library (tests/l1/guest.sh).
+. /l1/guest.sh
 
 # Show a run's console for whoever reads the test log: on a failure (the
 # only call without VERBOSE=1) all of it, up to its last 400 lines, and the
@@ -39,46 +30,11 @@ field() { # KEY LINE -> value of KEY=... in LINE
 # Run a VMM under e2e-run (tests/e2e/e2e-run.c): its console goes to LOG;
 # sets RUN (the e2e-run line), STATUS, INIT_MS (when MARKER first appeared)
 # and WALL_MS. The command's stdin is RUN_VM_INPUT when set, else /dev/null.
+# A run that the L1's emulated CPU broke runs again (l1_fault_retry).
 run_vm() { # LOG MARKER -- COMMAND...
 	log=$1 marker=$2
 	shift 3
-	nested_fault_arm
-	run_vm_once "$log" "$marker" "$@"
-	# A triple fault or a hang the L1's emulated CPU caused
-	# (l1-nested-fault.sh) gets another run; its evidence goes to the
-	# case's log lines. (Resumed at the L1's VMRUN code, a Linux L2 takes
-	# KVM's emulated page faults there forever: a timeout.) Every repeat
-	# needs evidence of its own: a crash up to twice (seen: the panic
-	# case lost its translation in two runs in a row, on a host where
-	# QEMU's fault came more often), a timeout once, since each costs the
-	# L1 its whole deadline.
-	runs=1 proven=""
-	while { { [ "$STATUS" = $STATUS_CRASH ] && [ $runs -lt 3 ]; } ||
-		{ [ "$STATUS" = timeout ] && [ $runs -lt 2 ]; }; } &&
-		evidence=$(nested_fault_seen); do
-		mv "$log" "$log.l1-fault$runs"
-		echo "E2E-LOG ${name:-run_vm}: l1-fault: status $STATUS right after the L1's emulated VMRUN broke the L2's state (issue 12, tests/e2e/l1-nested-fault.sh); run $runs's log kept in $log.l1-fault$runs; running the case again. KVM's record:"
-		echo "$evidence" | sed "s/^/E2E-LOG ${name:-run_vm}: l1-fault:   /"
-		# The case's own setup once more (a share's directories, a disk
-		# image the first run wrote to): what RUN_VM_RESET says.
-		[ -n "${RUN_VM_RESET:-}" ] && $RUN_VM_RESET
-		nested_fault_arm
-		run_vm_once "$log" "$marker" "$@"
-		runs=$((runs + 1))
-	done
-	# The last run failed that way too: say so, it still fails.
-	{ [ "$STATUS" = $STATUS_CRASH ] || [ "$STATUS" = timeout ]; } &&
-		nested_fault_seen > /dev/null && proven=" (with the nested-fault evidence again, after $runs runs: still a failure)"
-	# Any other triple fault, or a guest that stopped making progress:
-	# what KVM did for the L2 just before it.
-	flight_why=""
-	[ "$STATUS" = $STATUS_CRASH ] && grep -q 'triple fault' "$log" &&
-		flight_why="triple fault${proven:- without the nested-fault evidence}"
-	[ "$STATUS" = timeout ] && flight_why="timeout$proven"
-	if [ -n "$flight_why" ] && flight=$(nested_fault_flight); then
-		echo "E2E-LOG ${name:-run_vm}: l1-flight: $flight_why; KVM's last events for the L2 (tests/e2e/l1-nested-fault.sh):"
-		echo "$flight" | sed "s/^/E2E-LOG ${name:-run_vm}: l1-flight:   /"
-	fi
+	l1_fault_retry "${name:-run_vm}" "$log" run_vm_once "$log" "$marker" "$@"
 }
 
 run_vm_once() { # LOG MARKER COMMAND...

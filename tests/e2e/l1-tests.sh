@@ -22,35 +22,19 @@ if grep -q 'e2e.verbose=1' /proc/cmdline; then
 fi
 MARKER="E2E-GUEST init"
 
-# HINTVM_E2E_ONLY=name,name (tests/e2e/run) runs just those tests.
-ONLY=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^e2e.only=//p' | tr ',' ' ')
-# e2e.skip=name,name: the tests that have their result from an earlier L1
-# boot, which reset itself (tests/e2e/run); skipped without a word.
-SKIP=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^e2e.skip=//p' | tr ',' ' ')
-# Whether NAME is to run, quietly.
-wanted() { # NAME
-	for n in $SKIP; do [ "$n" = "$1" ] && return 1; done
-	[ -z "$ONLY" ] && return 0
-	for n in $ONLY; do [ "$n" = "$1" ] && return 0; done
-	return 1
-}
-selected() { # NAME
-	wanted "$1" && return 0
-	for n in $SKIP; do [ "$n" = "$1" ] && return 1; done
-	result "$1" skip "not selected (HINTVM_E2E_ONLY=$(echo $ONLY | tr ' ' ','))"
-	return 1
-}
-
+# l1_selected / l1_wanted (tests/l1/guest.sh, sourced by l1-lib.sh):
+# HINTVM_E2E_ONLY=name,name (tests/e2e/run) runs just those tests; a
+# resumed boot skips the ones that have their verdict.
 . "$E2E/l1-lib.sh"
 # A triple fault that QEMU's nested SVM caused is told apart and run again
-# (tests/e2e/l1-nested-fault.sh, issue 12).
+# (tests/l1/nested-fault.sh, issue 12).
 nested_fault_watch linux
 echo "E2E-L1 nested-fault watch: $NESTED_FAULT_FILTER"
 
 # Boot KERNEL with CPUS vCPUs; the guest init then does ACTION.
 boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS [ARGS]
 	name=$1 label=$2 kernel=$3 cpus=$4 action=$5 expect=$6
-	selected "$name" || return
+	l1_selected "$name" || return
 	cmdline="$BASE_CMDLINE${7:+ $7} e2e.action=$action"
 	log=/tmp/$name.log
 	if [ ! -x "$HINTVM" ]; then
@@ -101,7 +85,7 @@ boot_case() { # NAME KERNEL_LABEL KERNEL CPUS ACTION EXPECTED_STATUS [ARGS]
 # A damaged bzImage must be refused with a message before any VM runs.
 corrupt_case() {
 	name=corrupt-bzimage
-	selected $name || return
+	l1_selected $name || return
 	if [ ! -x "$HINTVM" ]; then
 		result $name skip "no static hintvm in the L1 image"
 		return
@@ -137,7 +121,7 @@ corrupt_case() {
 # without a CMOS RTC, rtc_cmos stalls the guest for ~25 s here.
 qemu_case() {
 	name=qemu-microvm
-	selected $name || return
+	l1_selected $name || return
 	qemu=/usr/bin/qemu-system-x86_64
 	if ! "$qemu" -version > /tmp/qemu-version.log 2>&1; then
 		result $name skip "QEMU does not run in L1: $(head -n 1 /tmp/qemu-version.log)"
@@ -251,7 +235,7 @@ virtio_report() { # NAME PASS_DETAIL
 }
 
 virtio_precheck() { # NAME [needs-image]: 1 (reported) when it cannot run
-	selected "$1" || return 1
+	l1_selected "$1" || return 1
 	if [ ! -x "$HINTVM" ]; then
 		result "$1" skip "no static hintvm in the L1 image"
 		return 1
@@ -363,8 +347,8 @@ virtio_net_case() {
 # --rng and --console virtio in one boot, each with its own result.
 virtio_rng_console_case() {
 	want_rng=0 want_console=0
-	selected virtio-rng && want_rng=1
-	selected virtio-console && want_console=1
+	l1_selected virtio-rng && want_rng=1
+	l1_selected virtio-console && want_console=1
 	[ $want_rng = 1 ] || [ $want_console = 1 ] || return
 	why=""
 	if [ ! -x "$HINTVM" ]; then
@@ -609,7 +593,7 @@ tlbflush_boot() { # NAME CPUS PV MS
 # reported, not judged.
 tlbflush_case() {
 	name=tlbflush-pv-2x
-	selected $name || return
+	l1_selected $name || return
 	if [ ! -x "$HINTVM" ]; then
 		result $name skip "no static hintvm in the L1 image"
 		return

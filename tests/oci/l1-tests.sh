@@ -6,24 +6,13 @@
 # detail=..."; E2E-BENCH lines carry the figures (TCG: functional only).
 set -u
 export PATH=/oci:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/run/busybox
-cmdline=$(cat /proc/cmdline)
-only=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^oci.only=//p')
 IMAGE=docker.io/hintvm/busybox:test
 work=/tmp/oci
 mkdir -p "$work"
 
-# The E2E-TIME line dates the verdict (L1 uptime): a case took the time
-# since the previous one's.
-result() {
-	echo "E2E-TIME name=$1 done_uptime_s=$(cut -d' ' -f1 /proc/uptime)"
-	echo "E2E-RESULT name=$1 status=$2 detail=$3"
-	# oci.crash_after=NAME (HINTVM_OCI_L1_CRASH_AFTER): panic the L1 once
-	# NAME has its result, to exercise tests/oci/run's second boot.
-	case " $(cat /proc/cmdline) " in
-	*" oci.crash_after=$1 "*) echo c > /proc/sysrq-trigger ;;
-	esac
-}
-wanted() { [ -z "$only" ] || echo ",$only," | grep -q ",$1,"; }
+# result, l1_selected (HINTVM_OCI_ONLY; a resumed boot skips the cases that
+# have their verdict): the nested tiers' L1 library.
+. /l1/guest.sh
 show() { # NAME FILE: the end of a log, for a failure
 	tail -n 30 "$2" 2>/dev/null | tr -d '\r' | sed "s/^/E2E-LOG $1: /"
 }
@@ -67,19 +56,22 @@ make_image() {
 	tar -C "$dir" -cf "$work/busybox-oci.tar" .
 }
 
-if wanted oci-image; then
-	if make_image > "$work/image.log" 2>&1 &&
-		ctr image import "$work/busybox-oci.tar" >> "$work/image.log" 2>&1 &&
-		ctr image ls -q | grep -qx "$IMAGE"; then
+# Every case runs this image: imported in every boot (a resumed one too),
+# judged where selected.
+if make_image > "$work/image.log" 2>&1 &&
+	ctr image import "$work/busybox-oci.tar" >> "$work/image.log" 2>&1 &&
+	ctr image ls -q | grep -qx "$IMAGE"; then
+	l1_selected oci-image &&
 		result oci-image pass "busybox image imported into containerd from a local OCI archive"
-	else
+else
+	l1_selected oci-image && {
 		show oci-image "$work/image.log"
 		result oci-image fail "image import failed"
-	fi
+	}
 fi
 
 # ---- runc, the reference -------------------------------------------------
-if wanted runc-ctr-run; then
+if l1_selected runc-ctr-run; then
 	out=$(timeout 120 ctr run --rm "$IMAGE" runc-hello echo hello-from-runc 2>&1)
 	if [ "$out" = hello-from-runc ]; then
 		result runc-ctr-run pass "ctr run (runc) printed the container's output"
@@ -89,7 +81,7 @@ if wanted runc-ctr-run; then
 		result runc-ctr-run fail "unexpected output"
 	fi
 fi
-if wanted runc-ctr-exit-code; then
+if l1_selected runc-ctr-exit-code; then
 	timeout 120 ctr run --rm "$IMAGE" runc-exit sh -c 'exit 3' > /dev/null 2>&1
 	st=$?
 	if [ $st = 3 ]; then
@@ -114,7 +106,7 @@ cat > /oci/hintvm-runtime-testkernel <<'EOF'
 exec /oci/hintvm-runtime --config /oci/testkernel.conf "$@"
 EOF
 chmod 755 /oci/hintvm-runtime-testkernel
-if wanted hintvm-ctr-testkernel; then
+if l1_selected hintvm-ctr-testkernel; then
 	out=$(timeout 120 ctr run --rm --runc-binary /oci/hintvm-runtime-testkernel \
 		"$IMAGE" hvm-tk true 2>&1)
 	st=$?
@@ -127,7 +119,7 @@ if wanted hintvm-ctr-testkernel; then
 		result hintvm-ctr-testkernel fail "status $st"
 	fi
 fi
-if wanted hintvm-ctr-rm-clean; then
+if l1_selected hintvm-ctr-rm-clean; then
 	left=$(ls -A /run/containerd/runc/default 2>/dev/null)
 	vmm=$(pgrep -f hintvm-vmm || true)
 	if [ -z "$left" ] && [ -z "$vmm" ]; then
@@ -178,7 +170,7 @@ fail_logs() { # NAME
 	tail -n 20 /var/log/containerd.log | sed "s/^/E2E-LOG $1: containerd: /"
 }
 
-if wanted hvm-ctr-run; then
+if l1_selected hvm-ctr-run; then
 	t0=$(now_ms)
 	hvm_ctr hvm-run echo hello-from-the-vm
 	t1=$(now_ms)
@@ -189,7 +181,7 @@ if wanted hvm-ctr-run; then
 		result hvm-ctr-run fail "status $st, output [$out]"
 	fi
 fi
-if wanted hvm-ctr-exit-code; then
+if l1_selected hvm-ctr-exit-code; then
 	hvm_ctr hvm-exit sh -c 'echo to-stdout; exit 3'
 	if [ $st = 3 ] && [ "$out" = to-stdout ]; then
 		result hvm-ctr-exit-code pass "exit status 3 propagated out of the VM"
@@ -202,7 +194,7 @@ fi
 # process's own over vsock (docs/oci-runtime.md): 1 MiB of stdin arrives
 # whole and ends (md5sum returns), stderr stays apart from stdout, 2 MB of
 # stdout arrive before the container's exit.
-if wanted hvm-ctr-stdio; then
+if l1_selected hvm-ctr-stdio; then
 	head -c 1048576 /dev/urandom > "$work/stdio.in"
 	want_sum=$(md5sum < "$work/stdio.in" | cut -d' ' -f1)
 	timeout 180 ctr run --rm $HVM "$IMAGE" hvm-stdio sh -c \
@@ -229,7 +221,7 @@ if wanted hvm-ctr-stdio; then
 		result hvm-ctr-stdio fail "$problems"
 	fi
 fi
-if wanted hvm-ctr-env-cwd; then
+if l1_selected hvm-ctr-env-cwd; then
 	out=$(timeout 180 ctr run --rm $HVM --env GREETING=hi --cwd /tmp "$IMAGE" \
 		hvm-env sh -c 'echo "$GREETING $(pwd) $(id -u)"' 2>"$work/hvm-env.err")
 	st=$?
@@ -240,7 +232,7 @@ if wanted hvm-ctr-env-cwd; then
 		result hvm-ctr-env-cwd fail "status $st, output [$out]"
 	fi
 fi
-if wanted hvm-ctr-bind; then
+if l1_selected hvm-ctr-bind; then
 	mkdir -p "$work/hostdir"
 	echo written-by-the-host > "$work/hostdir/from-host"
 	rm -f "$work/hostdir/from-guest"
@@ -257,7 +249,7 @@ root-writable" ] && [ "$(cat "$work/hostdir/from-guest" 2>/dev/null)" = written-
 		result hvm-ctr-bind fail "status $st, output [$out], host sees [$(cat "$work/hostdir/from-guest" 2>/dev/null)]"
 	fi
 fi
-if wanted hvm-ctr-initramfs-root; then
+if l1_selected hvm-ctr-initramfs-root; then
 	out=$(timeout 180 ctr run --rm --runc-binary /oci/hintvm-runtime-initramfs \
 		"$IMAGE" hvm-initramfs sh -c 'echo root-in-initramfs; exit 4' 2>"$work/hvm-initramfs.err")
 	st=$?
@@ -283,7 +275,7 @@ cat > /etc/cni/net.d/10-hvm.conflist <<'CNI'
 CNI
 GW=10.89.0.1
 GW6=fd00:89::1
-if wanted runc-ctr-bridge; then
+if l1_selected runc-ctr-bridge; then
 	out=$(timeout 180 ctr run --rm --cni "$IMAGE" runc-net ping -c 1 -W 10 $GW 2>&1)
 	st=$?
 	if [ $st = 0 ]; then
@@ -293,7 +285,7 @@ if wanted runc-ctr-bridge; then
 		result runc-ctr-bridge fail "status $st"
 	fi
 fi
-if wanted hvm-ctr-bridge; then
+if l1_selected hvm-ctr-bridge; then
 	out=$(timeout 180 ctr run --rm --cni $HVM "$IMAGE" hvm-net \
 		sh -c "ip addr show eth0; ip route; ip -6 route; ping -c 1 -W 10 $GW && echo reached-the-host; ping -6 -c 1 -W 10 $GW6 && echo reached-the-host-v6" 2>"$work/hvm-net.err")
 	st=$?
@@ -307,7 +299,7 @@ if wanted hvm-ctr-bridge; then
 		result hvm-ctr-bridge fail "status $st"
 	fi
 fi
-if wanted hvm-ctr-network-none; then
+if l1_selected hvm-ctr-network-none; then
 	out=$(timeout 180 ctr run --rm $HVM "$IMAGE" hvm-nonet sh -c 'ip -4 -o addr | grep -v " lo "; ping -c 1 -W 3 '$GW' > /dev/null 2>&1 && echo reached' 2>"$work/hvm-nonet.err")
 	st=$?
 	if [ -z "$out" ]; then
@@ -317,7 +309,7 @@ if wanted hvm-ctr-network-none; then
 		result hvm-ctr-network-none fail "status $st, output [$out]"
 	fi
 fi
-if wanted hvm-ctr-exec; then
+if l1_selected hvm-ctr-exec; then
 	problems=""
 	ctr run -d $HVM "$IMAGE" hvm-exec sleep 1000 > "$work/hvm-exec.err" 2>&1 ||
 		problems="ctr run -d failed;"
@@ -351,7 +343,7 @@ if wanted hvm-ctr-exec; then
 fi
 # SIGTERM reaches the container's process inside the VM (oci-init forwards
 # it), which handles it: its own exit status, not 143.
-if wanted hvm-ctr-term; then
+if l1_selected hvm-ctr-term; then
 	timeout 240 ctr run --rm $HVM "$IMAGE" hvm-term \
 		sh -c 'trap "echo got-term; exit 9" TERM; echo ready; while :; do sleep 1; done' \
 		> "$work/hvm-term.out" 2>&1 &
@@ -375,7 +367,7 @@ fi
 # so the guest-facing threads of the VMM process (vCPUs, device event
 # loops, 9p workers, console) run under their seccomp filters with no
 # capabilities; checked on hvm-ctr-kill's running VM.
-if wanted hvm-ctr-kill || wanted hvm-ctr-sandbox; then
+if l1_selected hvm-ctr-kill || l1_selected hvm-ctr-sandbox; then
 	problems=""
 	ctr run -d $HVM "$IMAGE" hvm-kill sleep 1000 > "$work/hvm-kill.err" 2>&1 ||
 		problems="ctr run -d failed;"
@@ -420,7 +412,7 @@ if wanted hvm-ctr-kill || wanted hvm-ctr-sandbox; then
 fi
 # A -t session driven like a person would: script(1) gives ctr a terminal;
 # the line is typed only once the container says it is waiting for it.
-if wanted hvm-ctr-tty; then
+if l1_selected hvm-ctr-tty; then
 	rm -f "$work/tty-in"
 	mkfifo "$work/tty-in"
 	timeout 240 script -qec "ctr run -t --rm $HVM $IMAGE hvm-tty sh -c '[ -t 0 ] && echo on-a-tty; echo ready; read line; echo \"got:\$line\"; exit 5'" \
@@ -446,7 +438,7 @@ if wanted hvm-ctr-tty; then
 		ctr container rm hvm-tty > /dev/null 2>&1
 	fi
 fi
-if wanted hvm-ctr-rm-clean; then
+if l1_selected hvm-ctr-rm-clean; then
 	left=$(ls -A /run/containerd/runc/default 2>/dev/null)
 	vmm=$(pgrep -f hintvm-vmm || true)
 	tasks=$(ctr task ls -q 2>/dev/null)
@@ -458,7 +450,7 @@ if wanted hvm-ctr-rm-clean; then
 fi
 
 # ---- podman with runc ------------------------------------------------------
-if wanted podman-runc-run; then
+if l1_selected podman-runc-run; then
 	{
 		podman load -i "$work/busybox-oci.tar" &&
 			podman run --rm --network none "$IMAGE" echo hello-from-podman
@@ -473,7 +465,7 @@ fi
 
 # ---- podman with hintvm-runtime (smoke) -------------------------------------
 PODMAN_HVM="podman --runtime /oci/hintvm-runtime"
-if wanted podman-hvm-run; then
+if l1_selected podman-hvm-run; then
 	out=$(timeout 240 $PODMAN_HVM run --rm --network none "$IMAGE" echo hello-from-podman-vm 2> "$work/podman-hvm.err")
 	st=$?
 	if [ $st = 0 ] && [ "$out" = hello-from-podman-vm ]; then
@@ -483,7 +475,7 @@ if wanted podman-hvm-run; then
 		result podman-hvm-run fail "status $st, output [$out]"
 	fi
 fi
-if wanted podman-hvm-exit-code; then
+if l1_selected podman-hvm-exit-code; then
 	timeout 240 $PODMAN_HVM run --name hvm-exit --network none "$IMAGE" sh -c 'exit 7' > /dev/null 2> "$work/podman-exit.err"
 	st=$?
 	timeout 60 $PODMAN_HVM rm -f hvm-exit > /dev/null 2>> "$work/podman-exit.err"
@@ -497,7 +489,7 @@ if wanted podman-hvm-exit-code; then
 	fi
 fi
 
-if wanted podman-hvm-exec; then
+if l1_selected podman-hvm-exec; then
 	problems=""
 	timeout 240 $PODMAN_HVM run -d --name hvm-pexec --network none "$IMAGE" sleep 1000 > "$work/podman-exec.err" 2>&1 ||
 		problems="podman run -d failed;"
@@ -551,7 +543,7 @@ proc_sys=ro'
 podman_image() { # podman-runc-run loads it; alone, a case loads it itself
 	podman image exists "$IMAGE" || podman load -i "$work/busybox-oci.tar" > /dev/null 2>&1
 }
-if wanted podman-runc-limits; then
+if l1_selected podman-runc-limits; then
 	podman_image
 	runc_limits=$(timeout 240 podman run --rm $LIMITS_OPTS "$IMAGE" sh -c "$LIMITS_SH" 2>"$work/podman-runc-limits.err")
 	st=$?
@@ -562,7 +554,7 @@ if wanted podman-runc-limits; then
 		result podman-runc-limits fail "status $st, output [$(echo "$runc_limits" | tr '\n' ' ')]"
 	fi
 fi
-if wanted podman-hvm-limits; then
+if l1_selected podman-hvm-limits; then
 	podman_image
 	out=$(timeout 240 $PODMAN_HVM run --rm $LIMITS_OPTS "$IMAGE" sh -c "$LIMITS_SH" 2>"$work/podman-hvm-limits.err")
 	st=$?
@@ -582,7 +574,7 @@ if wanted podman-hvm-limits; then
 fi
 # The same probe without a filter (seccomp=unconfined): the calls the
 # default profile denies work, so the filter is what denied them above.
-if wanted podman-hvm-seccomp-default; then
+if l1_selected podman-hvm-seccomp-default; then
 	podman_image
 	denied=$(echo "${out:-}" | tail -n 3)
 	free=$(timeout 240 $PODMAN_HVM run --rm --network none --security-opt seccomp=unconfined "$IMAGE" syscall-probe 2>"$work/podman-unconfined.err")
@@ -598,7 +590,7 @@ fi
 # exec: podman's process.json carries the container's rlimits,
 # capabilities and noNewPrivileges; the container's seccomp program comes
 # from create. The exec process must be as confined as the main one.
-if wanted podman-hvm-exec-limits; then
+if l1_selected podman-hvm-exec-limits; then
 	podman_image
 	problems=""
 	timeout 240 $PODMAN_HVM run -d --name hvm-plimits $LIMITS_OPTS "$IMAGE" sleep 1000 > "$work/podman-exec-limits.err" 2>&1 ||
@@ -617,7 +609,7 @@ if wanted podman-hvm-exec-limits; then
 	fi
 fi
 # A profile of one's own: mkdir denied with EPERM, everything else allowed.
-if wanted podman-hvm-seccomp-profile; then
+if l1_selected podman-hvm-seccomp-profile; then
 	podman_image
 	cat > "$work/deny-mkdir.json" <<'PROFILE'
 {"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_ERRNO","errnoRet":1}]}
@@ -708,7 +700,7 @@ cgroup_mem_kib() { # ID
 	[ -r $d/memory.current ] || { echo n/a; return; }
 	echo $(($(cat $d/memory.current) / 1024))
 }
-if wanted bench-start; then
+if l1_selected bench-start; then
 	runc_ms=$(first_output_ms ctr run --rm "$IMAGE" bench-runc echo x)
 	hvm_ms=$(first_output_ms ctr run --rm $HVM "$IMAGE" bench-hvm echo x)
 	hvm_cpio_ms=$(first_output_ms ctr run --rm --runc-binary /oci/hintvm-runtime-initramfs "$IMAGE" bench-hvm-cpio echo x)
