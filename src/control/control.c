@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "abi/control_proto.h"
+#include "base/accept.h"
 #include "base/clock.h"
 #include "base/file.h"
 #include "base/log.h"
@@ -69,6 +70,8 @@ struct control {
 	char path[REGISTRY_PATH_MAX]; /* the bound socket; "" for none */
 	char link[REGISTRY_PATH_MAX]; /* the registry's link to it, or "" */
 	int listen_fd;
+	/* At the file limit: a spare for the owner's request, no spinning. */
+	struct accept_guard accept;
 	int wake_fd;
 	atomic_bool stop;
 	pthread_t thread;
@@ -394,6 +397,7 @@ static uint64_t now_ms(void)
 static void client_close(struct control *ctl, struct client *c)
 {
 	close(c->fd);
+	accept_guard_refill(&ctl->accept);
 	if (c->subscriber) {
 		atomic_fetch_sub(&ctl->vm->events.subscribers, 1);
 		atomic_fetch_sub(&ctl->nr_subscribers, 1);
@@ -682,12 +686,17 @@ static struct client *slot_for_new_client(struct control *ctl)
 static void accept_client(struct control *ctl)
 {
 	static const struct ctl_request none;
-	int fd = accept4(ctl->listen_fd, NULL, NULL,
-			 SOCK_CLOEXEC | SOCK_NONBLOCK);
+	int fd = accept_guarded(&ctl->accept, ctl->listen_fd,
+				SOCK_CLOEXEC | SOCK_NONBLOCK, now_ms());
 	struct client *c;
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == EMFILE)
+			pr_warn_ratelimited(
+				"control: hintvm is at its file limit (RLIMIT_NOFILE); new clients wait %d ms",
+				ACCEPT_BACKOFF_MS);
 		return;
+	}
 	if (!peer_allowed(fd)) {
 		size_t len;
 		char *reply = ctl_format_line(
@@ -836,8 +845,15 @@ static void *control_thread(void *arg)
 			(struct pollfd){ .fd = ctl->wake_fd, .events = POLLIN };
 		fds[1] = (struct pollfd){ .fd = ctl->vm->events.wake_fd,
 					  .events = POLLIN };
-		fds[2] = (struct pollfd){ .fd = ctl->listen_fd,
+		/* At the file limit, the waiting client stays in the backlog. */
+		fds[2] = (struct pollfd){ .fd = accept_guard_paused(
+							&ctl->accept, now)
+							? -1
+							: ctl->listen_fd,
 					  .events = POLLIN };
+		if (ctl->accept.paused_until_ms &&
+		    ctl->accept.paused_until_ms < next)
+			next = ctl->accept.paused_until_ms;
 		/* Subscribers hear of dropped console output within a second. */
 		if (atomic_load(&ctl->nr_subscribers)) {
 			report_console_drops(ctl, now);
@@ -1026,6 +1042,7 @@ int control_start(struct vm *vm, struct control **out)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	ctl->vm = vm;
 	ctl->listen_fd = -1;
+	accept_guard_init(&ctl->accept, true);
 	ctl->start_ns = hvm_monotonic_ns();
 	pthread_mutex_init(&ctl->lock, NULL);
 	for (unsigned int i = 0; i < NR_SLOTS; i++)
@@ -1088,6 +1105,7 @@ void control_stop(struct control *ctl)
 	unregister(ctl);
 	if (ctl->listen_fd >= 0)
 		close(ctl->listen_fd);
+	accept_guard_destroy(&ctl->accept);
 	if (ctl->wake_fd >= 0)
 		close(ctl->wake_fd);
 	pthread_mutex_destroy(&ctl->lock);

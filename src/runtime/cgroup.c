@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,22 @@ static int write_to(const char *dir, const char *file, const char *value)
 	return ret;
 }
 
+/*
+ * A limit the container asked for: written, or the container is not
+ * created (runc fails the same way). A VM outside its limits would be
+ * the engine's accounting lying.
+ */
+static int set_limit(const char *dir, const char *file, const char *value,
+		     const char *what, char *err, size_t errlen)
+{
+	int ret = write_to(dir, file, value);
+
+	if (ret)
+		snprintf(err, errlen, "cannot set %s = %s: %s/%s: %s", what,
+			 value, dir, file, strerror(-ret));
+	return ret;
+}
+
 static int enter_v2(const char *rel, const struct oci_resources *res, char *err,
 		    size_t errlen)
 {
@@ -114,13 +131,19 @@ static int enter_v2(const char *rel, const struct oci_resources *res, char *err,
 	if (res->memory_limit > 0) {
 		snprintf(val, sizeof(val), "%lld",
 			 (long long)res->memory_limit);
-		write_to(dir, "memory.max", val);
+		ret = set_limit(dir, "memory.max", val,
+				"linux.resources.memory.limit", err, errlen);
+		if (ret)
+			return ret;
 	}
 	if (res->cpu_quota > 0 && res->cpu_period > 0) {
 		snprintf(val, sizeof(val), "%lld %llu",
 			 (long long)res->cpu_quota,
 			 (unsigned long long)res->cpu_period);
-		write_to(dir, "cpu.max", val);
+		ret = set_limit(dir, "cpu.max", val,
+				"linux.resources.cpu.quota", err, errlen);
+		if (ret)
+			return ret;
 	}
 	snprintf(val, sizeof(val), "%d", (int)getpid());
 	ret = write_to(dir, "cgroup.procs", val);
@@ -130,49 +153,122 @@ static int enter_v2(const char *rel, const struct oci_resources *res, char *err,
 	return ret;
 }
 
+/*
+ * Where cgroup v1 mounted the hierarchy that has CONTROLLER, from
+ * /proc/self/mountinfo: co-mounted ("cpu,cpuacct") or apart (cpu and
+ * cpuacct each on its own, as on hosts whose init mounts them so).
+ */
+static int v1_mount_of(const char *controller, char *out, size_t len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[1024];
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (ret && fgets(line, sizeof(line), f)) {
+		char mnt[PATH_MAX], fstype[32], opts[512], *sep, *o, *save;
+
+		/* id parent maj:min root MOUNT opts [tags] - FSTYPE SRC SUPER */
+		sep = strstr(line, " - ");
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+		    sscanf(sep + 3, "%31s %*s %511s", fstype, opts) != 2 ||
+		    strcmp(fstype, "cgroup"))
+			continue;
+		for (o = strtok_r(opts, ",", &save); o;
+		     o = strtok_r(NULL, ",", &save)) {
+			if (!strcmp(o, controller) &&
+			    (size_t)snprintf(out, len, "%s", mnt) < len) {
+				ret = 0;
+				break;
+			}
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * cgroup v1: one directory per hierarchy, each limit in the hierarchy of
+ * its controller, the process joins each. A limit whose controller is not
+ * mounted is an error, not a silent no-op.
+ */
 static int enter_v1(const char *rel, const struct oci_resources *res, char *err,
 		    size_t errlen)
 {
-	static const char *const controllers[] = { "cpu,cpuacct", "memory",
+	static const char *const controllers[] = { "cpu", "cpuacct", "memory",
 						   "pids", NULL };
-	char dir[PATH_MAX + 64], val[64];
+	char joined[4][PATH_MAX];
+	unsigned int nr_joined = 0;
+	char pid[32];
 
-	snprintf(val, sizeof(val), "%d", (int)getpid());
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	for (const char *const *c = controllers; *c; c++) {
-		char base[64];
+		char base[PATH_MAX], dir[PATH_MAX + 64], num[32];
+		bool quota = !strcmp(*c, "cpu") && res->cpu_quota > 0 &&
+			     res->cpu_period > 0;
+		bool memory = !strcmp(*c, "memory") && res->memory_limit > 0;
+		bool done = false;
 		int ret;
 
-		snprintf(base, sizeof(base), CGROUP_ROOT "/%s", *c);
-		if (access(base, F_OK))
-			continue;
-		snprintf(dir, sizeof(dir), "%s%s%s", base,
-			 rel[0] == '/' ? "" : "/", rel);
-		ret = mkdir_p(dir);
-		if (!ret && !strcmp(*c, "memory") && res->memory_limit > 0) {
-			char lim[32];
-
-			snprintf(lim, sizeof(lim), "%lld",
-				 (long long)res->memory_limit);
-			write_to(dir, "memory.limit_in_bytes", lim);
+		if (v1_mount_of(*c, base, sizeof(base))) {
+			if (!quota && !memory)
+				continue;
+			snprintf(
+				err, errlen,
+				"cannot set %s: no cgroup v1 hierarchy has the %s controller",
+				quota ? "linux.resources.cpu.quota"
+				      : "linux.resources.memory.limit",
+				*c);
+			return -ENOENT;
 		}
-		if (!ret && !strcmp(*c, "cpu,cpuacct") && res->cpu_quota > 0 &&
-		    res->cpu_period > 0) {
-			char num[32];
-
+		/* cpu and cpuacct co-mounted: one directory, one join. */
+		for (unsigned int i = 0; i < nr_joined; i++)
+			done |= !strcmp(joined[i], base);
+		/* A cut path would name another cgroup: refuse it. */
+		if ((size_t)snprintf(dir, sizeof(dir), "%s%s%s", base,
+				     rel[0] == '/' ? "" : "/",
+				     rel) >= sizeof(dir)) {
+			snprintf(err, errlen, "cgroup path too long: %s", rel);
+			return -ENAMETOOLONG;
+		}
+		ret = mkdir_p(dir);
+		if (ret) {
+			snprintf(err, errlen, "cgroup %s: %s", dir,
+				 strerror(-ret));
+			return ret;
+		}
+		if (memory) {
+			snprintf(num, sizeof(num), "%lld",
+				 (long long)res->memory_limit);
+			ret = set_limit(dir, "memory.limit_in_bytes", num,
+					"linux.resources.memory.limit", err,
+					errlen);
+		}
+		if (!ret && quota) {
 			snprintf(num, sizeof(num), "%llu",
 				 (unsigned long long)res->cpu_period);
-			write_to(dir, "cpu.cfs_period_us", num);
+			ret = set_limit(dir, "cpu.cfs_period_us", num,
+					"linux.resources.cpu.period", err,
+					errlen);
 			snprintf(num, sizeof(num), "%lld",
 				 (long long)res->cpu_quota);
-			write_to(dir, "cpu.cfs_quota_us", num);
+			if (!ret)
+				ret = set_limit(dir, "cpu.cfs_quota_us", num,
+						"linux.resources.cpu.quota",
+						err, errlen);
 		}
-		if (!ret)
-			ret = write_to(dir, "cgroup.procs", val);
+		if (ret)
+			return ret;
+		if (done)
+			continue;
+		ret = write_to(dir, "cgroup.procs", pid);
 		if (ret) {
 			snprintf(err, errlen, "cannot join cgroup %s: %s", dir,
 				 strerror(-ret));
 			return ret;
 		}
+		snprintf(joined[nr_joined++], sizeof(joined[0]), "%s", base);
 	}
 	return 0;
 }

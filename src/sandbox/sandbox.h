@@ -92,6 +92,7 @@ enum sandbox_arg_check {
 	SANDBOX_ENOSYS, /* fails with ENOSYS (clone3: glibc uses clone) */
 	SANDBOX_UNIX_SOCKET, /* socket/socketpair: AF_UNIX only (arg 0) */
 	SANDBOX_LSAN_TRACER, /* clone: exactly LeakSanitizer's tracer's flags */
+	SANDBOX_IOCTLS, /* ioctl: only the kind's requests (its ioctl table) */
 };
 
 struct sandbox_rule {
@@ -99,10 +100,25 @@ struct sandbox_rule {
 	enum sandbox_arg_check check;
 };
 
+/*
+ * An ioctl request a kind may make: (request & mask) == value, compared on
+ * the low 32 bits only, which are all the kernel reads (its cmd is an
+ * unsigned int), so that high bits cannot smuggle a request past the
+ * filter. mask 0xffffffff: one request; 0xff00: every request of one
+ * ioctl type (KVMIO: a KVM fd's).
+ */
+struct sandbox_ioctl {
+	const char *name;
+	unsigned long value;
+	unsigned long mask;
+};
+
 struct sandbox_kind_rules {
 	const char *name;
 	const struct sandbox_rule *rules;
 	unsigned int nr_rules;
+	const struct sandbox_ioctl *ioctls; /* for SANDBOX_IOCTLS */
+	unsigned int nr_ioctls;
 };
 
 /* Rules every kind gets (thread exit, memory, locks, logging). */

@@ -16,11 +16,21 @@
  * use either. Measured with `strace -ff` on the kvm, cli and e2e
  * workloads, both irqchip modes, every device and control request.
  *
+ * ioctl is filtered by request (SANDBOX_IOCTLS and the ioctl tables below):
+ * no kind may push input into a terminal (TIOCSTI), reconfigure a tap or
+ * a disk, or make any request its table does not name. A new request on a
+ * thread adds it to that kind's table; the SIGSYS report names the request.
+ *
  * io_uring operations are not system calls: seccomp never sees what the
  * event loop's ring does. The ring is restricted to its opcodes instead
  * (allowed_ops in event_loop.c): a new event_loop_* helper adds its
  * opcode there.
  */
+#include <linux/if_tun.h>
+#include <stddef.h>
+#include <linux/kvm.h>
+#include <sys/ioctl.h>
+
 #include "sandbox/sandbox.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -94,7 +104,7 @@ const unsigned int sandbox_nr_sanitizer_rules =
  * /proc/self/task/TID/stat and changes its nice value.
  */
 #define INJECT_RULES \
-	ANY("ioctl"), \
+	{ "ioctl", SANDBOX_IOCTLS }, \
 	ANY("getpriority"), \
 	ANY("setpriority"), \
 	{ "openat", SANDBOX_READ_ONLY_OPEN }, \
@@ -255,18 +265,73 @@ static const struct sandbox_rule agent_stdio_rules[] = {
 	ANY("ppoll"),
 };
 
-#define KIND(name, table) { name, table, N(table) }
+/* ---- ioctl requests, per kind (SANDBOX_IOCTLS) ---- */
+
+#define IOCTL(req) { #req, (unsigned long)(req), 0xffffffffUL }
+#define IOCTL_TYPE(type) { #type " (every request of the type)", \
+			   (unsigned long)(type) << _IOC_TYPESHIFT, \
+			   0xffUL << _IOC_TYPESHIFT }
+
+/*
+ * The caller's thread tears the VM down and may create the next one (an
+ * embedder's loop): any KVM request. The CLI restores its terminal at
+ * exit, from whichever thread calls exit().
+ */
+static const struct sandbox_ioctl main_ioctls[] = {
+	IOCTL_TYPE(KVMIO),
+	IOCTL(TCGETS), /* isatty, tcgetattr */
+	IOCTL(TCSETS), /* tcsetattr: TCSANOW */
+	IOCTL(TCSETSW), /* TCSADRAIN */
+	IOCTL(TCSETSF), /* TCSAFLUSH */
+	IOCTL(TIOCGWINSZ),
+};
+
+/*
+ * KVM_RUN and what an exit's handling asks of KVM (registers on arm64's
+ * PSCI CPU_ON and resets, interrupts, ioeventfds), and the tap's offloads,
+ * which virtio-net sets when the guest driver starts the device (an MMIO
+ * write, handled on the vCPU thread).
+ */
+static const struct sandbox_ioctl vcpu_ioctls[] = {
+	IOCTL_TYPE(KVMIO),
+	IOCTL(TUNSETOFFLOAD),
+};
+
+/*
+ * Device backends, the console's input, 9P replies: raising a guest
+ * interrupt (INJECT_RULES) and nothing else.
+ */
+static const struct sandbox_ioctl inject_ioctls[] = {
+	IOCTL(KVM_SIGNAL_MSI), /* x86 split irqchip, virtio MSI-X */
+	IOCTL(KVM_IRQ_LINE), /* the in-kernel irqchip, the GIC's SPIs */
+};
+
+/*
+ * The brain and the control socket's `set`: halt polling
+ * (KVM_ENABLE_CAP), the kernel series' controls (KVM_SET/GET/
+ * HAS_DEVICE_ATTR, KVM_YIELD_TO_VCPU, KVM_CHECK_EXTENSION), statistics.
+ */
+static const struct sandbox_ioctl sched_ioctls[] = {
+	IOCTL_TYPE(KVMIO),
+};
+
+#define KIND(name, table) { name, table, N(table), NULL, 0 }
+#define KIND_IOCTLS(name, table, ioctls) \
+	{ name, table, N(table), ioctls, N(ioctls) }
 
 const struct sandbox_kind_rules sandbox_kinds[SANDBOX_NR_KINDS] = {
-	[SANDBOX_MAIN] = KIND("main", main_rules),
-	[SANDBOX_VCPU] = KIND("vcpu", vcpu_rules),
-	[SANDBOX_EVENT_LOOP] = KIND("event-loop", event_loop_rules),
-	[SANDBOX_CONSOLE_IN] = KIND("console-in", console_in_rules),
+	[SANDBOX_MAIN] = KIND_IOCTLS("main", main_rules, main_ioctls),
+	[SANDBOX_VCPU] = KIND_IOCTLS("vcpu", vcpu_rules, vcpu_ioctls),
+	[SANDBOX_EVENT_LOOP] = KIND_IOCTLS("event-loop", event_loop_rules,
+					   inject_ioctls),
+	[SANDBOX_CONSOLE_IN] = KIND_IOCTLS("console-in", console_in_rules,
+					   inject_ioctls),
 	[SANDBOX_CONSOLE_OUT] = KIND("console-out", console_out_rules),
-	[SANDBOX_CONTROL] = KIND("control", control_rules),
-	[SANDBOX_BRAIN] = KIND("brain", brain_rules),
+	[SANDBOX_CONTROL] = KIND_IOCTLS("control", control_rules, sched_ioctls),
+	[SANDBOX_BRAIN] = KIND_IOCTLS("brain", brain_rules, sched_ioctls),
 	[SANDBOX_RR_PARTNER] = KIND("rr-partner", rr_partner_rules),
-	[SANDBOX_9P_WORKER] = KIND("9p-worker", p9_worker_rules),
+	[SANDBOX_9P_WORKER] = KIND_IOCTLS("9p-worker", p9_worker_rules,
+					  inject_ioctls),
 	[SANDBOX_AGENT_STATUS] = KIND("agent-status", agent_status_rules),
 	[SANDBOX_AGENT_STDIO] = KIND("agent-stdio", agent_stdio_rules),
 };

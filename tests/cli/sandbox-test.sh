@@ -65,7 +65,7 @@ run_and_inspect() {
 	echo $? >"$out.status"
 }
 
-echo "1..23"
+echo "1..32"
 
 run_and_inspect sb-on "$tmp/on"
 if [ "$(cat "$tmp/on.status")" = 10 ] &&
@@ -115,6 +115,40 @@ violation brain "${busy[@]}"
 violation rr-partner --rr-partner -p "test=rr txns=100000"
 mkdir -p "$tmp/share"
 violation 9p-worker --share "$tmp/share,tag=t" "${busy[@]}"
+
+# TIOCSTI: a thread of each kind that may make ioctls types into the
+# terminal it was started from (its controlling terminal, as a user's
+# shell's is); the bytes would be read by the user's shell after hintvm
+# is gone. tiocsti-probe.py reads that terminal's input queue afterwards.
+probe=$(dirname "$0")/tiocsti-probe.py
+self=$(/usr/bin/python3 "$probe" --self)
+case $self in
+*" injected=# "*) ok "TIOCSTI witness: a real injection is seen" ;;
+*) echo "# $self"; not_ok "TIOCSTI witness: a real injection is seen" ;;
+esac
+# tiocsti KIND[:VARIANT] ARGS...
+tiocsti() {
+	local hook=$1 kind=${1%%:*}
+	shift
+	local line
+	line=$(HINTVM_TEST_SANDBOX_VIOLATION=$hook /usr/bin/python3 "$probe" \
+		"$hintvm" run "$@")
+	case $line in
+	"status=159 injected=- report="*"(kind $kind) made the forbidden system call ioctl ("*", request 0x5412); killing hintvm."*"add it to the $kind ioctl table"*)
+		ok "$hook: TIOCSTI from a $kind thread killed by SIGSYS, nothing typed, the request named" ;;
+	*)
+		echo "# $line"
+		not_ok "$hook: TIOCSTI from a $kind thread killed by SIGSYS, nothing typed, the request named" ;;
+	esac
+}
+tiocsti main:tiocsti "${busy[@]}"
+tiocsti vcpu:tiocsti "${busy[@]}"
+tiocsti vcpu:tiocsti-high "${busy[@]}"
+tiocsti event-loop:tiocsti --rng "${busy[@]}"
+tiocsti console-in:tiocsti "${busy[@]}"
+tiocsti control:tiocsti "${busy[@]}"
+tiocsti brain:tiocsti "${busy[@]}"
+tiocsti 9p-worker:tiocsti --share "$tmp/share,tag=t" "${busy[@]}"
 
 # virtio-vsock's host side on the event loop under its filter: a host
 # client connects to the hybrid socket and asks for a guest port nobody

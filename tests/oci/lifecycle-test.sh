@@ -249,10 +249,72 @@ case_cgroup() {
 	done
 	return $st
 }
+# The cgroup directory of CONTROLLER for cgroupsPath CG: cgroup v2's one
+# tree, or the v1 hierarchy that has the controller (co-mounted with
+# others or on its own, as cpu and cpuacct are on some hosts).
+cgdir() { # CONTROLLER CG
+	if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+		echo "/sys/fs/cgroup$2"
+		return
+	fi
+	awk -v c="$1" '{
+		for (i = 1; $i != "-"; i++) ;
+		if ($(i + 1) != "cgroup") next
+		n = split($(i + 3), o, ",")
+		for (j = 1; j <= n; j++) if (o[j] == c) { print $5; exit }
+	}' /proc/self/mountinfo | sed "s|\$|$2|"
+}
+cg_cleanup() { # CG
+	for d in /sys/fs/cgroup$1 /sys/fs/cgroup/*"$1"; do
+		[ -d "$d" ] && rmdir "$d" 2>/dev/null
+	done
+}
+# linux.resources: the CPU quota and the memory limit are where the
+# kernel enforces them, in each controller's own hierarchy, and the VMM
+# is in both.
+case_cgroup_limits() {
+	local cg=/hintvm-limits-$$ pid cpu mem st=0
+	rt create --bundle "$(bundle cgl '{"io.hintvm.cmdline": "test=flood"}' \
+		"{\"cgroupsPath\": \"$cg\", \"resources\": {\"cpu\": {\"quota\": 50000, \"period\": 100000}, \"memory\": {\"limit\": 536870912}}}")" \
+		--pid-file "$tmp/cgl.pid" cgl </dev/null >/dev/null 2>&1 || return 1
+	pid=$(cat "$tmp/cgl.pid")
+	cpu=$(cgdir cpu "$cg") mem=$(cgdir memory "$cg")
+	if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+		echo "cpu.max: $(cat "$cpu/cpu.max"), memory.max: $(cat "$mem/memory.max")"
+		[ "$(cat "$cpu/cpu.max")" = "50000 100000" ] &&
+			[ "$(cat "$mem/memory.max")" = 536870912 ] || st=1
+	else
+		echo "$cpu: quota $(cat "$cpu/cpu.cfs_quota_us"); $mem: limit $(cat "$mem/memory.limit_in_bytes")"
+		[ "$(cat "$cpu/cpu.cfs_quota_us")" = 50000 ] &&
+			[ "$(cat "$mem/memory.limit_in_bytes")" = 536870912 ] || st=1
+	fi
+	grep -qx "$pid" "$cpu/cgroup.procs" && grep -qx "$pid" "$mem/cgroup.procs" || st=1
+	rt delete --force cgl
+	cg_cleanup "$cg"
+	return $st
+}
+# A limit the kernel refuses (a CPU quota under its 1 ms minimum): no
+# container, and the error names the value and the file.
+case_cgroup_limit_refused() {
+	local cg=/hintvm-refused-$$ st=0
+	rt create --bundle "$(bundle cgr '{}' \
+		"{\"cgroupsPath\": \"$cg\", \"resources\": {\"cpu\": {\"quota\": 500, \"period\": 100000}}}")" \
+		cgr </dev/null >"$tmp/cgr.out" 2>&1 && st=1
+	grep -Eq 'cannot set linux.resources.cpu.quota = 500: .*(cpu.cfs_quota_us|cpu.max): Invalid argument' \
+		"$tmp/cgr.out" "$tmp/log.json" || st=1
+	[ $st = 0 ] || cat "$tmp/cgr.out"
+	rt delete --force cgr >/dev/null 2>&1
+	cg_cleanup "$cg"
+	return $st
+}
 if [ "$(id -u)" = 0 ] && [ $have_kvm = 1 ]; then
 	check "linux.cgroupsPath: the VMM process is placed in it" case_cgroup
+	check "linux.resources: CPU quota and memory limit set in their controllers' cgroups" case_cgroup_limits
+	check "linux.resources: a limit the kernel refuses fails create, naming it" case_cgroup_limit_refused
 else
 	skip "linux.cgroupsPath: the VMM process is placed in it" "needs root and /dev/kvm"
+	skip "linux.resources: CPU quota and memory limit set in their controllers' cgroups" "needs root and /dev/kvm"
+	skip "linux.resources: a limit the kernel refuses fails create, naming it" "needs root and /dev/kvm"
 fi
 check "nothing is left under --root" bash -c "[ -z \"\$(ls -A '$root' 2>/dev/null)\" ]"
 

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "base/accept.h"
 #include "core/event_loop.h"
 #include "devices/virtio/virtio_vsock.h"
 #include "devices/virtio/vsock_proto.h"
@@ -103,6 +104,9 @@ struct virtio_vsock {
 	struct event_watch epoll_watch;
 	int epoll_fd, uds_fd, timer_fd, wake_fd;
 	bool timer_armed;
+	/* At the file limit the listener leaves the epoll set for a while. */
+	struct accept_guard accept;
+	bool uds_unwatched;
 	char *uds_path;
 	dev_t uds_dev;
 	ino_t uds_ino;

@@ -198,10 +198,25 @@ void vsock_wake(struct virtio_vsock *vs)
 static void accept_clients(struct virtio_vsock *vs)
 {
 	for (int i = 0; i < ACCEPTS_PER_EVENT; i++) {
-		int fd = accept4(vs->uds_fd, NULL, NULL,
-				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept_guarded(&vs->accept, vs->uds_fd,
+					SOCK_NONBLOCK | SOCK_CLOEXEC,
+					hvm_monotonic_ns() / 1000000);
 		struct vsock_conn *c;
 
+		if (fd < 0 && errno == EMFILE) {
+			/*
+			 * Level-triggered: the waiting client would wake us
+			 * at once, forever. Watch again from the timer.
+			 */
+			pr_warn_ratelimited(
+				"%s: hintvm is at its file limit (RLIMIT_NOFILE); connections to %s wait %d ms",
+				vs->vdev.name, vs->uds_path, ACCEPT_BACKOFF_MS);
+			if (epoll_ctl(vs->epoll_fd, EPOLL_CTL_DEL, vs->uds_fd,
+				      NULL) == 0)
+				vs->uds_unwatched = true;
+			arm_timer(vs);
+			return;
+		}
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EINTR &&
 			    errno != ECONNABORTED)
@@ -283,6 +298,8 @@ static void read_handshake(struct virtio_vsock *vs, struct vsock_conn *c)
 	vsock_update_events(vs, c);
 }
 
+static int watch_fd(struct virtio_vsock *vs, int fd, void *tag);
+
 static void timer_tick(struct virtio_vsock *vs)
 {
 	uint64_t now = hvm_monotonic_ns(), ticks;
@@ -290,6 +307,12 @@ static void timer_tick(struct virtio_vsock *vs)
 
 	if (read(vs->timer_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return;
+	if (vs->uds_unwatched) {
+		if (accept_guard_paused(&vs->accept, now / 1000000))
+			any = true;
+		else if (watch_fd(vs, vs->uds_fd, &vs->uds_fd) == 0)
+			vs->uds_unwatched = false;
+	}
 	for (struct link *l = vs->all.next, *next; l != &vs->all; l = next) {
 		struct vsock_conn *c = container_of(l, struct vsock_conn, all);
 
@@ -546,6 +569,7 @@ int vsock_host_init(struct virtio_vsock *vs, struct event_loop *loop,
 	if (watch_fd(vs, vs->timer_fd, &vs->timer_fd) < 0 ||
 	    watch_fd(vs, vs->wake_fd, &vs->wake_fd) < 0)
 		return -EIO;
+	accept_guard_init(&vs->accept, false);
 	if (uds_path && (listen_uds(vs, uds_path) < 0 ||
 			 watch_fd(vs, vs->uds_fd, &vs->uds_fd) < 0))
 		return -EIO;
