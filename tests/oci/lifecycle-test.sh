@@ -7,7 +7,8 @@
 #
 # usage: lifecycle-test.sh HINTVM_RUNTIME
 set -u
-runtime=$1
+# Absolute: some cases run it from another directory (spec).
+runtime=$(realpath "$1")
 tmp=$(mktemp -d)
 root=$tmp/state
 trap 'for d in "$root"/*/; do [ -d "$d" ] && "$runtime" --root "$root" delete --force "$(basename "$d")" >/dev/null 2>&1; done; rm -rf "$tmp"' EXIT
@@ -116,6 +117,36 @@ case_small_memory() {
 }
 check "a memory limit below guest minimum plus overhead is refused" \
 	case_small_memory
+
+# `spec`, as users script `runc spec`: a starter config.json in the bundle
+# (or the current directory), never over an existing one.
+case_spec_writes() {
+	mkdir -p "$tmp/spec" && (cd "$tmp/spec" && rt spec) &&
+		python3 - "$tmp/spec/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["process"]["args"] == ["sh"], c["process"]["args"]
+assert c["process"]["terminal"] is True
+assert c["root"]["path"] == "rootfs", c["root"]
+assert c["root"]["readonly"] is True
+PY
+}
+check "spec writes a valid config.json: process.args [sh], root.path rootfs, a terminal" \
+	case_spec_writes
+case_spec_no_overwrite() {
+	mkdir -p "$tmp/spec-own" && echo '{"mine": 1}' > "$tmp/spec-own/config.json" &&
+		! rt spec --bundle "$tmp/spec-own" 2> "$tmp/spec.err" &&
+		grep -q "spec: $tmp/spec-own/config.json exists: remove it first" "$tmp/spec.err" &&
+		[ "$(cat "$tmp/spec-own/config.json")" = '{"mine": 1}' ]
+}
+check "spec refuses to overwrite a bundle's config.json, naming it, and leaves it as it was" \
+	case_spec_no_overwrite
+case_spec_no_bundle() {
+	! rt spec --bundle "$tmp/no-such-bundle" 2> "$tmp/spec.err" &&
+		grep -q "cannot create $tmp/no-such-bundle/config.json: No such file" "$tmp/spec.err"
+}
+check "spec into a bundle directory that does not exist fails, naming the path" \
+	case_spec_no_bundle
 
 # ---- the lifecycle, with VMs ---------------------------------------------
 case_create() {
