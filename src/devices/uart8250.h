@@ -20,7 +20,7 @@
 #define UART8250_REGS 8
 /*
  * Host input the UART holds for the guest: typed before its driver reads
- * (docs: README.md, "The console"), or faster than it reads. Beyond it the
+ * (README.md, on the console), or faster than it reads. Beyond it the
  * console thread waits, and counts that (console.in_waits in --stats).
  */
 #define UART8250_INPUT_QUEUE 4096
