@@ -174,6 +174,48 @@ case_delete_stopped() {
 kvm_check "delete of a stopped container leaves no state behind" \
 	case_delete_stopped
 
+# process.terminal, as containerd's shim and conmon run it: the pty master
+# goes to --console-socket, and the line typed into it as soon as it
+# arrives (before start: the guest is far from reading) reaches the guest
+# whole (the test kernel's typeahead payload opens COM1 the way Linux
+# does). The pty is fully raw: nothing typed is echoed by the host, and
+# the guest's bare "\n" gets no CR.
+case_terminal_typeahead() {
+	local b py typed=typed-into-the-console-socket-before-start-0123456789
+	b=$(bundle tty '{"io.hintvm.cmdline": "test=typeahead"}')
+	sed -i 's/"terminal": false/"terminal": true/' "$b/config.json"
+	timeout 60 python3 - "$tmp/tty.sock" "$tmp/tty.out" "$typed" <<'PY' &
+import array, os, socket, sys
+path, out, typed = sys.argv[1:4]
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+srv.listen(1)
+conn, _ = srv.accept()
+fds = array.array("i")
+_, anc, _, _ = conn.recvmsg(1, socket.CMSG_LEN(fds.itemsize))
+fds.frombytes(anc[0][2][:fds.itemsize])
+os.write(fds[0], (typed + "\r").encode())
+with open(out, "wb") as f:
+    while True:
+        try:
+            data = os.read(fds[0], 4096)
+        except OSError:  # EIO: the VMM process closed the terminal
+            break
+        if not data:
+            break
+        f.write(data)
+PY
+	py=$!
+	for _ in $(seq 100); do [ -S "$tmp/tty.sock" ] && break; sleep 0.1; done
+	rt create --bundle "$b" --console-socket "$tmp/tty.sock" tty </dev/null >"$tmp/tty.create" 2>&1 &&
+		rt start tty && wait_status tty stopped && wait $py &&
+		grep -q "RESULT test=typeahead cpus=1 ok=1 got=$typed len=${#typed}\$" "$tmp/tty.out" &&
+		[ "$(grep -c "$typed" "$tmp/tty.out")" = 1 ] &&
+		! grep -q $'\r' "$tmp/tty.out" && rt delete tty
+}
+kvm_check "a terminal container: a line typed before start reaches the guest whole; the pty adds no CR and no echo" \
+	case_terminal_typeahead
+
 # A VM that runs until it is told otherwise: the flood payload, output
 # thrown away.
 case_long() {
