@@ -18,6 +18,7 @@ extern const struct payload payload_flood;
 extern const struct payload payload_vsock;
 extern const struct payload payload_durable;
 extern const struct payload payload_blkload;
+extern const struct payload payload_typeahead;
 
 /* One line per payload (kept by hand so additions merge cleanly). */
 /* clang-format off */
@@ -38,6 +39,7 @@ const struct payload *const payloads[] = {
 	&payload_vsock,
 	&payload_durable,
 	&payload_blkload,
+	&payload_typeahead,
 	NULL,
 };
 /* clang-format on */

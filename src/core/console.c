@@ -22,6 +22,7 @@ struct console {
 	int wake_fd; /* eventfd: console_stop() wakes the thread */
 	pthread_t thread;
 	struct console_sink sink;
+	struct console_in_stats *stats; /* may be NULL */
 	bool raw;
 	struct termios saved;
 	bool escape_pending;
@@ -54,8 +55,17 @@ static void enter_raw_mode(struct console *con)
 		return;
 	raw = con->saved;
 	cfmakeraw(&raw);
-	/* Keep output post-processing so host-side messages stay readable. */
-	raw.c_oflag |= OPOST;
+	/*
+	 * Raw input; output processed as the terminal's owner set it. A
+	 * user's own terminal keeps OPOST and ONLCR, as under QEMU's -serial
+	 * stdio: guests that write a bare "\n" (the test kernel, firmware)
+	 * and hintvm's own messages on stderr stay readable, and the "\r\r\n"
+	 * a Linux guest's tty then produces looks the same on a screen. A
+	 * terminal handed over fully raw (hintvm-runtime's, like the ones
+	 * runc gives containers) stays raw: a container's line ends in
+	 * exactly what its guest tty wrote.
+	 */
+	raw.c_oflag = con->saved.c_oflag;
 	pthread_mutex_lock(&tty_lock);
 	if (tty_fd < 0) {
 		tty_saved = con->saved;
@@ -68,16 +78,34 @@ static void enter_raw_mode(struct console *con)
 		con->raw = true;
 }
 
+static void count(_Atomic uint64_t *counter, uint64_t n)
+{
+	atomic_fetch_add_explicit(counter, n, memory_order_relaxed);
+}
+
+/*
+ * Hand BUF to the guest whole: what the device does not take now is
+ * offered again every millisecond (the guest reads its queue, or posts
+ * receive buffers) until it is taken or the console stops.
+ */
 static void deliver_all(struct console *con, const uint8_t *buf, size_t len)
 {
+	bool waited = false;
+
 	while (len) {
 		size_t n = con->sink.deliver(con->sink.ctx, buf, len);
 		struct pollfd wake = { .fd = con->wake_fd, .events = POLLIN };
 
 		buf += n;
 		len -= n;
-		/* The guest has not drained its FIFO: wait a little. */
-		if (len && poll(&wake, 1, 1) > 0)
+		if (con->stats)
+			count(&con->stats->bytes, n);
+		if (!len)
+			break;
+		if (con->stats && !waited)
+			count(&con->stats->waits, 1);
+		waited = true;
+		if (poll(&wake, 1, 1) > 0)
 			return;
 	}
 }
@@ -146,7 +174,8 @@ static void *console_thread(void *arg)
 	return NULL;
 }
 
-struct console *console_start(int in_fd, struct console_sink sink)
+struct console *console_start(int in_fd, struct console_sink sink,
+			      struct console_in_stats *stats)
 {
 	struct console *con = calloc(1, sizeof(*con));
 
@@ -154,6 +183,7 @@ struct console *console_start(int in_fd, struct console_sink sink)
 		return NULL;
 	con->in_fd = in_fd;
 	con->sink = sink;
+	con->stats = stats;
 	con->wake_fd = eventfd(0, EFD_CLOEXEC);
 	if (con->wake_fd < 0) {
 		free(con);

@@ -119,6 +119,7 @@ struct vm {
 	atomic_uint coalesced_pending; /* regions not registered yet */
 	struct power_sink power;
 	struct console *console;
+	struct console_in_stats console_in; /* outlives console: --stats */
 	struct console_out *console_out; /* guest output, for every device */
 	struct control *control;
 	char name[66]; /* --name or generated; set when the VM starts */

@@ -3,9 +3,25 @@
  * 16550A register model. Transmission is instantaneous: a byte written to
  * THR goes into the console output buffer (core/console_out.h), which never
  * blocks and drops what a stalled reader does not take, so THR and the shift
- * register are always empty (LSR.THRE and LSR.TEMT always set). Reception is a 4 KiB queue: the
- * first 16 bytes stand for the chip's FIFO, the rest for bytes "still on the
- * wire", which is why clearing the receive FIFO drops at most 16 of them.
+ * register are always empty (LSR.THRE and LSR.TEMT always set).
+ *
+ * Reception keeps everything the host typed, even what was typed before
+ * the guest was ready for it (a container's user typing right after
+ * `start`). Host input waits in a queue of UART_INPUT_QUEUE bytes, the line
+ * "before the chip", and the guest sees it (LSR.DR, RBR, the receive
+ * interrupt) only while its receiver is set up: the FIFO enabled or the
+ * receive-data interrupt on. That is what every driver does before it
+ * reads; Linux opening the port does the opposite first (it resets the
+ * FIFO and reads RBR blindly with both off, serial8250_do_startup), and
+ * those reads find nothing to eat. A receive-FIFO reset never discards host
+ * input either: a virtual line has no noise to flush, every byte is a key
+ * the user pressed, and Linux resets the FIFO every time the port is opened
+ * (and toggles FCR0 after enabling the interrupt, set_termios). What the
+ * guest transmits to itself in loopback goes through a 16-byte FIFO of its
+ * own, which a reset does clear and which overruns (LSR.OE) like the chip.
+ * When the queue is full uart8250_receive() takes no more; the console
+ * thread then waits and counts it (core/console.h), so input is held back
+ * in the host's terminal, never dropped.
  *
  * Access rules: registers are one byte wide. A wider access handles its first
  * byte and reads the others as 0; an access that starts beyond the eight
@@ -69,13 +85,20 @@
 #define MSR_RI 0x40
 #define MSR_DCD 0x80
 
-#define UART_RX_QUEUE 4096
 #define UART_FIFO_DEPTH 16
 
 /* Divisor 1 at the PC's 1.8432 MHz clock: 115200 baud, 8N1. Linux probes
  * the divisor when a console has no baud option and divides by it. */
 #define UART_DEFAULT_DIVISOR 1
 #define UART_DEFAULT_LCR 0x03
+
+/* A byte queue over a buffer of CAP bytes. */
+struct rx_ring {
+	uint8_t *buf;
+	size_t cap;
+	size_t head;
+	size_t count;
+};
 
 struct uart8250 {
 	pthread_mutex_t lock;
@@ -96,9 +119,10 @@ struct uart8250 {
 	uint8_t dlm;
 	bool thri_pending; /* THR-empty interrupt raised, not yet taken */
 
-	size_t rx_head;
-	size_t rx_count;
-	uint8_t rx_queue[UART_RX_QUEUE];
+	struct rx_ring input; /* host input not read yet (top of file) */
+	struct rx_ring loop; /* bytes transmitted in loopback */
+	uint8_t input_buf[UART8250_INPUT_QUEUE];
+	uint8_t loop_buf[UART_FIFO_DEPTH];
 };
 
 /* What the modem inputs read: wired to MCR in loopback, else a terminal that
@@ -131,12 +155,59 @@ static void uart_sample_modem_inputs(struct uart8250 *uart)
 	uart->msr = now | deltas;
 }
 
+static bool ring_push(struct rx_ring *ring, uint8_t byte)
+{
+	if (ring->count == ring->cap)
+		return false;
+	ring->buf[(ring->head + ring->count) % ring->cap] = byte;
+	ring->count++;
+	return true;
+}
+
+static uint8_t ring_pop(struct rx_ring *ring)
+{
+	uint8_t byte = ring->buf[ring->head];
+
+	ring->head = (ring->head + 1) % ring->cap;
+	ring->count--;
+	return byte;
+}
+
+/*
+ * Whether the guest's receiver is set up, so that host input shows: the
+ * FIFO enabled or the receive interrupt on (see the top of this file). In
+ * loopback the serial input is disconnected.
+ */
+static bool uart_input_visible(const struct uart8250 *uart)
+{
+	if (uart->mcr & MCR_LOOP)
+		return false;
+	return (uart->fcr & FCR_ENABLE_FIFO) || (uart->ier & IER_RDI);
+}
+
+/* LSR.DR: a byte the guest can read now. */
+static bool uart_data_ready(const struct uart8250 *uart)
+{
+	return uart->loop.count ||
+	       (uart->input.count && uart_input_visible(uart));
+}
+
+/* RBR: the loopback FIFO's bytes first, then host input; 0 when empty. */
+static uint8_t uart_rx_read(struct uart8250 *uart)
+{
+	if (uart->loop.count)
+		return ring_pop(&uart->loop);
+	if (uart->input.count && uart_input_visible(uart))
+		return ring_pop(&uart->input);
+	return 0;
+}
+
 /* The highest-priority pending interrupt, as IIR bits 3:0 report it. */
 static uint8_t uart_pending_interrupt(const struct uart8250 *uart)
 {
 	if ((uart->ier & IER_RLSI) && uart->lsr_errors)
 		return IIR_RLSI;
-	if ((uart->ier & IER_RDI) && uart->rx_count)
+	if ((uart->ier & IER_RDI) && uart_data_ready(uart))
 		return IIR_RDI;
 	if ((uart->ier & IER_THRI) && uart->thri_pending)
 		return IIR_THRI;
@@ -156,36 +227,6 @@ static void uart_update_irq(struct uart8250 *uart)
 	irq_line_set(&uart->irq, level);
 }
 
-static bool uart_rx_push(struct uart8250 *uart, uint8_t byte)
-{
-	if (uart->rx_count == UART_RX_QUEUE)
-		return false;
-	uart->rx_queue[(uart->rx_head + uart->rx_count) % UART_RX_QUEUE] = byte;
-	uart->rx_count++;
-	return true;
-}
-
-static uint8_t uart_rx_pop(struct uart8250 *uart)
-{
-	uint8_t byte;
-
-	if (!uart->rx_count)
-		return 0;
-	byte = uart->rx_queue[uart->rx_head];
-	uart->rx_head = (uart->rx_head + 1) % UART_RX_QUEUE;
-	uart->rx_count--;
-	return byte;
-}
-
-static void uart_rx_clear_fifo(struct uart8250 *uart)
-{
-	size_t drop = uart->rx_count < UART_FIFO_DEPTH ? uart->rx_count
-						       : UART_FIFO_DEPTH;
-
-	uart->rx_head = (uart->rx_head + drop) % UART_RX_QUEUE;
-	uart->rx_count -= drop;
-}
-
 static void uart_transmit(struct uart8250 *uart, uint8_t byte)
 {
 	/*
@@ -197,7 +238,7 @@ static void uart_transmit(struct uart8250 *uart, uint8_t byte)
 	uart_update_irq(uart);
 
 	if (uart->mcr & MCR_LOOP) {
-		if (!uart_rx_push(uart, byte))
+		if (!ring_push(&uart->loop, byte))
 			uart->lsr_errors |= LSR_OE;
 	} else {
 		console_out_write(uart->out, &byte, 1);
@@ -227,8 +268,9 @@ static void uart_write_fcr(struct uart8250 *uart, uint8_t value)
 	/* Toggling the FIFO enable clears both FIFOs (16550A data sheet). */
 	if ((value ^ uart->fcr) & FCR_ENABLE_FIFO)
 		value |= FCR_CLEAR_RCVR | FCR_CLEAR_XMIT;
+	/* Only what the guest sent itself: host input is never discarded. */
 	if (value & FCR_CLEAR_RCVR)
-		uart_rx_clear_fifo(uart);
+		uart->loop.count = 0;
 	/* Without FCR0 set the other bits are not programmed. */
 	uart->fcr = (value & FCR_ENABLE_FIFO) ? value & FCR_KEPT_BITS : 0;
 }
@@ -240,7 +282,7 @@ static uint8_t uart_read_reg(struct uart8250 *uart, unsigned int reg)
 
 	switch (reg) {
 	case REG_RBR_THR_DLL:
-		value = dlab ? uart->dll : uart_rx_pop(uart);
+		value = dlab ? uart->dll : uart_rx_read(uart);
 		break;
 	case REG_IER_DLM:
 		value = dlab ? uart->dlm : uart->ier;
@@ -261,7 +303,7 @@ static uint8_t uart_read_reg(struct uart8250 *uart, unsigned int reg)
 		break;
 	case REG_LSR:
 		value = LSR_THRE | LSR_TEMT | uart->lsr_errors |
-			(uart->rx_count ? LSR_DR : 0);
+			(uart_data_ready(uart) ? LSR_DR : 0);
 		uart->lsr_errors = 0;
 		break;
 	case REG_MSR:
@@ -359,6 +401,10 @@ struct uart8250 *uart8250_create(struct irq_line irq, struct console_out *out)
 	}
 	uart->irq = irq;
 	uart->out = out;
+	uart->input = (struct rx_ring){ .buf = uart->input_buf,
+					.cap = sizeof(uart->input_buf) };
+	uart->loop = (struct rx_ring){ .buf = uart->loop_buf,
+				       .cap = sizeof(uart->loop_buf) };
 	uart->lcr = UART_DEFAULT_LCR;
 	uart->dll = UART_DEFAULT_DIVISOR & 0xff;
 	uart->dlm = UART_DEFAULT_DIVISOR >> 8;
@@ -390,7 +436,7 @@ size_t uart8250_receive(struct uart8250 *uart, const uint8_t *buf, size_t len)
 	pthread_mutex_lock(&uart->lock);
 	/* In loopback the serial input is disconnected: offer again later. */
 	if (!(uart->mcr & MCR_LOOP)) {
-		while (accepted < len && uart_rx_push(uart, buf[accepted]))
+		while (accepted < len && ring_push(&uart->input, buf[accepted]))
 			accepted++;
 	}
 	uart_update_irq(uart);

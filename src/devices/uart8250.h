@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * 16550A-compatible UART (the "8250" Linux drives at ttyS0). Guest output
- * goes to a console output buffer (never blocking the vCPU); host input is queued with uart8250_receive(). Used as a
- * PIO device on x86 and as an MMIO ns16550a on arm64 (register stride 1).
+ * goes to a console output buffer (never blocking the vCPU); host input is
+ * queued with uart8250_receive() and kept until the guest's receiver is set
+ * up, so nothing typed ahead is lost. Used as a PIO device on x86 and as an
+ * MMIO ns16550a on arm64 (register stride 1).
  */
 #ifndef HVM_DEVICES_UART8250_H
 #define HVM_DEVICES_UART8250_H
@@ -16,6 +18,12 @@
 #include "core/irq.h"
 
 #define UART8250_REGS 8
+/*
+ * Host input the UART holds for the guest: typed before its driver reads
+ * (README.md, on the console), or faster than it reads. Beyond it the
+ * console thread waits, and counts that (console.in_waits in --stats).
+ */
+#define UART8250_INPUT_QUEUE 4096
 
 struct uart8250;
 
@@ -27,7 +35,8 @@ void uart8250_destroy(struct uart8250 *uart);
 
 /*
  * Queue LEN bytes of host input for the guest; returns how many fit (the
- * rest should be offered again later). Thread-safe against guest access.
+ * rest should be offered again later). None fit in loopback, where the
+ * serial input is disconnected. Thread-safe against guest access.
  */
 size_t uart8250_receive(struct uart8250 *uart, const uint8_t *buf, size_t len);
 

@@ -54,6 +54,24 @@ out:
 	return ret;
 }
 
+/*
+ * Fully raw, output included: the guest's own tty does the line discipline
+ * (echo, ICRNL, ONLCR), so the host's pty must pass bytes through both ways
+ * as they are, or a container's lines would end in "\r\r\n" where runc's
+ * end in "\r\n". Done before the master leaves, so that no byte the engine
+ * writes is ever cooked or echoed by the host side; libhintvm leaves it so
+ * (core/console.c keeps a terminal's output settings as it finds them).
+ */
+static int make_raw(int fd)
+{
+	struct termios t;
+
+	if (tcgetattr(fd, &t))
+		return -errno;
+	cfmakeraw(&t);
+	return tcsetattr(fd, TCSANOW, &t) ? -errno : 0;
+}
+
 int rt_console_open(struct rt_console *con, const char *socket,
 		    const struct oci_process *proc, char *err, size_t errlen)
 {
@@ -74,6 +92,14 @@ int rt_console_open(struct rt_console *con, const char *socket,
 	if (con->slave < 0) {
 		snprintf(err, errlen, "%s: %s", name, strerror(errno));
 		close(master);
+		return -EIO;
+	}
+	ret = make_raw(con->slave);
+	if (ret) {
+		snprintf(err, errlen, "%s: cannot make it raw: %s", name,
+			 strerror(-ret));
+		close(master);
+		rt_console_close(con);
 		return -EIO;
 	}
 	if (proc->console_rows && proc->console_cols) {
@@ -102,14 +128,4 @@ void rt_console_close(struct rt_console *con)
 void rt_console_make_controlling(int fd)
 {
 	ioctl(fd, TIOCSCTTY, 0);
-}
-
-void rt_console_make_raw(int fd)
-{
-	struct termios t;
-
-	if (!tcgetattr(fd, &t)) {
-		cfmakeraw(&t);
-		tcsetattr(fd, TCSANOW, &t);
-	}
 }

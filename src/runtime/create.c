@@ -776,8 +776,6 @@ static pid_t create_container(struct create_opts *o)
 			/* The terminal is the container's stdio. */
 			setsid();
 			rt_console_make_controlling(console.slave);
-			/* Raw: the guest's own tty does the line discipline. */
-			rt_console_make_raw(console.slave);
 			dup2(console.slave, 0);
 			dup2(console.slave, 1);
 			dup2(console.slave, 2);

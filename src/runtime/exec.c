@@ -442,7 +442,6 @@ int cmd_exec(int argc, char **argv)
 			rt_error("exec: %s", err);
 			goto out;
 		}
-		rt_console_make_raw(console.slave);
 		ps.flags = HVM_PROCESS_TTY;
 		ps.rows = spec.process.console_rows;
 		ps.cols = spec.process.console_cols;

@@ -36,7 +36,7 @@ int cmd_features(int argc, char **argv)
 	json_object_object_add(o, "ociVersionMin",
 			       json_object_new_string("1.0.0"));
 	json_object_object_add(o, "ociVersionMax",
-			       json_object_new_string("1.1.0"));
+			       json_object_new_string(RT_OCI_VERSION));
 	json_object_object_add(o, "hooks", string_array(none));
 	json_object_object_add(o, "mountOptions", string_array(mount_options));
 	json_object_object_add(lx, "namespaces", string_array(namespaces));

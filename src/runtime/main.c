@@ -39,6 +39,8 @@ static const struct {
 	{ "update", cmd_update, "update resources (not supported)" },
 	{ "features", cmd_features,
 	  "print the features this runtime has (JSON)" },
+	{ "spec", cmd_spec,
+	  "write a starter config.json into the bundle (--bundle DIR)" },
 };
 
 static void usage(FILE *f)
@@ -113,7 +115,8 @@ int main(int argc, char **argv)
 		case 'x':
 			break;
 		case 'v':
-			printf("hintvm-runtime version %s\nspec: 1.1.0\n",
+			printf("hintvm-runtime version %s\nspec: " RT_OCI_VERSION
+			       "\n",
 			       hvm_version());
 			return 0;
 		case 'h':

@@ -13,6 +13,8 @@
 #include <sys/types.h>
 
 #define RT_DEFAULT_ROOT "/run/hintvm-runtime"
+/* The runtime-spec version implemented (--version, features, spec). */
+#define RT_OCI_VERSION "1.1.0"
 #define RT_MAX_ID 128
 
 /* The global options, shared by every command. */
@@ -53,6 +55,10 @@ int cmd_exec(int argc, char **argv);
 int cmd_features(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_update(int argc, char **argv);
+int cmd_spec(int argc, char **argv);
+
+/* ---- spec_template.c: what `spec` writes (runc's example config.json) */
+extern const char rt_spec_template[];
 
 /* A signal by name ("KILL", "SIGTERM") or number; -1 when neither. */
 int rt_parse_signal(const char *s);

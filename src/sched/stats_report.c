@@ -231,6 +231,14 @@ VM_STAT(m_kernel_yields, atomic_load(&s->kernel_yields))
 /* Guest console output (core/console_out): a stalled reader shows here. */
 VM_STAT(m_console_written, console_out_written(s->vm->console_out))
 VM_STAT(m_console_dropped, console_out_dropped(s->vm->console_out))
+/*
+ * Host input (core/console): bytes the guest's console device took, and
+ * how often it could not take a read at once (its queue full: the serial
+ * port holds 4 KiB typed ahead; or no receive buffers posted yet), so the
+ * input waited in the host's terminal. Nothing is dropped.
+ */
+VM_STAT(m_console_in, atomic_load(&s->vm->console_in.bytes))
+VM_STAT(m_console_in_waits, atomic_load(&s->vm->console_in.waits))
 VM_STAT(m_sched_hints, s->opt.settings.hints)
 VM_STAT(m_commit, s->state.commit)
 VM_TEXT(m_commit_text, commit_state_name(s->state.commit))
@@ -355,6 +363,10 @@ static const struct stat_desc vm_stats[] = {
 	{ .name = "console_dropped",
 	  .json = "console.dropped",
 	  .get = m_console_dropped },
+	{ .name = "console_in", .json = "console.in", .get = m_console_in },
+	{ .name = "console_in_waits",
+	  .json = "console.in_waits",
+	  .get = m_console_in_waits },
 	{ .name = "sched_hints",
 	  .json = "policy.sched_hints",
 	  .kind = STAT_FLAG,
@@ -548,9 +560,12 @@ static void format_table(struct sched_vm *s, struct stat_text *t)
 		(unsigned long long)(s->throttled_ns_total / 1000000),
 		s->kernel_path);
 	stat_put(t,
-		 "  console: %llu bytes out, %llu dropped (reader too slow)\n",
+		 "  console: %llu bytes out, %llu dropped (reader too slow); "
+		 "%llu bytes in, %llu waits (guest not taking input)\n",
 		 (unsigned long long)m_console_written(s, 0),
-		 (unsigned long long)m_console_dropped(s, 0));
+		 (unsigned long long)m_console_dropped(s, 0),
+		 (unsigned long long)m_console_in(s, 0),
+		 (unsigned long long)m_console_in_waits(s, 0));
 	if (s->kernel.yield_to)
 		stat_put(
 			t,

@@ -220,7 +220,8 @@ static int builder_start(struct vm *vm)
 	sink.quit = console_quit;
 	sink.quit_ctx = vm;
 	if (vm->cfg->console != CONSOLE_NONE && vm->cfg->console_in_fd >= 0) {
-		vm->console = console_start(vm->cfg->console_in_fd, sink);
+		vm->console = console_start(vm->cfg->console_in_fd, sink,
+					    &vm->console_in);
 		if (!vm->console)
 			return hvm_set_error(-ENOMEM,
 					     "cannot start the console thread");

@@ -438,6 +438,72 @@ if l1_selected hvm-ctr-tty; then
 		ctr container rm hvm-tty > /dev/null 2>&1
 	fi
 fi
+# hvm-ctr-tty-typeahead: hintvm-runtime driven as containerd's shim and
+# conmon drive it with process.terminal: a bundle from `hintvm-runtime
+# spec` (a terminal running sh), `create --console-socket`, `start`, and a
+# command typed the moment start returns, while the guest still boots. The
+# reply must come back (nothing typed ahead is lost) and end in exactly
+# "\r\n", what the guest's tty wrote (the host's pty adds no CR), as with
+# runc. tests/oci/console-socket holds the master and records its bytes.
+# tta_type TEXT: TEXT and a CR (the Enter key) to the terminal; in a
+# subshell, so that a console-socket that died cannot SIGPIPE this script.
+tta_type() { (printf '%s\r' "$1" >&4) 2>/dev/null; }
+# tty_typeahead: the case's steps; the problems found in $problems.
+tty_typeahead() {
+	local tta=$work/tty-typeahead i tool_pid f
+	local rt="/oci/hintvm-runtime --root /run/hintvm-tty-typeahead"
+
+	problems=""
+	rm -rf "$tta"
+	mkdir -p "$tta/bundle"
+	cp -a "$work/image-rootfs" "$tta/bundle/rootfs"
+	(cd "$tta/bundle" && /oci/hintvm-runtime spec) > "$tta/spec.err" 2>&1 ||
+		problems="spec failed;"
+	mkfifo "$tta/in"
+	/oci/console-socket "$tta/sock" "$tta/out" < "$tta/in" 2> "$tta/tool.err" &
+	tool_pid=$!
+	exec 4> "$tta/in"
+	i=0
+	while [ ! -S "$tta/sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	timeout 120 $rt create --bundle "$tta/bundle" --console-socket "$tta/sock" tta \
+		> "$tta/create.err" 2>&1 || problems="$problems create failed;"
+	timeout 60 $rt start tta > "$tta/start.err" 2>&1 || problems="$problems start failed;"
+	# The moment start returns, as a user at the engine's terminal types.
+	tta_type 'echo hi-from-$((6*7))'
+	i=0
+	while ! grep -qa 'hi-from-42' "$tta/out" 2>/dev/null && [ $i -lt 1200 ]; do
+		sleep 0.2; i=$((i + 1))
+	done
+	if ! grep -qa 'hi-from-42' "$tta/out"; then
+		problems="$problems no reply in $((i / 5)) s: the typed line was lost;"
+	elif ! grep -qax $'hi-from-42\r' "$tta/out"; then
+		problems="$problems the reply does not end in exactly \\r\\n;"
+	fi
+	! grep -qa $'\r\r$' "$tta/out" || problems="$problems a line ends in \\r\\r\\n;"
+	tta_type exit
+	i=0
+	while kill -0 $tool_pid 2>/dev/null && [ $i -lt 300 ]; do sleep 0.2; i=$((i + 1)); done
+	exec 4>&-
+	timeout 60 $rt delete --force tta > /dev/null 2>&1
+	kill $tool_pid 2>/dev/null
+	wait $tool_pid 2>/dev/null
+	rm -rf /run/hintvm-tty-typeahead
+	[ -z "$problems" ] && return
+	for f in spec.err create.err start.err tool.err out; do
+		show hvm-ctr-tty-typeahead "$tta/$f"
+	done
+	grep -a 'hi-from' "$tta/out" | od -c | head -n 8 |
+		sed "s/^/E2E-LOG hvm-ctr-tty-typeahead: bytes: /"
+}
+if l1_selected hvm-ctr-tty-typeahead; then
+	if [ ! -x /oci/console-socket ]; then
+		result hvm-ctr-tty-typeahead fail "no /oci/console-socket (tests/oci/run --console-socket)"
+	elif tty_typeahead && [ -z "$problems" ]; then
+		result hvm-ctr-tty-typeahead pass "create --console-socket, start, a command typed at once: its reply came back ending in \\r\\n, no line in \\r\\r\\n"
+	else
+		result hvm-ctr-tty-typeahead fail "$problems"
+	fi
+fi
 if l1_selected hvm-ctr-rm-clean; then
 	left=$(ls -A /run/containerd/runc/default 2>/dev/null)
 	vmm=$(pgrep -f hintvm-vmm || true)

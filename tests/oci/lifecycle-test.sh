@@ -7,7 +7,8 @@
 #
 # usage: lifecycle-test.sh HINTVM_RUNTIME
 set -u
-runtime=$1
+# Absolute: some cases run it from another directory (spec).
+runtime=$(realpath "$1")
 tmp=$(mktemp -d)
 root=$tmp/state
 trap 'for d in "$root"/*/; do [ -d "$d" ] && "$runtime" --root "$root" delete --force "$(basename "$d")" >/dev/null 2>&1; done; rm -rf "$tmp"' EXIT
@@ -117,6 +118,36 @@ case_small_memory() {
 check "a memory limit below guest minimum plus overhead is refused" \
 	case_small_memory
 
+# `spec`, as users script `runc spec`: a starter config.json in the bundle
+# (or the current directory), never over an existing one.
+case_spec_writes() {
+	mkdir -p "$tmp/spec" && (cd "$tmp/spec" && rt spec) &&
+		python3 - "$tmp/spec/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["process"]["args"] == ["sh"], c["process"]["args"]
+assert c["process"]["terminal"] is True
+assert c["root"]["path"] == "rootfs", c["root"]
+assert c["root"]["readonly"] is True
+PY
+}
+check "spec writes a valid config.json: process.args [sh], root.path rootfs, a terminal" \
+	case_spec_writes
+case_spec_no_overwrite() {
+	mkdir -p "$tmp/spec-own" && echo '{"mine": 1}' > "$tmp/spec-own/config.json" &&
+		! rt spec --bundle "$tmp/spec-own" 2> "$tmp/spec.err" &&
+		grep -q "spec: $tmp/spec-own/config.json exists: remove it first" "$tmp/spec.err" &&
+		[ "$(cat "$tmp/spec-own/config.json")" = '{"mine": 1}' ]
+}
+check "spec refuses to overwrite a bundle's config.json, naming it, and leaves it as it was" \
+	case_spec_no_overwrite
+case_spec_no_bundle() {
+	! rt spec --bundle "$tmp/no-such-bundle" 2> "$tmp/spec.err" &&
+		grep -q "cannot create $tmp/no-such-bundle/config.json: No such file" "$tmp/spec.err"
+}
+check "spec into a bundle directory that does not exist fails, naming the path" \
+	case_spec_no_bundle
+
 # ---- the lifecycle, with VMs ---------------------------------------------
 case_create() {
 	rt create --bundle "$(bundle c1 '{"io.hintvm.cmdline": "test=hello"}')" \
@@ -142,6 +173,48 @@ case_delete_stopped() {
 }
 kvm_check "delete of a stopped container leaves no state behind" \
 	case_delete_stopped
+
+# process.terminal, as containerd's shim and conmon run it: the pty master
+# goes to --console-socket, and the line typed into it as soon as it
+# arrives (before start: the guest is far from reading) reaches the guest
+# whole (the test kernel's typeahead payload opens COM1 the way Linux
+# does). The pty is fully raw: nothing typed is echoed by the host, and
+# the guest's bare "\n" gets no CR.
+case_terminal_typeahead() {
+	local b py typed=typed-into-the-console-socket-before-start-0123456789
+	b=$(bundle tty '{"io.hintvm.cmdline": "test=typeahead"}')
+	sed -i 's/"terminal": false/"terminal": true/' "$b/config.json"
+	timeout 60 python3 - "$tmp/tty.sock" "$tmp/tty.out" "$typed" <<'PY' &
+import array, os, socket, sys
+path, out, typed = sys.argv[1:4]
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+srv.listen(1)
+conn, _ = srv.accept()
+fds = array.array("i")
+_, anc, _, _ = conn.recvmsg(1, socket.CMSG_LEN(fds.itemsize))
+fds.frombytes(anc[0][2][:fds.itemsize])
+os.write(fds[0], (typed + "\r").encode())
+with open(out, "wb") as f:
+    while True:
+        try:
+            data = os.read(fds[0], 4096)
+        except OSError:  # EIO: the VMM process closed the terminal
+            break
+        if not data:
+            break
+        f.write(data)
+PY
+	py=$!
+	for _ in $(seq 100); do [ -S "$tmp/tty.sock" ] && break; sleep 0.1; done
+	rt create --bundle "$b" --console-socket "$tmp/tty.sock" tty </dev/null >"$tmp/tty.create" 2>&1 &&
+		rt start tty && wait_status tty stopped && wait $py &&
+		grep -q "RESULT test=typeahead cpus=1 ok=1 got=$typed len=${#typed}\$" "$tmp/tty.out" &&
+		[ "$(grep -c "$typed" "$tmp/tty.out")" = 1 ] &&
+		! grep -q $'\r' "$tmp/tty.out" && rt delete tty
+}
+kvm_check "a terminal container: a line typed before start reaches the guest whole; the pty adds no CR and no echo" \
+	case_terminal_typeahead
 
 # A VM that runs until it is told otherwise: the flood payload, output
 # thrown away.

@@ -274,11 +274,11 @@ static void test_iir_priority_and_clearing(void **state)
 	uint8_t byte = 'q';
 	size_t i;
 
-	/* Fill the queue, then overrun it through loopback. */
-	while (uart8250_receive(u, &byte, 1) == 1)
-		;
+	/* Host input waiting, then an overrun of the loopback FIFO. */
+	assert_int_equal(uart8250_receive(u, &byte, 1), 1);
 	wr(u, MCR, 0x10); /* loopback, outputs off: CTS, DSR, DCD fall */
-	wr(u, THR, 'o');
+	for (i = 0; i <= 16; i++)
+		wr(u, THR, (uint8_t)('a' + i));
 	(void)rd(u, IIR);
 	wr(u, IER, 0x0f);
 	assert_true(f->irq.level);
@@ -287,10 +287,11 @@ static void test_iir_priority_and_clearing(void **state)
 	assert_int_equal(rd(u, IIR), 0x06);
 	assert_int_equal(rd(u, LSR) & 0x03, 0x03);
 	assert_false(rd(u, LSR) & 0x02);
-	/* Then received data, cleared by reading the data out. */
+	/* Then received data: the 16 bytes the FIFO held, the 17th lost. */
 	assert_int_equal(rd(u, IIR), 0x04);
-	for (i = 0; i < 4096; i++)
-		assert_int_equal(rd(u, RBR), 'q');
+	for (i = 0; i < 16; i++)
+		assert_int_equal(rd(u, RBR), 'a' + i);
+	/* The serial input is disconnected: the host's byte stays unseen. */
 	assert_false(rd(u, LSR) & 0x01);
 	/* Then THRE, taken by the IIR read that reports it. */
 	assert_int_equal(rd(u, IIR), 0x02);
@@ -301,6 +302,12 @@ static void test_iir_priority_and_clearing(void **state)
 	assert_false(f->irq.level);
 	/* An empty RBR reads 0. */
 	assert_int_equal(rd(u, RBR), 0);
+
+	/* Out of loopback the host's byte is received after all. */
+	wr(u, MCR, 0);
+	assert_int_equal(rd(u, IIR), 0x04);
+	assert_int_equal(rd(u, RBR), 'q');
+	assert_int_equal(rd(u, IIR), 0x00);
 }
 
 static void test_receive_accounting_and_irq(void **state)
@@ -315,22 +322,28 @@ static void test_receive_accounting_and_irq(void **state)
 	wr(u, IER, 0x01);
 	assert_false(f->irq.level);
 	/* The queue is bounded; the rest is offered again later. */
-	assert_int_equal(uart8250_receive(u, big, sizeof(big)), 4096);
+	assert_int_equal(uart8250_receive(u, big, sizeof(big)),
+			 UART8250_INPUT_QUEUE);
 	assert_true(f->irq.level);
 	assert_int_equal(uart8250_receive(u, big, 1), 0);
 	for (i = 0; i < 10; i++)
 		assert_int_equal(rd(u, RBR), (uint8_t)i);
-	assert_int_equal(uart8250_receive(u, big + 4096, 20), 10);
+	assert_int_equal(uart8250_receive(u, big + UART8250_INPUT_QUEUE, 20),
+			 10);
 	assert_int_equal(uart8250_receive(u, big, 0), 0);
 	assert_int_equal(uart8250_receive(u, NULL, 5), 0);
 	/* Bytes come out in order, with no loss: no overrun reported. */
-	for (i = 10; i < 4106; i++)
+	for (i = 10; i < UART8250_INPUT_QUEUE + 10; i++)
 		assert_int_equal(rd(u, RBR), (uint8_t)i);
 	assert_int_equal(rd(u, LSR) & 0x03, 0);
 	assert_false(f->irq.level);
 }
 
-static void test_fifo_clear_drops_at_most_fifo(void **state)
+/*
+ * Resetting the receive FIFO (FCR bit 1, or toggling FCR bit 0) throws
+ * away what the guest sent itself in loopback, never what the host typed.
+ */
+static void test_fifo_reset_keeps_host_input(void **state)
 {
 	struct fixture *f = *state;
 	struct uart8250 *u = f->uart;
@@ -341,16 +354,174 @@ static void test_fifo_clear_drops_at_most_fifo(void **state)
 		data[i] = (uint8_t)i;
 	wr(u, FCR, 0x01);
 	assert_int_equal(uart8250_receive(u, data, sizeof(data)), 40);
-	wr(u, FCR, 0x03); /* clear the receive FIFO */
-	assert_int_equal(rd(u, RBR), 16);
-	/* Toggling the FIFO off clears it too. */
-	wr(u, FCR, 0x00);
-	assert_int_equal(rd(u, RBR), 33);
-	for (i = 34; i < 40; i++)
+	wr(u, FCR, 0x03); /* reset the receive FIFO */
+	wr(u, FCR, 0x00); /* FIFO off: a reset too */
+	wr(u, FCR, 0x01);
+	for (i = 0; i < sizeof(data); i++)
 		assert_int_equal(rd(u, RBR), (uint8_t)i);
 	assert_false(rd(u, LSR) & 0x01);
+
+	wr(u, MCR, 0x10);
+	wr(u, THR, 'x');
+	wr(u, THR, 'y');
+	assert_true(rd(u, LSR) & 0x01);
+	wr(u, FCR, 0x03);
+	assert_false(rd(u, LSR) & 0x01);
+	assert_int_equal(rd(u, RBR), 0);
 	wr(u, FCR, 0x03); /* clearing an empty FIFO is harmless */
 	assert_false(rd(u, LSR) & 0x01);
+}
+
+/*
+ * Input typed before the guest set up its receiver (FIFO off, receive
+ * interrupt off) waits: the guest neither sees it nor eats it with a blind
+ * RBR read, and gets it whole once it enables the receive interrupt.
+ */
+static void test_input_held_until_receiver_set_up(void **state)
+{
+	struct fixture *f = *state;
+	struct uart8250 *u = f->uart;
+	const char *typed = "typed";
+
+	assert_int_equal(uart8250_receive(u, (const uint8_t *)typed, 5), 5);
+	assert_false(rd(u, LSR) & 0x01);
+	assert_int_equal(rd(u, RBR), 0);
+	assert_int_equal(rd(u, IIR), 0x01);
+	assert_false(f->irq.level);
+
+	wr(u, IER, 0x01);
+	assert_true(f->irq.level);
+	assert_int_equal(rd(u, IIR), 0x04);
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(rd(u, RBR), typed[i]);
+	assert_false(f->irq.level);
+	assert_int_equal(rd(u, IIR), 0x01);
+}
+
+/* A polling driver (firmware, a boot loader) enables the FIFO and reads
+ * LSR.DR and RBR with interrupts off: it gets the input as it comes. */
+static void test_polling_driver_reads_input(void **state)
+{
+	struct fixture *f = *state;
+	struct uart8250 *u = f->uart;
+
+	wr(u, FCR, 0x07);
+	assert_int_equal(uart8250_receive(u, (const uint8_t *)"ok", 2), 2);
+	assert_true(rd(u, LSR) & 0x01);
+	assert_int_equal(rd(u, RBR), 'o');
+	assert_int_equal(rd(u, RBR), 'k');
+	assert_false(rd(u, LSR) & 0x01);
+	assert_false(f->irq.level);
+}
+
+/*
+ * What Linux's 8250 driver does to the port (drivers/tty/serial/8250/
+ * 8250_port.c), register by register: the console's set_termios at boot,
+ * serial8250_do_startup and set_termios when a program opens ttyS0,
+ * serial8250_do_shutdown when the last one closes it.
+ */
+static void linux_clear_fifos(struct uart8250 *u)
+{
+	wr(u, FCR, 0x01);
+	wr(u, FCR, 0x07);
+	wr(u, FCR, 0x00);
+}
+
+static void linux_clear_interrupts(struct uart8250 *u)
+{
+	(void)rd(u, LSR);
+	(void)rd(u, RBR);
+	(void)rd(u, IIR);
+	(void)rd(u, MSR);
+}
+
+static void linux_set_termios(struct uart8250 *u, uint8_t ier)
+{
+	wr(u, IER, ier); /* before the FIFO is (re-)enabled */
+	wr(u, LCR, 0x83);
+	wr(u, DLL, 1);
+	wr(u, DLM, 0);
+	wr(u, LCR, 0x03);
+	wr(u, FCR, 0x01);
+	wr(u, FCR, 0x81);
+	wr(u, MCR, 0x0b);
+}
+
+static void linux_open(struct uart8250 *u)
+{
+	linux_clear_fifos(u);
+	linux_clear_interrupts(u);
+	(void)rd(u, LSR); /* the 0xff "no UART here" check */
+	wr(u, IER, 0x02); /* the THRE test */
+	(void)rd(u, IIR);
+	wr(u, IER, 0x00);
+	wr(u, IER, 0x02);
+	(void)rd(u, IIR);
+	wr(u, IER, 0x00);
+	wr(u, LCR, 0x03);
+	wr(u, MCR, 0x0b); /* OUT2, RTS, DTR */
+	wr(u, IER, 0x02); /* the TX-enable test */
+	(void)rd(u, LSR);
+	(void)rd(u, IIR);
+	wr(u, IER, 0x00);
+	linux_clear_interrupts(u);
+	linux_set_termios(u, 0x05); /* RLSI | RDI */
+}
+
+static void linux_close(struct uart8250 *u)
+{
+	wr(u, IER, 0x00);
+	wr(u, MCR, 0x03);
+	wr(u, LCR, rd(u, LCR) & ~0x40);
+	linux_clear_fifos(u);
+	(void)rd(u, RBR);
+}
+
+/* The interrupt handler: RBR while LSR.DR. Returns the bytes read. */
+static size_t linux_receive(struct uart8250 *u, uint8_t *buf, size_t cap)
+{
+	size_t n = 0;
+
+	while (n < cap && (rd(u, LSR) & 0x01))
+		buf[n++] = rd(u, RBR);
+	return n;
+}
+
+/*
+ * A user types ahead while the guest boots (issue: a 17-byte line lost
+ * whole): Linux resets the FIFO and reads RBR twice while it opens the
+ * port, then enables the FIFO after the receive interrupt. Every byte
+ * arrives, in order, and so does what is typed while the port is closed
+ * and opened again.
+ */
+static void test_linux_port_open_keeps_typeahead(void **state)
+{
+	struct fixture *f = *state;
+	struct uart8250 *u = f->uart;
+	const char *line = "echo typed-before-the-guest-was-ready\r";
+	const char *more = "typed while nobody had the port open\r";
+	uint8_t got[128];
+
+	linux_set_termios(u, 0x00); /* the console, at boot */
+	assert_int_equal(
+		uart8250_receive(u, (const uint8_t *)line, strlen(line)),
+		strlen(line));
+	linux_open(u);
+	assert_true(f->irq.level);
+	assert_int_equal(rd(u, IIR), 0xc4);
+	assert_int_equal(linux_receive(u, got, sizeof(got)), strlen(line));
+	assert_memory_equal(got, line, strlen(line));
+	assert_false(f->irq.level);
+
+	linux_close(u);
+	assert_int_equal(
+		uart8250_receive(u, (const uint8_t *)more, strlen(more)),
+		strlen(more));
+	assert_false(f->irq.level);
+	linux_open(u);
+	assert_true(f->irq.level);
+	assert_int_equal(linux_receive(u, got, sizeof(got)), strlen(more));
+	assert_memory_equal(got, more, strlen(more));
 }
 
 static void test_output_to_pipe(void **state)
@@ -529,7 +700,10 @@ int main(void)
 		T(test_thr_write_gives_new_edge),
 		T(test_iir_priority_and_clearing),
 		T(test_receive_accounting_and_irq),
-		T(test_fifo_clear_drops_at_most_fifo),
+		T(test_fifo_reset_keeps_host_input),
+		T(test_input_held_until_receiver_set_up),
+		T(test_polling_driver_reads_input),
+		T(test_linux_port_open_keeps_typeahead),
 		T(test_output_to_pipe),
 		T(test_full_console_never_stalls),
 		T(test_odd_widths_and_offsets),
