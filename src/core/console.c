@@ -25,6 +25,7 @@ struct console {
 	struct console_in_stats *stats; /* may be NULL */
 	bool raw;
 	struct termios saved;
+	bool escape; /* Ctrl-A is hintvm's escape key on this terminal */
 	bool escape_pending;
 };
 
@@ -76,6 +77,14 @@ static void enter_raw_mode(struct console *con)
 	pthread_mutex_unlock(&tty_lock);
 	if (tcsetattr(con->in_fd, TCSANOW, &raw) == 0)
 		con->raw = true;
+	/*
+	 * The Ctrl-A escape is for a user at a terminal hintvm made raw. A
+	 * terminal that came raw (no line editing, no signal keys: a
+	 * container's, from hintvm-runtime or an engine) belongs to the
+	 * guest's programs: every byte passes, Ctrl-A included, as with
+	 * runc; the container is stopped through its engine.
+	 */
+	con->escape = con->raw && (con->saved.c_lflag & (ICANON | ISIG));
 }
 
 static void count(_Atomic uint64_t *counter, uint64_t n)
@@ -124,7 +133,7 @@ static bool filter_input(struct console *con, uint8_t *buf, size_t *len)
 				return false;
 			if (c != ESCAPE_CHAR)
 				continue; /* unknown escape: swallow */
-		} else if (c == ESCAPE_CHAR && con->raw) {
+		} else if (c == ESCAPE_CHAR && con->escape) {
 			con->escape_pending = true;
 			continue;
 		}

@@ -49,7 +49,7 @@ int cmd_features(int argc, char **argv)
 	json_object_object_add(lx, "cgroup", cgroup);
 	json_object_object_add(seccomp, "enabled", json_object_new_boolean(0));
 	json_object_object_add(lx, "seccomp", seccomp);
-	json_object_object_add(o, "lx", lx);
+	json_object_object_add(o, "linux", lx);
 	json_object_object_add(ann, "io.hintvm.runtime",
 			       json_object_new_string(hvm_version()));
 	json_object_object_add(o, "annotations", ann);

@@ -191,11 +191,31 @@ static void test_typeahead_on_a_raw_terminal(void **state)
 	end(&s);
 }
 
+/*
+ * On a terminal that came raw, Ctrl-A is the guest's: "Ctrl-A x", which
+ * quits hintvm on a user's terminal, reaches the guest's line as two bytes
+ * and the VM runs on (runc passes every byte to a container too).
+ */
+static void test_ctrl_a_is_the_guests_on_a_raw_terminal(void **state)
+{
+	struct session s;
+
+	(void)state;
+	start(&s, true);
+	type(&s, "\001x" TYPED "\r");
+	finish_ok(&s);
+	assert_non_null(strstr(s.out,
+			       "RESULT test=typeahead cpus=1 ok=1 got=?x" TYPED
+			       " len=51\n"));
+	end(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_typeahead_on_a_user_terminal),
 		cmocka_unit_test(test_typeahead_on_a_raw_terminal),
+		cmocka_unit_test(test_ctrl_a_is_the_guests_on_a_raw_terminal),
 	};
 
 	kvm_test_require_kvm();

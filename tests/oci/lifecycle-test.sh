@@ -81,7 +81,7 @@ last_log_error() { grep '"level":"error"' "$tmp/log.json" | tail -n 1; }
 check "--version names the runtime" \
 	bash -c "'$runtime' --version | grep -q '^hintvm-runtime version'"
 check "features is a runtime-spec features document" \
-	bash -c "'$runtime' features | grep -q '\"ociVersionMax\"'"
+	bash -c "'$runtime' features | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin); assert d[\"ociVersionMax\"] and \"mount\" in d[\"linux\"][\"namespaces\"], d'"
 case_state_missing() {
 	! rt state nosuch && last_log_error | grep -q 'container \\"nosuch\\" does not exist'
 }

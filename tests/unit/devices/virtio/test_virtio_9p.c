@@ -30,6 +30,7 @@
 #include "devices/virtio/p9_proto.h"
 #include "devices/virtio/virtio_9p.h"
 #include "devices/virtio/virtio_mmio.h"
+#include "mmio_access.h"
 
 #define RAM_SIZE 0x100000u
 #define QSIZE 16
@@ -60,19 +61,6 @@ static int set_level(void *ctx, uint32_t gsi, bool level)
 	return 0;
 }
 
-static uint32_t rd(struct fixture *f, uint64_t off)
-{
-	uint32_t v = 0;
-
-	virtio_mmio_ops.read(&f->mmio, off, (uint8_t *)&v, 4);
-	return v;
-}
-
-static void wr(struct fixture *f, uint64_t off, uint32_t v)
-{
-	virtio_mmio_ops.write(&f->mmio, off, (uint8_t *)&v, 4);
-}
-
 /* Tread waits in the "file system" until the test lets it go. */
 static void before_op(void *ctx, uint8_t type)
 {
@@ -99,7 +87,7 @@ static void post(struct fixture *f, unsigned int i, size_t len)
 	memcpy(avail + 4 + 2 * (f->avail % QSIZE), &head, 2);
 	f->avail++;
 	__atomic_store_n((uint16_t *)(avail + 2), f->avail, __ATOMIC_RELEASE);
-	wr(f, 0x050, 0);
+	mmio_wr(&f->mmio, 0x050, 0);
 }
 
 static uint16_t used_idx(void)
@@ -189,24 +177,26 @@ static int setup(void **state)
 			 (struct irq_line){ .set_level = set_level, .ctx = f },
 			 &f->host);
 	assert_int_equal(event_loop_start(f->loop, "test-9p"), 0);
-	wr(f, 0x070, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
-	wr(f, 0x024, 0);
-	wr(f, 0x020, 1u << VIRTIO_9P_MOUNT_TAG);
-	wr(f, 0x024, 1);
-	wr(f, 0x020, 1);
-	wr(f, 0x070,
-	   VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-		   VIRTIO_CONFIG_S_FEATURES_OK);
-	assert_true(rd(f, 0x070) & VIRTIO_CONFIG_S_FEATURES_OK);
-	wr(f, 0x030, 0);
-	wr(f, 0x038, QSIZE);
-	wr(f, 0x080, RING);
-	wr(f, 0x090, RING + 0x800);
-	wr(f, 0x0a0, RING + 0x1000);
-	wr(f, 0x044, 1);
-	wr(f, 0x070,
-	   VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-		   VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	mmio_wr(&f->mmio, 0x070,
+		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+	mmio_wr(&f->mmio, 0x024, 0);
+	mmio_wr(&f->mmio, 0x020, 1u << VIRTIO_9P_MOUNT_TAG);
+	mmio_wr(&f->mmio, 0x024, 1);
+	mmio_wr(&f->mmio, 0x020, 1);
+	mmio_wr(&f->mmio, 0x070,
+		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+			VIRTIO_CONFIG_S_FEATURES_OK);
+	assert_true(mmio_rd(&f->mmio, 0x070) & VIRTIO_CONFIG_S_FEATURES_OK);
+	mmio_wr(&f->mmio, 0x030, 0);
+	mmio_wr(&f->mmio, 0x038, QSIZE);
+	mmio_wr(&f->mmio, 0x080, RING);
+	mmio_wr(&f->mmio, 0x090, RING + 0x800);
+	mmio_wr(&f->mmio, 0x0a0, RING + 0x1000);
+	mmio_wr(&f->mmio, 0x044, 1);
+	mmio_wr(&f->mmio, 0x070,
+		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+			VIRTIO_CONFIG_S_FEATURES_OK |
+			VIRTIO_CONFIG_S_DRIVER_OK);
 	*state = f;
 	return 0;
 }
@@ -237,7 +227,8 @@ static void test_mount_tag(void **state)
 		virtio_mmio_ops.read(&f->mmio, 0x100 + i, &cfg[i], 1);
 	assert_int_equal(cfg[0] | (cfg[1] << 8), 9);
 	assert_memory_equal(cfg + 2, "hostshare", 9);
-	assert_int_equal(rd(f, 0x008), 9); /* device ID: 9P transport */
+	assert_int_equal(mmio_rd(&f->mmio, 0x008),
+			 9); /* device ID: 9P transport */
 }
 
 /* Tversion, Tattach fid 0, walk fid 1 to "slow" and open it. */
@@ -367,7 +358,7 @@ static void test_oversized_flush(void **state)
 	memcpy(avail + 4 + 2 * (f->avail % QSIZE), &head, 2);
 	f->avail++;
 	__atomic_store_n((uint16_t *)(avail + 2), f->avail, __ATOMIC_RELEASE);
-	wr(f, 0x050, 0);
+	mmio_wr(&f->mmio, 0x050, 0);
 	assert_true(wait_used(f, (uint16_t)(before + 1)));
 	assert_int_equal(ram[MSG(i) + 0x1000 + 4], P9_RLERROR);
 	memcpy(&ecode, ram + MSG(i) + 0x1000 + 7, 4);

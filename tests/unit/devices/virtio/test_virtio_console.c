@@ -26,6 +26,7 @@
 #include "core/guest_memory.h"
 #include "devices/virtio/virtio_console.h"
 #include "devices/virtio/virtio_mmio.h"
+#include "mmio_access.h"
 
 #define RAM_SIZE 0x100000u
 #define QSIZE 16
@@ -49,40 +50,29 @@ static int set_level(void *ctx, uint32_t gsi, bool level)
 	return 0;
 }
 
-static uint32_t rd(struct fixture *f, uint64_t off)
-{
-	uint32_t v = 0;
-
-	virtio_mmio_ops.read(&f->mmio, off, (uint8_t *)&v, 4);
-	return v;
-}
-
-static void wr(struct fixture *f, uint64_t off, uint32_t v)
-{
-	virtio_mmio_ops.write(&f->mmio, off, (uint8_t *)&v, 4);
-}
-
 /* The guest's driver: VERSION_1, both queues, DRIVER_OK. */
 static void driver_start(struct fixture *f)
 {
-	wr(f, 0x070, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
-	wr(f, 0x024, 1);
-	wr(f, 0x020, 1);
-	wr(f, 0x070,
-	   VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-		   VIRTIO_CONFIG_S_FEATURES_OK);
-	assert_true(rd(f, 0x070) & VIRTIO_CONFIG_S_FEATURES_OK);
+	mmio_wr(&f->mmio, 0x070,
+		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+	mmio_wr(&f->mmio, 0x024, 1);
+	mmio_wr(&f->mmio, 0x020, 1);
+	mmio_wr(&f->mmio, 0x070,
+		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+			VIRTIO_CONFIG_S_FEATURES_OK);
+	assert_true(mmio_rd(&f->mmio, 0x070) & VIRTIO_CONFIG_S_FEATURES_OK);
 	for (uint32_t q = 0; q < 2; q++) {
-		wr(f, 0x030, q);
-		wr(f, 0x038, QSIZE);
-		wr(f, 0x080, RING(q));
-		wr(f, 0x090, RING(q) + 0x800);
-		wr(f, 0x0a0, RING(q) + 0x1000);
-		wr(f, 0x044, 1);
+		mmio_wr(&f->mmio, 0x030, q);
+		mmio_wr(&f->mmio, 0x038, QSIZE);
+		mmio_wr(&f->mmio, 0x080, RING(q));
+		mmio_wr(&f->mmio, 0x090, RING(q) + 0x800);
+		mmio_wr(&f->mmio, 0x0a0, RING(q) + 0x1000);
+		mmio_wr(&f->mmio, 0x044, 1);
 	}
-	wr(f, 0x070,
-	   VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-		   VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	mmio_wr(&f->mmio, 0x070,
+		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+			VIRTIO_CONFIG_S_FEATURES_OK |
+			VIRTIO_CONFIG_S_DRIVER_OK);
 }
 
 /* Post receive buffer HEAD (RX_LEN bytes, device-writable) on queue 0. */

@@ -39,6 +39,7 @@
 #include "base/log.h"
 #include "devices/virtio/virtio_mmio.h"
 #include "devices/virtio/virtio_net.h"
+#include "mmio_access.h"
 
 #define ETHERTYPE 0x88b5 /* IEEE local experimental */
 #define RAM_SIZE 0x100000u
@@ -75,27 +76,14 @@ static int set_level(void *ctx, uint32_t gsi, bool level)
 	return 0;
 }
 
-static uint32_t rd(struct fixture *f, uint64_t off)
-{
-	uint32_t v = 0;
-
-	virtio_mmio_ops.read(&f->mmio, off, (uint8_t *)&v, 4);
-	return v;
-}
-
-static void wr(struct fixture *f, uint64_t off, uint32_t v)
-{
-	virtio_mmio_ops.write(&f->mmio, off, (uint8_t *)&v, 4);
-}
-
 static void setup_queue(struct fixture *f, uint32_t q)
 {
-	wr(f, 0x030, q);
-	wr(f, 0x038, QSIZE);
-	wr(f, 0x080, RING(q));
-	wr(f, 0x090, RING(q) + 0x800);
-	wr(f, 0x0a0, RING(q) + 0x1000);
-	wr(f, 0x044, 1);
+	mmio_wr(&f->mmio, 0x030, q);
+	mmio_wr(&f->mmio, 0x038, QSIZE);
+	mmio_wr(&f->mmio, 0x080, RING(q));
+	mmio_wr(&f->mmio, 0x090, RING(q) + 0x800);
+	mmio_wr(&f->mmio, 0x0a0, RING(q) + 0x1000);
+	mmio_wr(&f->mmio, 0x044, 1);
 }
 
 static void post(struct fixture *f, uint16_t q, uint16_t head, uint64_t addr,
@@ -109,7 +97,7 @@ static void post(struct fixture *f, uint16_t q, uint16_t head, uint64_t addr,
 	f->avail[q]++;
 	__atomic_store_n((uint16_t *)(avail + 2), f->avail[q],
 			 __ATOMIC_RELEASE);
-	wr(f, 0x050, q);
+	mmio_wr(&f->mmio, 0x050, q);
 }
 
 static uint16_t used_idx(uint16_t q)
@@ -191,20 +179,22 @@ static int setup(void **state)
 	assert_int_equal(bind(f->pkt, (struct sockaddr *)&sll, sizeof(sll)), 0);
 
 	/* Driver: VERSION_1 and MAC only (no offloads). */
-	wr(f, 0x070, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
-	wr(f, 0x024, 0);
-	wr(f, 0x020, 1u << VIRTIO_NET_F_MAC);
-	wr(f, 0x024, 1);
-	wr(f, 0x020, 1);
-	wr(f, 0x070,
-	   VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-		   VIRTIO_CONFIG_S_FEATURES_OK);
-	assert_true(rd(f, 0x070) & VIRTIO_CONFIG_S_FEATURES_OK);
+	mmio_wr(&f->mmio, 0x070,
+		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+	mmio_wr(&f->mmio, 0x024, 0);
+	mmio_wr(&f->mmio, 0x020, 1u << VIRTIO_NET_F_MAC);
+	mmio_wr(&f->mmio, 0x024, 1);
+	mmio_wr(&f->mmio, 0x020, 1);
+	mmio_wr(&f->mmio, 0x070,
+		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+			VIRTIO_CONFIG_S_FEATURES_OK);
+	assert_true(mmio_rd(&f->mmio, 0x070) & VIRTIO_CONFIG_S_FEATURES_OK);
 	setup_queue(f, 0);
 	setup_queue(f, 1);
-	wr(f, 0x070,
-	   VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-		   VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	mmio_wr(&f->mmio, 0x070,
+		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+			VIRTIO_CONFIG_S_FEATURES_OK |
+			VIRTIO_CONFIG_S_DRIVER_OK);
 	*state = f;
 	return 0;
 }
@@ -338,7 +328,7 @@ static void *refill_empty_buffers(void *arg)
 		seen = u;
 		__atomic_store_n(avail_idx, (uint16_t)(u + BIG_QSIZE),
 				 __ATOMIC_RELEASE);
-		wr(f, 0x050, 0); /* and kicks, as a driver does */
+		mmio_wr(&f->mmio, 0x050, 0); /* and kicks, as a driver does */
 	}
 	return NULL;
 }
@@ -359,31 +349,34 @@ static void test_rx_budget_counts_empty_buffers(void **state)
 	pthread_t refiller;
 	int answered = 0;
 
-	wr(f, 0x070, 0); /* reset, then up again with a big receive queue */
-	wr(f, 0x070, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
-	wr(f, 0x024, 1);
-	wr(f, 0x020, 1);
-	wr(f, 0x070,
-	   VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-		   VIRTIO_CONFIG_S_FEATURES_OK);
+	mmio_wr(&f->mmio, 0x070,
+		0); /* reset, then up again with a big receive queue */
+	mmio_wr(&f->mmio, 0x070,
+		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+	mmio_wr(&f->mmio, 0x024, 1);
+	mmio_wr(&f->mmio, 0x020, 1);
+	mmio_wr(&f->mmio, 0x070,
+		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+			VIRTIO_CONFIG_S_FEATURES_OK);
 	memset(ram + RING(0), 0, 0x3000);
 	memcpy(ram + RING(0), &d, sizeof(d)); /* every entry names head 0 */
 	__atomic_store_n((uint16_t *)(ram + BIG_AVAIL + 2), BIG_QSIZE,
 			 __ATOMIC_RELEASE);
-	wr(f, 0x030, 0);
-	wr(f, 0x038, BIG_QSIZE);
-	wr(f, 0x080, RING(0));
-	wr(f, 0x090, BIG_AVAIL);
-	wr(f, 0x0a0, BIG_USED);
-	wr(f, 0x044, 1);
+	mmio_wr(&f->mmio, 0x030, 0);
+	mmio_wr(&f->mmio, 0x038, BIG_QSIZE);
+	mmio_wr(&f->mmio, 0x080, RING(0));
+	mmio_wr(&f->mmio, 0x090, BIG_AVAIL);
+	mmio_wr(&f->mmio, 0x0a0, BIG_USED);
+	mmio_wr(&f->mmio, 0x044, 1);
 	setup_queue(f, 1);
-	wr(f, 0x070,
-	   VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-		   VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	mmio_wr(&f->mmio, 0x070,
+		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+			VIRTIO_CONFIG_S_FEATURES_OK |
+			VIRTIO_CONFIG_S_DRIVER_OK);
 	atomic_store(&refilling, true);
 	assert_int_equal(
 		pthread_create(&refiller, NULL, refill_empty_buffers, f), 0);
-	wr(f, 0x050, 0); /* kick the receive queue */
+	mmio_wr(&f->mmio, 0x050, 0); /* kick the receive queue */
 	/* Ten probes of the loop while the flood goes on. */
 	sem_init(&probe.ran, 0, 0);
 	for (int i = 0; i < 10; i++) {
@@ -397,7 +390,8 @@ static void test_rx_budget_counts_empty_buffers(void **state)
 	}
 	atomic_store(&refilling, false);
 	pthread_join(refiller, NULL);
-	wr(f, 0x070, 0); /* the driver gives up: the reset gets through */
+	mmio_wr(&f->mmio, 0x070,
+		0); /* the driver gives up: the reset gets through */
 	/* A probe still queued must run before teardown frees it. */
 	if (answered < 10) {
 		clock_gettime(CLOCK_REALTIME, &deadline);

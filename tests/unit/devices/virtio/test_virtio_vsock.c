@@ -35,6 +35,7 @@
 #include "devices/virtio/virtio_mmio.h"
 #include "devices/virtio/virtio_vsock.h"
 #include "devices/virtio/vsock_proto.h"
+#include "mmio_access.h"
 
 #define GUEST_CID 42
 #define RAM_SIZE 0x200000u
@@ -76,19 +77,6 @@ static int set_level(void *ctx, uint32_t gsi, bool level)
 	return 0;
 }
 
-static uint32_t rd(struct fixture *f, uint64_t off)
-{
-	uint32_t v = 0;
-
-	virtio_mmio_ops.read(&f->mmio, off, (uint8_t *)&v, 4);
-	return v;
-}
-
-static void wr(struct fixture *f, uint64_t off, uint32_t v)
-{
-	virtio_mmio_ops.write(&f->mmio, off, (uint8_t *)&v, 4);
-}
-
 static void set_desc(unsigned int q, unsigned int i, uint64_t addr,
 		     uint32_t len, uint16_t flags, uint16_t next)
 {
@@ -105,7 +93,7 @@ static void make_avail(struct fixture *f, unsigned int q, uint16_t head)
 	memcpy(avail + 4 + 2 * (idx % QSIZE), &head, 2);
 	__atomic_store_n((uint16_t *)(avail + 2), (uint16_t)(idx + 1),
 			 __ATOMIC_RELEASE);
-	wr(f, 0x050, q);
+	mmio_wr(&f->mmio, 0x050, q);
 }
 
 /* Run the device's event loop until nothing is left to do. */
@@ -222,15 +210,15 @@ static struct vsock_hdr hdr(uint16_t op, uint32_t guest_port,
 
 static void setup_queue(struct fixture *f, unsigned int q)
 {
-	wr(f, 0x030, q);
-	wr(f, 0x038, QSIZE);
-	wr(f, 0x080, QAREA(q));
-	wr(f, 0x084, 0);
-	wr(f, 0x090, QAREA(q) + 0x400);
-	wr(f, 0x094, 0);
-	wr(f, 0x0a0, QAREA(q) + 0x800);
-	wr(f, 0x0a4, 0);
-	wr(f, 0x044, 1);
+	mmio_wr(&f->mmio, 0x030, q);
+	mmio_wr(&f->mmio, 0x038, QSIZE);
+	mmio_wr(&f->mmio, 0x080, QAREA(q));
+	mmio_wr(&f->mmio, 0x084, 0);
+	mmio_wr(&f->mmio, 0x090, QAREA(q) + 0x400);
+	mmio_wr(&f->mmio, 0x094, 0);
+	mmio_wr(&f->mmio, 0x0a0, QAREA(q) + 0x800);
+	mmio_wr(&f->mmio, 0x0a4, 0);
+	mmio_wr(&f->mmio, 0x044, 1);
 }
 
 /* The driver's bring-up: VERSION_1 only, three queues, rx buffers posted. */
@@ -242,16 +230,16 @@ static void driver_init(struct fixture *f)
 	memset(f->avail_idx, 0, sizeof(f->avail_idx));
 	memset(f->used_seen, 0, sizeof(f->used_seen));
 	f->nr_rx = 0;
-	wr(f, 0x070, 0);
-	wr(f, 0x070, s);
-	wr(f, 0x024, 1);
-	wr(f, 0x020, 1); /* VERSION_1 */
-	wr(f, 0x070, s | VIRTIO_CONFIG_S_FEATURES_OK);
-	assert_true(rd(f, 0x070) & VIRTIO_CONFIG_S_FEATURES_OK);
+	mmio_wr(&f->mmio, 0x070, 0);
+	mmio_wr(&f->mmio, 0x070, s);
+	mmio_wr(&f->mmio, 0x024, 1);
+	mmio_wr(&f->mmio, 0x020, 1); /* VERSION_1 */
+	mmio_wr(&f->mmio, 0x070, s | VIRTIO_CONFIG_S_FEATURES_OK);
+	assert_true(mmio_rd(&f->mmio, 0x070) & VIRTIO_CONFIG_S_FEATURES_OK);
 	for (unsigned int q = 0; q < 3; q++)
 		setup_queue(f, q);
-	wr(f, 0x070,
-	   s | VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	mmio_wr(&f->mmio, 0x070,
+		s | VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK);
 	for (unsigned int i = 0; i < QSIZE; i++) {
 		set_desc(RXQ, i, RXBUF(i), RXBUF_SIZE, VRING_DESC_F_WRITE, 0);
 		make_avail(f, RXQ, (uint16_t)i);
@@ -365,13 +353,13 @@ static void test_config_and_socket(void **state)
 	struct fixture *f = *state;
 	struct stat st;
 
-	assert_int_equal(rd(f, 0x008), 19); /* VIRTIO_ID_VSOCK */
-	wr(f, 0x014, 0);
-	assert_true(rd(f, 0x010) & 1); /* VIRTIO_VSOCK_F_STREAM */
-	assert_int_equal(rd(f, 0x100), GUEST_CID);
-	assert_int_equal(rd(f, 0x104), 0);
-	wr(f, 0x100, 7); /* read-only */
-	assert_int_equal(rd(f, 0x100), GUEST_CID);
+	assert_int_equal(mmio_rd(&f->mmio, 0x008), 19); /* VIRTIO_ID_VSOCK */
+	mmio_wr(&f->mmio, 0x014, 0);
+	assert_true(mmio_rd(&f->mmio, 0x010) & 1); /* VIRTIO_VSOCK_F_STREAM */
+	assert_int_equal(mmio_rd(&f->mmio, 0x100), GUEST_CID);
+	assert_int_equal(mmio_rd(&f->mmio, 0x104), 0);
+	mmio_wr(&f->mmio, 0x100, 7); /* read-only */
+	assert_int_equal(mmio_rd(&f->mmio, 0x100), GUEST_CID);
 	assert_int_equal(stat(f->uds, &st), 0);
 	assert_true(S_ISSOCK(st.st_mode));
 	assert_int_equal(st.st_mode & 0777, 0600);
@@ -591,7 +579,7 @@ static void test_hostile_packets(void **state)
 	settle(f);
 	assert_int_equal(f->nr_rx, 0);
 	/* The device is fine: still serving, no reset needed. */
-	assert_false(rd(f, 0x070) & VIRTIO_CONFIG_S_NEEDS_RESET);
+	assert_false(mmio_rd(&f->mmio, 0x070) & VIRTIO_CONFIG_S_NEEDS_RESET);
 }
 
 /* A hostile packet on a live connection resets just that connection. */
@@ -868,7 +856,7 @@ static void test_device_and_transport_reset(void **state)
 	assert_int_equal(virtio_vsock_connections(f->vdev), 0);
 	/* A driver reset drops connections too. */
 	fd = host_connect_accepted(f, 6001, &req);
-	wr(f, 0x070, 0);
+	mmio_wr(&f->mmio, 0x070, 0);
 	assert_int_equal(read_avail(fd, &c, 1), 0);
 	close(fd);
 	assert_int_equal(virtio_vsock_connections(f->vdev), 0);
