@@ -21,6 +21,8 @@
 #include "sched/sched_config.h"
 
 #define HVM_MIN_MEM (4ULL << 20)
+/* Guest objects (--guest-objects): a few connections' worth at least. */
+#define HVM_MIN_GUEST_OBJECTS (256ULL << 10)
 
 struct option_def {
 	struct hvm_option_info info;
@@ -100,6 +102,25 @@ static int parse_mem(struct hvm_config *cfg, const char *name,
 				     "--%s: '%s' is not a multiple of 4 KiB",
 				     name, value);
 	cfg->mem = bytes;
+	return 0;
+}
+
+static int parse_guest_objects(struct hvm_config *cfg, const char *name,
+			       const char *value)
+{
+	uint64_t bytes;
+
+	if (parse_size(value, &bytes) < 0)
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is not a memory size; expected a number with an optional K, M, G or T suffix (no suffix: MiB), e.g. 64M",
+			name, value ? value : "");
+	if (bytes < HVM_MIN_GUEST_OBJECTS)
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is too small; one vsock connection's buffer alone needs 64 KiB, so at least %llu KiB",
+			name, value, HVM_MIN_GUEST_OBJECTS >> 10);
+	cfg->guest_objects = bytes;
 	return 0;
 }
 
@@ -666,6 +687,9 @@ static const struct option_def options[] = {
 	{ { "cpus", 'c', "N", "number of vCPUs (default 1)" }, parse_cpus },
 	{ { "mem", 'm', "SIZE", "guest RAM, e.g. 512M or 2G (default 256M)" },
 	  parse_mem },
+	{ { "guest-objects", 0, "SIZE",
+	    "host memory the guest may make hintvm allocate: vsock connections and buffers, 9P fids and xattr buffers (default 64M)" },
+	  parse_guest_objects },
 	{ { "hugepages", 0, NULL, "back guest RAM with hugetlbfs pages" },
 	  parse_hugepages },
 	{ { "mem-overcommit", 0, NULL,
@@ -791,6 +815,7 @@ int config_init_defaults(struct hvm_config *cfg)
 	*cfg = (struct hvm_config){
 		.cpus = 1,
 		.mem = 256ULL << 20,
+		.guest_objects = HVM_DEFAULT_GUEST_OBJECTS,
 		.console = CONSOLE_SERIAL,
 		.console_in_fd = STDIN_FILENO,
 		.console_out_fd = STDOUT_FILENO,

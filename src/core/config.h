@@ -77,12 +77,21 @@ struct hvm_arch_config {
 	enum irqchip_mode irqchip; /* x86: --irqchip */
 };
 
+/*
+ * --guest-objects default: room for 512 vsock connections with full
+ * buffers, or tens of thousands of 9P fids; what one guest can make the
+ * VMM grow by, whatever it asks.
+ */
+#define HVM_DEFAULT_GUEST_OBJECTS (64ULL << 20)
+
 struct hvm_config {
 	char *kernel; /* NULL: the built-in test kernel */
 	char *initrd;
 	char *cmdline;
 	unsigned int cpus;
 	uint64_t mem; /* bytes */
+	/* Host memory the guest may make hintvm allocate (base/budget.h). */
+	uint64_t guest_objects; /* bytes */
 	bool hugepages;
 	bool mem_overcommit;
 	enum console_kind console;

@@ -310,6 +310,7 @@ struct vm *vm_alloc(const struct hvm_config *cfg, const struct vm_hooks *hooks)
 	pthread_cond_init(&vm->cond, NULL);
 	vm->power = (struct power_sink){ .event = vm_power_event, .ctx = vm };
 	vm->cfg = config_dup(cfg);
+	vm->guest_objects.limit = cfg->guest_objects;
 	if (!vm->cfg || event_ring_init(&vm->events) < 0) {
 		hvm_set_error(-ENOMEM, "out of memory");
 		vm_free(vm);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/budget.h"
 #include "core/boot_trace.h"
 #include "core/bus.h"
 #include "core/config.h"
@@ -120,6 +121,8 @@ struct vm {
 	struct power_sink power;
 	struct console *console;
 	struct console_in_stats console_in; /* outlives console: --stats */
+	/* Host memory the guest made the devices allocate (--guest-objects). */
+	struct budget guest_objects;
 	struct console_out *console_out; /* guest output, for every device */
 	struct control *control;
 	char name[66]; /* --name or generated; set when the VM starts */

@@ -239,6 +239,14 @@ VM_STAT(m_console_dropped, console_out_dropped(s->vm->console_out))
  */
 VM_STAT(m_console_in, atomic_load(&s->vm->console_in.bytes))
 VM_STAT(m_console_in_waits, atomic_load(&s->vm->console_in.waits))
+/*
+ * Host memory the guest made the devices hold (--guest-objects,
+ * base/budget.h): in use, the most at once, the limit, charges refused.
+ */
+VM_STAT(m_guest_objects, atomic_load(&s->vm->guest_objects.used))
+VM_STAT(m_guest_objects_peak, atomic_load(&s->vm->guest_objects.peak))
+VM_STAT(m_guest_objects_limit, s->vm->guest_objects.limit)
+VM_STAT(m_guest_objects_refused, atomic_load(&s->vm->guest_objects.refused))
 VM_STAT(m_sched_hints, s->opt.settings.hints)
 VM_STAT(m_commit, s->state.commit)
 VM_TEXT(m_commit_text, commit_state_name(s->state.commit))
@@ -367,6 +375,18 @@ static const struct stat_desc vm_stats[] = {
 	{ .name = "console_in_waits",
 	  .json = "console.in_waits",
 	  .get = m_console_in_waits },
+	{ .name = "guest_objects",
+	  .json = "guest_objects.used",
+	  .get = m_guest_objects },
+	{ .name = "guest_objects_peak",
+	  .json = "guest_objects.peak",
+	  .get = m_guest_objects_peak },
+	{ .name = "guest_objects_limit",
+	  .json = "guest_objects.limit",
+	  .get = m_guest_objects_limit },
+	{ .name = "guest_objects_refused",
+	  .json = "guest_objects.refused",
+	  .get = m_guest_objects_refused },
 	{ .name = "sched_hints",
 	  .json = "policy.sched_hints",
 	  .kind = STAT_FLAG,
@@ -566,6 +586,13 @@ static void format_table(struct sched_vm *s, struct stat_text *t)
 		 (unsigned long long)m_console_dropped(s, 0),
 		 (unsigned long long)m_console_in(s, 0),
 		 (unsigned long long)m_console_in_waits(s, 0));
+	stat_put(
+		t,
+		"  guest objects: %llu KiB held, %llu KiB at most, of %llu KiB (--guest-objects); %llu refused\n",
+		(unsigned long long)(m_guest_objects(s, 0) >> 10),
+		(unsigned long long)(m_guest_objects_peak(s, 0) >> 10),
+		(unsigned long long)(m_guest_objects_limit(s, 0) >> 10),
+		(unsigned long long)m_guest_objects_refused(s, 0));
 	if (s->kernel.yield_to)
 		stat_put(
 			t,

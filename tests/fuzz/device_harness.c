@@ -45,13 +45,21 @@ int fuzz_device_run(const struct fuzz_device *d, const uint8_t *data,
 	struct virtio_device *vdev;
 	struct virtio_host host;
 	struct virtio_mmio m;
+	/*
+	 * A small guest-object budget (vsock's connections and rings, 9P's
+	 * fids), so inputs reach the refusals: it must never pass its limit
+	 * and must get every byte back.
+	 */
+	struct budget budget = { .limit = 256 << 10 };
 
 	memset(ram, 0, FUZZ_RAM_SIZE);
 	line = false;
 	guest_memory_add_region(&mem, 0, FUZZ_RAM_SIZE, ram);
 	if (event_loop_create(&loop, 64) < 0)
 		abort();
-	host = (struct virtio_host){ .mem = &mem, .loop = loop };
+	host = (struct virtio_host){ .mem = &mem,
+				     .loop = loop,
+				     .guest_objects = &budget };
 	vdev = d->create(&host);
 	if (!vdev || virtio_device_attach_loop(vdev, loop) < 0)
 		abort();
@@ -96,6 +104,8 @@ int fuzz_device_run(const struct fuzz_device *d, const uint8_t *data,
 	/* Cancels and reaps what is in flight: RAM stays until after. */
 	event_loop_destroy(loop);
 	vdev->ops->destroy(vdev);
+	check(!atomic_load(&budget.used) &&
+	      atomic_load(&budget.peak) <= budget.limit);
 	if (d->input_done)
 		d->input_done();
 	return 0;

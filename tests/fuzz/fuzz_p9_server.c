@@ -148,6 +148,8 @@ static void start_session(struct p9_server *s)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t msg[MSIZE + 64];
+	/* Small, so that inputs reach the refusals; flag 8: none at all. */
+	struct budget budget = { .limit = 8192 };
 	struct p9_server s;
 	uint8_t flags;
 
@@ -157,8 +159,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++, size--;
 	make_share();
 	if (p9_server_init(&s, share, flags & 1,
-			   (flags & 2) ? P9_IDS_MAPPED : P9_IDS_HOST, 32,
-			   MSIZE) < 0)
+			   (flags & 2) ? P9_IDS_MAPPED : P9_IDS_HOST, 32, MSIZE,
+			   (flags & 8) ? NULL : &budget) < 0)
 		abort();
 	start_session(&s);
 	while (size >= 2) {
@@ -180,5 +182,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	p9_server_destroy(&s);
 	check_outside_untouched();
+	/* The budget never passed its limit, and got back every byte. */
+	if (atomic_load(&budget.used) ||
+	    atomic_load(&budget.peak) > budget.limit)
+		abort();
 	return 0;
 }

@@ -7,14 +7,16 @@
 
 #include "devices/virtio/p9_fid.h"
 
-void p9_fid_table_init(struct p9_fid_table *t, unsigned int max)
+void p9_fid_table_init(struct p9_fid_table *t, unsigned int max,
+		       struct budget *budget)
 {
 	memset(t, 0, sizeof(*t));
 	pthread_mutex_init(&t->lock, NULL);
 	t->max = max;
+	t->budget = budget;
 }
 
-static void fid_free(struct p9_fid *fid)
+static void fid_free(struct p9_fid_table *t, struct p9_fid *fid)
 {
 	if (fid->fd >= 0)
 		close(fid->fd);
@@ -22,7 +24,16 @@ static void fid_free(struct p9_fid *fid)
 	free(fid->path);
 	free(fid->xattr_name);
 	free(fid->xattr_buf);
+	budget_release(t->budget, fid->charged);
 	free(fid);
+}
+
+int p9_fid_charge(struct p9_fid_table *t, struct p9_fid *fid, size_t n)
+{
+	if (!budget_charge(t->budget, n))
+		return -ENOMEM;
+	fid->charged += n;
+	return 0;
 }
 
 void p9_fid_put(struct p9_fid_table *t, struct p9_fid *fid)
@@ -35,7 +46,7 @@ void p9_fid_put(struct p9_fid_table *t, struct p9_fid *fid)
 	last = --fid->refs == 0;
 	pthread_mutex_unlock(&t->lock);
 	if (last)
-		fid_free(fid);
+		fid_free(t, fid);
 }
 
 void p9_fid_table_clear(struct p9_fid_table *t)
@@ -77,13 +88,20 @@ static struct p9_fid **slot_of(struct p9_fid_table *t, uint32_t id)
 int p9_fid_add(struct p9_fid_table *t, uint32_t id, const char *path,
 	       uint32_t uid, struct p9_fid **out)
 {
-	struct p9_fid *fid = calloc(1, sizeof(*fid));
+	/* What the guest makes the host hold: the fid and its path. */
+	size_t cost = sizeof(struct p9_fid) + strlen(path) + 1;
+	struct p9_fid *fid;
 	struct p9_fid **slot;
 
+	if (!budget_charge(t->budget, cost))
+		return -ENFILE;
+	fid = calloc(1, sizeof(*fid));
 	if (!fid || !(fid->path = strdup(path))) {
 		free(fid);
+		budget_release(t->budget, cost);
 		return -ENOMEM;
 	}
+	fid->charged = cost;
 	fid->id = id;
 	fid->uid = uid;
 	fid->fd = -1;
@@ -95,7 +113,7 @@ int p9_fid_add(struct p9_fid_table *t, uint32_t id, const char *path,
 		int err = *slot ? -EEXIST : -EMFILE;
 
 		pthread_mutex_unlock(&t->lock);
-		fid_free(fid);
+		fid_free(t, fid);
 		return err;
 	}
 	*slot = fid;
@@ -148,11 +166,20 @@ int p9_fid_path(struct p9_fid_table *t, struct p9_fid *fid, char *buf,
 int p9_fid_set_path(struct p9_fid_table *t, struct p9_fid *fid,
 		    const char *path)
 {
-	char *copy = strdup(path);
+	size_t len = strlen(path) + 1;
+	char *copy;
 
-	if (!copy)
+	if (!budget_charge(t->budget, len))
 		return -ENOMEM;
+	copy = strdup(path);
+	if (!copy) {
+		budget_release(t->budget, len);
+		return -ENOMEM;
+	}
 	pthread_mutex_lock(&t->lock);
+	/* The old path's charge goes with it. */
+	budget_release(t->budget, strlen(fid->path) + 1);
+	fid->charged += len - (strlen(fid->path) + 1);
 	free(fid->path);
 	fid->path = copy;
 	pthread_mutex_unlock(&t->lock);
@@ -187,6 +214,19 @@ int p9_fid_rename(struct p9_fid_table *t, const char *old, const char *new)
 			if (asprintf(&moved, "%s%s", new, rest) < 0) {
 				r = -ENOMEM;
 				continue;
+			}
+			/* The rename happened: its cost is taken, not asked. */
+			if (strlen(moved) >= strlen(fid->path)) {
+				budget_force(t->budget,
+					     strlen(moved) - strlen(fid->path));
+				fid->charged +=
+					strlen(moved) - strlen(fid->path);
+			} else {
+				budget_release(t->budget,
+					       strlen(fid->path) -
+						       strlen(moved));
+				fid->charged -=
+					strlen(fid->path) - strlen(moved);
 			}
 			free(fid->path);
 			fid->path = moved;

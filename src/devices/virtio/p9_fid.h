@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/budget.h"
+
 #define P9_FID_BUCKETS 256
 
 enum p9_fid_kind {
@@ -41,6 +43,8 @@ struct p9_fid {
 	size_t xattr_len; /* value bytes (read) or declared size (write) */
 	size_t xattr_filled; /* write: bytes received so far */
 	int xattr_flags;
+	/* Bytes charged to the table's budget: the fid, its path, xattrs. */
+	size_t charged;
 };
 
 struct p9_fid_table {
@@ -48,9 +52,18 @@ struct p9_fid_table {
 	struct p9_fid *buckets[P9_FID_BUCKETS];
 	unsigned int count;
 	unsigned int max;
+	struct budget *budget; /* the VM's guest objects; NULL: none */
 };
 
-void p9_fid_table_init(struct p9_fid_table *t, unsigned int max);
+/*
+ * At most MAX fids, each charged to BUDGET (the fid and its path; NULL:
+ * no budget): past either, p9_fid_add fails with -EMFILE or -ENFILE.
+ */
+void p9_fid_table_init(struct p9_fid_table *t, unsigned int max,
+		       struct budget *budget);
+/* N more bytes held by FID (an xattr buffer), charged to the budget:
+ * 0, or -ENOMEM when over it. Released when the fid is freed. */
+int p9_fid_charge(struct p9_fid_table *t, struct p9_fid *fid, size_t n);
 /* Drop every fid (files close when their last request finishes). */
 void p9_fid_table_clear(struct p9_fid_table *t);
 void p9_fid_table_destroy(struct p9_fid_table *t);

@@ -575,10 +575,22 @@ static int h_xattrwalk(struct p9_call *c)
 		return r;
 	}
 	pthread_mutex_lock(&newfid->lock);
-	newfid->kind = P9_FID_XATTR_READ;
-	newfid->xattr_buf = buf;
-	newfid->xattr_len = (size_t)size;
+	/* The value stays on the host until the guest reads and clunks. */
+	r = p9_fid_charge(&c->s->fids, newfid, size ? (size_t)size : 1);
+	if (!r) {
+		newfid->kind = P9_FID_XATTR_READ;
+		newfid->xattr_buf = buf;
+		newfid->xattr_len = (size_t)size;
+		buf = NULL;
+	}
 	pthread_mutex_unlock(&newfid->lock);
+	free(buf);
+	if (r) {
+		/* No half-made fid: the guest's clunk would find one. */
+		put_fid(c->s, newfid);
+		p9_fid_put(&c->s->fids, p9_fid_take(&c->s->fids, newfid_id));
+		return r;
+	}
 	put_fid(c->s, newfid);
 	p9_put_u64(c->w, (uint64_t)size);
 	return 0;
@@ -608,7 +620,8 @@ static int h_xattrcreate(struct p9_call *c)
 	pthread_mutex_lock(&fid->lock);
 	if (fid->kind != P9_FID_PATH) {
 		r = -EBADF;
-	} else {
+	} else if ((r = p9_fid_charge(&c->s->fids, fid,
+				      size ? (size_t)size : 1)) == 0) {
 		fid->xattr_name = strdup(name);
 		fid->xattr_buf = calloc(1, size ? size : 1);
 		if (!fid->xattr_name || !fid->xattr_buf) {
@@ -1050,7 +1063,7 @@ size_t p9_server_handle(struct p9_server *s, const uint8_t *req, size_t len,
 
 int p9_server_init(struct p9_server *s, const char *dir, bool readonly,
 		   enum p9_id_mode ids, unsigned int max_fids,
-		   uint32_t max_msize)
+		   uint32_t max_msize, struct budget *budget)
 {
 	int r;
 
@@ -1058,7 +1071,7 @@ int p9_server_init(struct p9_server *s, const char *dir, bool readonly,
 	r = p9_fs_open(&s->fs, dir, readonly, ids);
 	if (r)
 		return r;
-	p9_fid_table_init(&s->fids, max_fids);
+	p9_fid_table_init(&s->fids, max_fids, budget);
 	s->max_msize = max_msize;
 	atomic_store(&s->msize, max_msize);
 	return 0;

@@ -36,11 +36,13 @@ struct p9_server {
 
 /*
  * Serve directory DIR (see p9_fs_open) with at most MAX_FIDS fids and
- * messages of at most MAX_MSIZE bytes. 0 or -errno (hvm_error_message()).
+ * messages of at most MAX_MSIZE bytes; fids and xattr buffers are charged
+ * to BUDGET (NULL: none): over it, the guest gets ENFILE for a new fid and
+ * ENOMEM for an xattr buffer. 0 or -errno (hvm_error_message()).
  */
 int p9_server_init(struct p9_server *s, const char *dir, bool readonly,
 		   enum p9_id_mode ids, unsigned int max_fids,
-		   uint32_t max_msize);
+		   uint32_t max_msize, struct budget *budget);
 void p9_server_destroy(struct p9_server *s);
 /* A new session (device reset): every fid is clunked. */
 void p9_server_reset(struct p9_server *s);

@@ -357,7 +357,7 @@ struct virtio_device *virtio_9p_create(const struct virtio_host *host,
 	}
 	snprintf(p9->name, sizeof(p9->name), "virtio-9p%u", index);
 	if (p9_server_init(&p9->server, dir, readonly, ids, VIRTIO_9P_MAX_FIDS,
-			   P9_MAX_MSIZE) < 0) {
+			   P9_MAX_MSIZE, host->guest_objects) < 0) {
 		free(p9);
 		return NULL;
 	}

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/budget.h"
 #include "core/event_loop.h"
 #include "core/guest_memory.h"
 #include "devices/pci/msix.h"
@@ -29,6 +30,11 @@ struct virtio_host {
 			 uint64_t data, int fd, bool assign);
 	void *ioeventfd_ctx;
 	struct msi_sink msi; /* x86: KVM_SIGNAL_MSI */
+	/*
+	 * What objects the guest creates (vsock connections and buffers, 9P
+	 * fids and xattr buffers) are charged to; NULL: unbounded (tests).
+	 */
+	struct budget *guest_objects;
 };
 
 #endif

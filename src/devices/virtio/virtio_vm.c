@@ -113,6 +113,7 @@ int virtio_vm_create(struct vm *vm)
 		.ioeventfd = kvm_ioeventfd,
 		.ioeventfd_ctx = vm,
 		.msi = { .send = kvm_signal_msi, .ctx = vm },
+		.guest_objects = &vm->guest_objects,
 	};
 	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++) {
 		r = add(v, virtio_blk_create(&v->host, cfg->disks[i].path,

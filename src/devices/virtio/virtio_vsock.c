@@ -389,13 +389,10 @@ static void guest_data(struct virtio_vsock *vs, struct vsock_conn *c,
 	if ((uint32_t)n < len) {
 		uint32_t rest = len - (uint32_t)n;
 
-		if (!c->buf) {
-			c->buf = malloc(VSOCK_BUF_ALLOC);
-			c->buf_start = 0;
-			if (!c->buf) {
-				vsock_conn_reset(vs, c);
-				return;
-			}
+		/* Over the VM's budget (or out of memory): an RST. */
+		if (!vsock_conn_alloc_buf(vs, c)) {
+			vsock_conn_reset(vs, c);
+			return;
 		}
 		/* Fits: buf_len + rest = rx_cnt - fwd_cnt <= VSOCK_BUF_ALLOC. */
 		for (unsigned int i = 0; i < nr && rest; i++) {
@@ -425,21 +422,20 @@ static void guest_connect(struct virtio_vsock *vs, const struct vsock_hdr *h)
 	struct vsock_conn *c;
 	int fd;
 
-	if (vs->nr_conns >= VSOCK_MAX_CONNS) {
+	/* Room first (the table, the budget): no host service sees a
+	 * connection the guest then cannot have. */
+	c = vsock_conn_new(vs, -1, CONN_ESTABLISHED);
+	if (!c) {
 		queue_rst(vs, h);
 		return;
 	}
 	fd = vsock_open_host_end(vs, h->dst_port);
 	if (fd < 0) {
+		vsock_conn_release(vs, c);
 		queue_rst(vs, h); /* nobody listens: refused */
 		return;
 	}
-	c = vsock_conn_new(vs, fd, CONN_ESTABLISHED);
-	if (!c) {
-		close(fd);
-		queue_rst(vs, h);
-		return;
-	}
+	c->fd = fd;
 	c->host_port = h->dst_port;
 	c->guest_port = h->src_port;
 	c->peer_buf_alloc = h->buf_alloc;
@@ -770,6 +766,7 @@ struct virtio_device *virtio_vsock_create(const struct virtio_host *host,
 		return NULL;
 	}
 	vs->epoll_fd = vs->uds_fd = vs->timer_fd = vs->wake_fd = -1;
+	vs->budget = host->guest_objects;
 	vs->guest_cid = guest_cid;
 	vs->config.guest_cid = htole64(guest_cid);
 	vs->next_host_port = EPHEMERAL_PORT_FIRST;

@@ -56,11 +56,14 @@ struct vsock_conn *vsock_conn_new(struct virtio_vsock *vs, int fd,
 {
 	struct vsock_conn *c;
 
-	if (vs->nr_conns >= VSOCK_MAX_CONNS)
+	if (vs->nr_conns >= VSOCK_MAX_CONNS ||
+	    !budget_charge(vs->budget, sizeof(*c)))
 		return NULL;
 	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c) {
+		budget_release(vs->budget, sizeof(*c));
 		return NULL;
+	}
 	c->fd = fd;
 	c->state = state;
 	link_init(&c->ready);
@@ -91,8 +94,7 @@ static void close_host(struct virtio_vsock *vs, struct vsock_conn *c)
 		close(c->fd); /* also leaves the epoll set */
 	c->fd = -1;
 	c->registered = false;
-	free(c->buf);
-	c->buf = NULL;
+	vsock_conn_free_buf(vs, c);
 	c->buf_len = 0;
 }
 
@@ -138,7 +140,30 @@ void vsock_reap(struct virtio_vsock *vs)
 
 		link_del(&c->all);
 		free(c);
+		budget_release(vs->budget, sizeof(*c));
 	}
+}
+
+bool vsock_conn_alloc_buf(struct virtio_vsock *vs, struct vsock_conn *c)
+{
+	if (c->buf)
+		return true;
+	if (!budget_charge(vs->budget, VSOCK_BUF_ALLOC))
+		return false;
+	c->buf = malloc(VSOCK_BUF_ALLOC);
+	c->buf_start = 0;
+	if (!c->buf)
+		budget_release(vs->budget, VSOCK_BUF_ALLOC);
+	return c->buf != NULL;
+}
+
+void vsock_conn_free_buf(struct virtio_vsock *vs, struct vsock_conn *c)
+{
+	if (!c->buf)
+		return;
+	free(c->buf);
+	c->buf = NULL;
+	budget_release(vs->budget, VSOCK_BUF_ALLOC);
 }
 
 uint32_t vsock_conn_credit(const struct vsock_conn *c)
@@ -168,8 +193,7 @@ void vsock_after_flush(struct virtio_vsock *vs, struct vsock_conn *c)
 {
 	if (c->buf_len)
 		return;
-	free(c->buf); /* idle connections keep no buffer */
-	c->buf = NULL;
+	vsock_conn_free_buf(vs, c); /* idle connections keep no buffer */
 	c->buf_start = 0;
 	if (c->state == CONN_CLOSING) {
 		vsock_conn_reset(

@@ -125,6 +125,8 @@ struct virtio_vsock {
 	struct host_listener listeners[VSOCK_MAX_HOST_LISTENERS];
 	unsigned int nr_listeners;
 	struct deferred_connect *deferred;
+	/* Connections and their buffers are charged here (--guest-objects). */
+	struct budget *budget;
 };
 
 static inline struct virtio_vsock *to_vsock(struct virtio_device *vdev)
@@ -165,9 +167,16 @@ static inline void link_del(struct link *l)
 struct vsock_conn *vsock_conn_lookup(struct virtio_vsock *vs,
 				     uint32_t host_port, uint32_t guest_port);
 void vsock_conn_hash(struct virtio_vsock *vs, struct vsock_conn *c);
-/* A new connection in STATE on host FD; NULL at VSOCK_MAX_CONNS. */
+/*
+ * A new connection in STATE on host FD (-1: set later); NULL at
+ * VSOCK_MAX_CONNS or over the VM's guest-object budget.
+ */
 struct vsock_conn *vsock_conn_new(struct virtio_vsock *vs, int fd,
 				  enum conn_state state);
+/* C's buffer for guest data the host has not taken, charged to the
+ * budget; false when over it (or out of memory). */
+bool vsock_conn_alloc_buf(struct virtio_vsock *vs, struct vsock_conn *c);
+void vsock_conn_free_buf(struct virtio_vsock *vs, struct vsock_conn *c);
 /* Forget C (host fd closed, no RST); freed by vsock_reap(). */
 void vsock_conn_release(struct virtio_vsock *vs, struct vsock_conn *c);
 /* Close the host end and owe the guest an RST (released once sent). */

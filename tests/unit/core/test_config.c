@@ -103,6 +103,18 @@ static void test_option_values(void **state)
 	assert_int_equal(hvm_config_set(cfg, "cpus", "2x"), -EINVAL);
 	assert_int_equal(cfg->cpus, 4); /* bad values change nothing */
 
+	/* The guest-object budget: 64 MiB unless asked; 256 KiB at least. */
+	assert_int_equal(cfg->guest_objects, 64ULL << 20);
+	assert_int_equal(hvm_config_set(cfg, "guest-objects", "1G"), 0);
+	assert_int_equal(cfg->guest_objects, 1ULL << 30);
+	assert_int_equal(hvm_config_set(cfg, "guest-objects", "100K"), -EINVAL);
+	assert_non_null(strstr(hvm_last_error(),
+			       "--guest-objects: '100K' is too small"));
+	assert_int_equal(hvm_config_set(cfg, "guest-objects", "lots"), -EINVAL);
+	assert_non_null(
+		strstr(hvm_last_error(), "'lots' is not a memory size"));
+	assert_int_equal(cfg->guest_objects, 1ULL << 30);
+
 	assert_int_equal(hvm_config_set(cfg, "mem", "0"), -EINVAL);
 	assert_non_null(strstr(hvm_last_error(), "too small"));
 	assert_int_equal(hvm_config_set(cfg, "mem", "12q"), -EINVAL);

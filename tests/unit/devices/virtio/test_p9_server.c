@@ -28,6 +28,7 @@
 
 struct sess {
 	struct p9_server s;
+	struct budget *budget; /* NULL but in the budget tests */
 	char dir[64];
 	uint8_t req[BUF], rep[BUF];
 	struct p9_writer w;
@@ -192,23 +193,30 @@ static void host_write(struct sess *x, const char *name, const char *text)
 	close(fd);
 }
 
-static struct sess *start(bool readonly, unsigned int max_fids)
+static struct sess *start_with(bool readonly, unsigned int max_fids,
+			       struct budget *budget)
 {
 	struct sess *x = calloc(1, sizeof(*x));
 	char path[128];
 
+	x->budget = budget;
 	snprintf(x->dir, sizeof(x->dir), "/tmp/hvm-p9srv-XXXXXX");
 	assert_non_null(mkdtemp(x->dir));
 	snprintf(path, sizeof(path), "%s/sub", x->dir);
 	assert_int_equal(mkdir(path, 0755), 0);
 	host_write(x, "hello", "hello, guest");
 	host_write(x, "sub/inner", "inner");
-	if (p9_server_init(&x->s, x->dir, readonly, P9_IDS_HOST, max_fids,
-			   BUF) < 0)
+	if (p9_server_init(&x->s, x->dir, readonly, P9_IDS_HOST, max_fids, BUF,
+			   x->budget) < 0)
 		fail_msg("%s", hvm_error_message());
 	assert_int_equal(version(x, 8192, P9_VERSION_L), 0);
 	assert_int_equal(attach(x, 0), 0);
 	return x;
+}
+
+static struct sess *start(bool readonly, unsigned int max_fids)
+{
+	return start_with(readonly, max_fids, NULL);
 }
 
 static void stop(struct sess *x)
@@ -216,6 +224,9 @@ static void stop(struct sess *x)
 	char cmd[96];
 
 	p9_server_destroy(&x->s);
+	/* Every byte a fid held went back with it. */
+	if (x->budget)
+		assert_int_equal(atomic_load(&x->budget->used), 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", x->dir);
 	assert_int_equal(system(cmd), 0);
 	free(x);
@@ -446,6 +457,59 @@ static void test_fids_are_bounded(void **state)
 	stop(x);
 }
 
+/*
+ * The VM's guest-object budget (--guest-objects): fids past it fail with
+ * ENFILE, an xattr value past it with ENOMEM; what a clunk frees can be
+ * used again, and nothing is left charged when the session ends.
+ */
+static void test_fids_and_xattrs_are_charged_to_the_budget(void **state)
+{
+	struct budget b = { .limit = 4096 };
+	struct sess *x = start_with(false, 4096, &b);
+	uint32_t fid = 1;
+	char path[128], big[2048];
+
+	(void)state;
+	while (walk(x, 0, fid, "sub", NULL) == 0)
+		fid++;
+	assert_true(fid > 4); /* a few fit */
+	assert_true(fid < 100);
+	assert_int_equal(walk(x, 0, fid, "sub", NULL), -ENFILE);
+	assert_int_equal(atomic_load(&b.refused), 2);
+	assert_true(atomic_load(&b.used) <= b.limit);
+	/* A clunk gives its bytes back. */
+	assert_int_equal(clunk(x, fid - 1), 0);
+	assert_int_equal(walk(x, 0, fid - 1, "sub", NULL), 0);
+	for (uint32_t f = 2; f < fid; f++)
+		assert_int_equal(clunk(x, f), 0);
+	/* A 2 KiB value fits once; the second reader is refused. */
+	memset(big, 'v', sizeof(big));
+	snprintf(path, sizeof(path), "%s/hello", x->dir);
+	assert_int_equal(setxattr(path, "user.big", big, sizeof(big), 0), 0);
+	assert_int_equal(walk(x, 0, 2, "hello", NULL), 0);
+	begin(x, P9_TXATTRWALK);
+	p9_put_u32(&x->w, 2);
+	p9_put_u32(&x->w, 3);
+	put_s(x, "user.big");
+	assert_int_equal(call(x), 0);
+	begin(x, P9_TXATTRWALK);
+	p9_put_u32(&x->w, 2);
+	p9_put_u32(&x->w, 4);
+	put_s(x, "user.big");
+	assert_int_equal(call(x), -ENOMEM);
+	/* The refused reader left no fid behind. */
+	assert_int_equal(clunk(x, 4), -EBADF);
+	/* Nor can a writer declare a value the budget cannot hold. */
+	begin(x, P9_TXATTRCREATE);
+	p9_put_u32(&x->w, 2);
+	put_s(x, "user.more");
+	p9_put_u64(&x->w, sizeof(big));
+	p9_put_u32(&x->w, 0);
+	assert_int_equal(call(x), -ENOMEM);
+	assert_true(atomic_load(&b.peak) <= b.limit);
+	stop(x);
+}
+
 static void test_readonly_share(void **state)
 {
 	struct sess *x = start(true, 16);
@@ -543,6 +607,8 @@ int main(void)
 		cmocka_unit_test(test_rename_moves_fids),
 		cmocka_unit_test(test_xattr_messages),
 		cmocka_unit_test(test_fids_are_bounded),
+		cmocka_unit_test(
+			test_fids_and_xattrs_are_charged_to_the_budget),
 		cmocka_unit_test(test_readonly_share),
 		cmocka_unit_test(test_broken_messages),
 	};

@@ -70,6 +70,7 @@ struct fixture {
 	unsigned int nr_rx, cap_rx;
 	int service_fd; /* from the in-process listener */
 	unsigned int services;
+	struct budget budget; /* setup_budget: the VM's guest objects */
 };
 
 static int set_level(void *ctx, uint32_t gsi, bool level)
@@ -247,7 +248,7 @@ static void driver_init(struct fixture *f)
 	settle(f);
 }
 
-static int setup(void **state)
+static int setup_with(void **state, uint64_t budget)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	int r;
@@ -260,7 +261,12 @@ static int setup(void **state)
 	snprintf(f->dir, sizeof(f->dir), "/tmp/hvm-vsock-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->uds, sizeof(f->uds), "%s/v.sock", f->dir);
-	f->host = (struct virtio_host){ .mem = &f->mem, .loop = f->loop };
+	f->budget.limit = budget;
+	f->host = (struct virtio_host){
+		.mem = &f->mem,
+		.loop = f->loop,
+		.guest_objects = budget ? &f->budget : NULL,
+	};
 	f->vdev = virtio_vsock_create(&f->host, GUEST_CID, f->uds);
 	assert_non_null(f->vdev);
 	assert_int_equal(virtio_device_attach_loop(f->vdev, f->loop), 0);
@@ -273,6 +279,17 @@ static int setup(void **state)
 	return 0;
 }
 
+static int setup(void **state)
+{
+	return setup_with(state, 0);
+}
+
+/* A guest-object budget of 4 KiB: room for a few connections. */
+static int setup_budget(void **state)
+{
+	return setup_with(state, 4096);
+}
+
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
@@ -280,6 +297,8 @@ static int teardown(void **state)
 
 	event_loop_destroy(f->loop);
 	f->vdev->ops->destroy(f->vdev);
+	/* Every connection gave its bytes back. */
+	assert_int_equal(atomic_load(&f->budget.used), 0);
 	/* The socket goes with the device. */
 	assert_int_equal(access(f->uds, F_OK), -1);
 	snprintf(path, sizeof(path), "%s/v.sock_5000", f->dir);
@@ -516,6 +535,58 @@ static void test_guest_to_host(void **state)
 	send_pkt(f, hdr(VIRTIO_VSOCK_OP_REQUEST, 3334, 5001), NULL);
 	assert_true(take(f, VIRTIO_VSOCK_OP_RST, 3334, &p));
 	assert_int_equal(p.h.src_port, 5001);
+	close(lfd);
+	unlink(path);
+}
+
+/*
+ * Guest connections past the VM's guest-object budget: an RST before any
+ * host program sees the connection; a closed one makes room again.
+ */
+static void test_guest_connections_within_the_budget(void **state)
+{
+	struct fixture *f = *state;
+	char path[128];
+	unsigned int ok = 0, accepted = 0;
+	int lfd, fd;
+
+	int held[100];
+
+	snprintf(path, sizeof(path), "%s_5000", f->uds);
+	lfd = listen_at(path);
+	for (uint32_t port = 3000; port < 3100; port++) {
+		send_pkt(f, hdr(VIRTIO_VSOCK_OP_REQUEST, port, 5000), NULL);
+		if (take(f, VIRTIO_VSOCK_OP_RESPONSE, port, NULL)) {
+			held[ok++] = accept(lfd, NULL, NULL);
+			continue;
+		}
+		assert_true(take_now(f, VIRTIO_VSOCK_OP_RST, port, NULL));
+		break;
+	}
+	print_message("%u connections in a 4 KiB budget\n", ok);
+	assert_true(ok >= 2);
+	assert_true(ok < 100);
+	assert_int_equal(atomic_load(&f->budget.refused), 1);
+	assert_true(atomic_load(&f->budget.peak) <= f->budget.limit);
+	/* The host listener saw no connection the guest did not get. */
+	fcntl(lfd, F_SETFL, O_NONBLOCK);
+	while ((fd = accept(lfd, NULL, NULL)) >= 0) {
+		accepted++;
+		close(fd);
+	}
+	assert_int_equal(accepted, 0);
+	for (unsigned int i = 0; i < ok; i++)
+		close(held[i]);
+	/* The guest closes one: the next request fits. */
+	{
+		struct vsock_hdr h = hdr(VIRTIO_VSOCK_OP_SHUTDOWN, 3000, 5000);
+
+		h.flags = VSOCK_SHUTDOWN_BOTH;
+		send_pkt(f, h, NULL);
+	}
+	assert_true(take(f, VIRTIO_VSOCK_OP_RST, 3000, NULL));
+	send_pkt(f, hdr(VIRTIO_VSOCK_OP_REQUEST, 4000, 5000), NULL);
+	assert_true(take(f, VIRTIO_VSOCK_OP_RESPONSE, 4000, NULL));
 	close(lfd);
 	unlink(path);
 }
@@ -893,6 +964,9 @@ static void test_stale_socket_replaced(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+			test_guest_connections_within_the_budget, setup_budget,
+			teardown),
 		cmocka_unit_test_setup_teardown(test_config_and_socket, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_host_to_guest_stream,

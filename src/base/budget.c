@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Host memory the guest makes hintvm allocate (budget.h). */
+#include "base/budget.h"
+
+bool budget_charge(struct budget *b, uint64_t n)
+{
+	uint64_t used, peak;
+
+	if (!b)
+		return true;
+	used = atomic_load_explicit(&b->used, memory_order_relaxed);
+	do {
+		if (b->limit && (n > b->limit || used > b->limit - n)) {
+			atomic_fetch_add_explicit(&b->refused, 1,
+						  memory_order_relaxed);
+			return false;
+		}
+	} while (!atomic_compare_exchange_weak_explicit(
+		&b->used, &used, used + n, memory_order_relaxed,
+		memory_order_relaxed));
+	peak = atomic_load_explicit(&b->peak, memory_order_relaxed);
+	while (used + n > peak &&
+	       !atomic_compare_exchange_weak_explicit(&b->peak, &peak, used + n,
+						      memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+	return true;
+}
+
+void budget_force(struct budget *b, uint64_t n)
+{
+	uint64_t used, peak;
+
+	if (!b)
+		return;
+	used = atomic_fetch_add_explicit(&b->used, n, memory_order_relaxed) + n;
+	peak = atomic_load_explicit(&b->peak, memory_order_relaxed);
+	while (used > peak &&
+	       !atomic_compare_exchange_weak_explicit(&b->peak, &peak, used,
+						      memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+}
+
+void budget_release(struct budget *b, uint64_t n)
+{
+	if (b)
+		atomic_fetch_sub_explicit(&b->used, n, memory_order_relaxed);
+}
