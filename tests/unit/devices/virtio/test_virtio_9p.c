@@ -177,22 +177,8 @@ static int setup(void **state)
 			 (struct irq_line){ .set_level = set_level, .ctx = f },
 			 &f->host);
 	assert_int_equal(event_loop_start(f->loop, "test-9p"), 0);
-	mmio_wr(&f->mmio, 0x070,
-		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
-	mmio_wr(&f->mmio, 0x024, 0);
-	mmio_wr(&f->mmio, 0x020, 1u << VIRTIO_9P_MOUNT_TAG);
-	mmio_wr(&f->mmio, 0x024, 1);
-	mmio_wr(&f->mmio, 0x020, 1);
-	mmio_wr(&f->mmio, 0x070,
-		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-			VIRTIO_CONFIG_S_FEATURES_OK);
-	assert_true(mmio_rd(&f->mmio, 0x070) & VIRTIO_CONFIG_S_FEATURES_OK);
-	mmio_wr(&f->mmio, 0x030, 0);
-	mmio_wr(&f->mmio, 0x038, QSIZE);
-	mmio_wr(&f->mmio, 0x080, RING);
-	mmio_wr(&f->mmio, 0x090, RING + 0x800);
-	mmio_wr(&f->mmio, 0x0a0, RING + 0x1000);
-	mmio_wr(&f->mmio, 0x044, 1);
+	mmio_negotiate(&f->mmio, 1u << VIRTIO_9P_MOUNT_TAG);
+	mmio_queue(&f->mmio, 0, QSIZE, RING);
 	mmio_wr(&f->mmio, 0x070,
 		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
 			VIRTIO_CONFIG_S_FEATURES_OK |

@@ -53,21 +53,9 @@ static int set_level(void *ctx, uint32_t gsi, bool level)
 /* The guest's driver: VERSION_1, both queues, DRIVER_OK. */
 static void driver_start(struct fixture *f)
 {
-	mmio_wr(&f->mmio, 0x070,
-		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
-	mmio_wr(&f->mmio, 0x024, 1);
-	mmio_wr(&f->mmio, 0x020, 1);
-	mmio_wr(&f->mmio, 0x070,
-		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-			VIRTIO_CONFIG_S_FEATURES_OK);
-	assert_true(mmio_rd(&f->mmio, 0x070) & VIRTIO_CONFIG_S_FEATURES_OK);
+	mmio_negotiate(&f->mmio, 0);
 	for (uint32_t q = 0; q < 2; q++) {
-		mmio_wr(&f->mmio, 0x030, q);
-		mmio_wr(&f->mmio, 0x038, QSIZE);
-		mmio_wr(&f->mmio, 0x080, RING(q));
-		mmio_wr(&f->mmio, 0x090, RING(q) + 0x800);
-		mmio_wr(&f->mmio, 0x0a0, RING(q) + 0x1000);
-		mmio_wr(&f->mmio, 0x044, 1);
+		mmio_queue(&f->mmio, q, QSIZE, RING(q));
 	}
 	mmio_wr(&f->mmio, 0x070,
 		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |

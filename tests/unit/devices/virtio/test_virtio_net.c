@@ -78,12 +78,7 @@ static int set_level(void *ctx, uint32_t gsi, bool level)
 
 static void setup_queue(struct fixture *f, uint32_t q)
 {
-	mmio_wr(&f->mmio, 0x030, q);
-	mmio_wr(&f->mmio, 0x038, QSIZE);
-	mmio_wr(&f->mmio, 0x080, RING(q));
-	mmio_wr(&f->mmio, 0x090, RING(q) + 0x800);
-	mmio_wr(&f->mmio, 0x0a0, RING(q) + 0x1000);
-	mmio_wr(&f->mmio, 0x044, 1);
+	mmio_queue(&f->mmio, q, QSIZE, RING(q));
 }
 
 static void post(struct fixture *f, uint16_t q, uint16_t head, uint64_t addr,
@@ -179,16 +174,7 @@ static int setup(void **state)
 	assert_int_equal(bind(f->pkt, (struct sockaddr *)&sll, sizeof(sll)), 0);
 
 	/* Driver: VERSION_1 and MAC only (no offloads). */
-	mmio_wr(&f->mmio, 0x070,
-		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
-	mmio_wr(&f->mmio, 0x024, 0);
-	mmio_wr(&f->mmio, 0x020, 1u << VIRTIO_NET_F_MAC);
-	mmio_wr(&f->mmio, 0x024, 1);
-	mmio_wr(&f->mmio, 0x020, 1);
-	mmio_wr(&f->mmio, 0x070,
-		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-			VIRTIO_CONFIG_S_FEATURES_OK);
-	assert_true(mmio_rd(&f->mmio, 0x070) & VIRTIO_CONFIG_S_FEATURES_OK);
+	mmio_negotiate(&f->mmio, 1u << VIRTIO_NET_F_MAC);
 	setup_queue(f, 0);
 	setup_queue(f, 1);
 	mmio_wr(&f->mmio, 0x070,
@@ -351,13 +337,7 @@ static void test_rx_budget_counts_empty_buffers(void **state)
 
 	mmio_wr(&f->mmio, 0x070,
 		0); /* reset, then up again with a big receive queue */
-	mmio_wr(&f->mmio, 0x070,
-		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
-	mmio_wr(&f->mmio, 0x024, 1);
-	mmio_wr(&f->mmio, 0x020, 1);
-	mmio_wr(&f->mmio, 0x070,
-		VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-			VIRTIO_CONFIG_S_FEATURES_OK);
+	mmio_negotiate(&f->mmio, 0);
 	memset(ram + RING(0), 0, 0x3000);
 	memcpy(ram + RING(0), &d, sizeof(d)); /* every entry names head 0 */
 	__atomic_store_n((uint16_t *)(ram + BIG_AVAIL + 2), BIG_QSIZE,

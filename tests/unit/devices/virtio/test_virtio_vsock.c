@@ -387,7 +387,7 @@ static void test_config_and_socket(void **state)
 static void test_host_to_guest_stream(void **state)
 {
 	struct fixture *f = *state;
-	struct pkt req, p;
+	struct pkt req = { 0 }, p;
 	char buf[64] = { 0 };
 	int fd = host_connect_accepted(f, 1234, &req);
 	uint32_t hp = req.h.src_port;
@@ -429,7 +429,7 @@ static void test_data_after_connect_line(void **state)
 {
 	struct fixture *f = *state;
 	int fd = client_connect(f);
-	struct pkt req, p;
+	struct pkt req = { 0 }, p;
 
 	/* A client that does not wait for OK: its bytes are not lost. */
 	assert_int_equal(write(fd, "CONNECT 77\nearly", 16), 16);
@@ -446,7 +446,7 @@ static void test_data_after_connect_line(void **state)
 static void test_refused_and_bad_requests(void **state)
 {
 	struct fixture *f = *state;
-	struct pkt req;
+	struct pkt req = { 0 };
 	char c;
 	int fd = host_connect(f, 99, &req);
 
@@ -687,7 +687,7 @@ static void test_guest_credit_holds_host_back(void **state)
 {
 	struct fixture *f = *state;
 	static uint8_t data[100000];
-	struct pkt req, p;
+	struct pkt req = { 0 }, p;
 	int fd = client_connect(f);
 	uint32_t got = 0;
 	struct vsock_hdr h;
@@ -732,7 +732,7 @@ static void test_host_stall_and_credit_overrun(void **state)
 	struct fixture *f = *state;
 	static uint8_t chunk[VSOCK_MAX_PKT_PAYLOAD];
 	static uint8_t sink[VSOCK_MAX_PKT_PAYLOAD];
-	struct pkt req, p;
+	struct pkt req = { 0 }, p;
 	int fd = host_connect_accepted(f, 4000, &req);
 	uint32_t hp = req.h.src_port, sent = 0;
 	int sndbuf = 4096;
@@ -908,7 +908,7 @@ static void test_1024_connections(void **state)
 static void test_device_and_transport_reset(void **state)
 {
 	struct fixture *f = *state;
-	struct pkt req;
+	struct pkt req = { 0 };
 	uint32_t id = 0xffffffff;
 	char c;
 	int fd = host_connect_accepted(f, 6000, &req);
