@@ -114,6 +114,38 @@ static int set_limit(const char *dir, const char *file, const char *value,
 	return ret;
 }
 
+/*
+ * cgroup v2 hands a controller to a child only when the parent's
+ * cgroup.subtree_control lists it: enable CONTROLLER at every level from
+ * the root down to DIR's parent, as runc does. A level that refuses (it
+ * has processes of its own, or the controller is not delegated to it)
+ * leaves the limit unset: an error naming that level.
+ */
+static int enable_v2(const char *dir, const char *controller, const char *what,
+		     char *err, size_t errlen)
+{
+	char parent[PATH_MAX + 64], op[32];
+	size_t root_len = strlen(CGROUP_ROOT);
+	int ret;
+
+	snprintf(op, sizeof(op), "+%s", controller);
+	snprintf(parent, sizeof(parent), "%s", dir);
+	/* Each '/' below the root ends an ancestor of DIR: root, a, a/b... */
+	for (char *p = parent + root_len; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		ret = write_to(parent, "cgroup.subtree_control", op);
+		if (ret) {
+			snprintf(
+				err, errlen,
+				"cannot set %s: the %s controller cannot be enabled in %s/cgroup.subtree_control: %s",
+				what, controller, parent, strerror(-ret));
+			return ret;
+		}
+		*p = '/';
+	}
+	return 0;
+}
+
 static int enter_v2(const char *rel, const struct oci_resources *res, char *err,
 		    size_t errlen)
 {
@@ -131,8 +163,12 @@ static int enter_v2(const char *rel, const struct oci_resources *res, char *err,
 	if (res->memory_limit > 0) {
 		snprintf(val, sizeof(val), "%lld",
 			 (long long)res->memory_limit);
-		ret = set_limit(dir, "memory.max", val,
-				"linux.resources.memory.limit", err, errlen);
+		ret = enable_v2(dir, "memory", "linux.resources.memory.limit",
+				err, errlen);
+		if (!ret)
+			ret = set_limit(dir, "memory.max", val,
+					"linux.resources.memory.limit", err,
+					errlen);
 		if (ret)
 			return ret;
 	}
@@ -140,8 +176,12 @@ static int enter_v2(const char *rel, const struct oci_resources *res, char *err,
 		snprintf(val, sizeof(val), "%lld %llu",
 			 (long long)res->cpu_quota,
 			 (unsigned long long)res->cpu_period);
-		ret = set_limit(dir, "cpu.max", val,
-				"linux.resources.cpu.quota", err, errlen);
+		ret = enable_v2(dir, "cpu", "linux.resources.cpu.quota", err,
+				errlen);
+		if (!ret)
+			ret = set_limit(dir, "cpu.max", val,
+					"linux.resources.cpu.quota", err,
+					errlen);
 		if (ret)
 			return ret;
 	}
