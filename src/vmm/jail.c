@@ -15,9 +15,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,45 +59,199 @@ static int join_cgroup(const char *path, pid_t pid)
 	return 0;
 }
 
-/* mkdir -p for the directories of DIR + PATH (PATH absolute). */
-static int make_parents(const char *dir, const char *path)
+/*
+ * DIR is prepared by whoever runs the VM, maybe with help: nothing in
+ * it is trusted. Every path the jail makes inside it is walked one
+ * component at a time with openat2(RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH),
+ * so a symlink planted in DIR (dev -> /etc) is refused instead of
+ * followed out to the host, where this root process would create files
+ * and directories; the mounts then go onto the opened descriptor
+ * (/proc/self/fd/N), never onto a path that could change under us.
+ */
+static int open_beneath(int dirfd, const char *name, int flags, mode_t mode)
 {
-	char buf[4096];
-	int n = snprintf(buf, sizeof(buf), "%s%s", dir, path);
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+		.mode = (flags & O_CREAT) ? mode : 0,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH |
+			   RESOLVE_NO_MAGICLINKS,
+	};
 
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return hvm_set_error(-ENAMETOOLONG, "--jail: %s%s is too long",
-				     dir, path);
-	for (char *p = buf + strlen(dir) + 1; (p = strchr(p, '/')); p++) {
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return hvm_set_errno_error("--jail: cannot create %s",
-						   buf);
-		*p = '/';
+	return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+}
+
+/*
+ * The directory DIR + PATH's parent, made where missing, as an O_PATH
+ * descriptor; *LEAF points at PATH's last component. -errno with the
+ * reason set (a symlink on the way: ELOOP, named).
+ */
+static int open_parent(int root, const char *dir, const char *path,
+		       const char **leaf)
+{
+	char comp[256];
+	const char *p = path;
+	int fd = dup(root);
+
+	if (fd < 0)
+		return hvm_set_errno_error("--jail: dup");
+	while (*p == '/')
+		p++;
+	for (;;) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+		int next;
+
+		if (!slash) {
+			*leaf = p;
+			return fd;
+		}
+		if (n >= sizeof(comp)) {
+			close(fd);
+			return hvm_set_error(-ENAMETOOLONG,
+					     "--jail: a name in %s is too long",
+					     path);
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		if (mkdirat(fd, comp, 0755) < 0 && errno != EEXIST) {
+			int e = errno;
+
+			close(fd);
+			errno = e;
+			return hvm_set_errno_error(
+				"--jail: cannot create %s/%.*s", dir,
+				(int)(slash - path), path);
+		}
+		next = open_beneath(fd, comp, O_PATH | O_DIRECTORY, 0);
+		close(fd);
+		if (next < 0)
+			return hvm_set_errno_error(
+				"--jail: %s/%.*s is not a directory of DIR's own (a symlink is not followed out of the jail)",
+				dir, (int)(slash - path), path);
+		fd = next;
+		p = slash + 1;
+		while (*p == '/')
+			p++;
 	}
-	return 0;
+}
+
+/* Mount SRC (FSTYPE, FLAGS, DATA) onto what FD refers to. */
+static int mount_onto(const char *src, int fd, const char *fstype,
+		      unsigned long flags, const char *data)
+{
+	char target[64];
+
+	snprintf(target, sizeof(target), "/proc/self/fd/%d", fd);
+	return mount(src, target, fstype, flags, data);
 }
 
 /* Bind-mount the host's SRC onto DIR + SRC (a file made for it). */
-static int bind_into(const char *dir, const char *src)
+static int bind_into(int root, const char *dir, const char *src)
 {
-	char dst[4096];
-	int fd, r;
+	const char *leaf = NULL;
+	int parent = open_parent(root, dir, src, &leaf), fd, r = 0;
 
-	r = make_parents(dir, src);
+	if (parent < 0)
+		return parent;
+	fd = open_beneath(parent, leaf, O_PATH, 0);
+	if (fd < 0 && errno == ENOENT) {
+		/* The mount point: an empty file, never through a link. */
+		fd = open_beneath(parent, leaf, O_WRONLY | O_CREAT | O_EXCL,
+				  0600);
+		if (fd >= 0) {
+			close(fd);
+			fd = open_beneath(parent, leaf, O_PATH, 0);
+		}
+	}
+	close(parent);
+	/* O_PATH | O_NOFOLLOW opens a symlink itself: refuse it too. */
+	if (fd >= 0) {
+		struct stat st;
+
+		if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+			close(fd);
+			fd = -1;
+			errno = ELOOP;
+		}
+	}
+	if (fd < 0)
+		return hvm_set_errno_error(
+			"--jail: cannot make the mount point %s%s (a symlink is not followed out of the jail)",
+			dir, src);
+	if (mount_onto(src, fd, NULL, MS_BIND, NULL) < 0)
+		r = hvm_set_errno_error("--jail: cannot bind %s into %s", src,
+					dir);
+	close(fd);
+	return r;
+}
+
+/* DIR/NAME: a directory of DIR's own (made with MODE when missing). */
+static int dir_beneath(int root, const char *dir, const char *name, mode_t mode)
+{
+	int fd;
+
+	if (mkdirat(root, name, mode) < 0 && errno != EEXIST)
+		return hvm_set_errno_error("--jail: cannot create %s/%s", dir,
+					   name);
+	fd = open_beneath(root, name, O_PATH | O_DIRECTORY, 0);
+	if (fd < 0)
+		return hvm_set_errno_error(
+			"--jail: %s/%s is not a directory of DIR's own (a symlink is not followed out of the jail)",
+			dir, name);
+	return fd;
+}
+
+/*
+ * A fresh proc of the jail's PID namespace on DIR/proc: only its own
+ * processes, other users' hidden (hidepid), and /proc/sys read-only, so
+ * that even a thread that regained root could not retune the host's
+ * kernel from inside.
+ */
+static int mount_proc(int root, const char *dir)
+{
+	int fd = dir_beneath(root, dir, "proc", 0555), sys, r = 0;
+
+	if (fd < 0)
+		return fd;
+	if (mount_onto("proc", fd, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		       "hidepid=invisible") < 0 &&
+	    mount_onto("proc", fd, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		       "hidepid=2") < 0)
+		r = hvm_set_errno_error("--jail: mounting proc on %s/proc",
+					dir);
+	close(fd);
 	if (r < 0)
 		return r;
-	snprintf(dst, sizeof(dst), "%s%s", dir, src);
-	fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		close(fd);
-	else if (errno != EEXIST && errno != EISDIR && errno != ENXIO &&
-		 errno != EACCES && errno != ENODEV)
-		return hvm_set_errno_error("--jail: cannot create %s", dst);
-	if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
-		return hvm_set_errno_error("--jail: cannot bind %s into %s",
-					   src, dir);
-	return 0;
+	/*
+	 * The new proc: reopen it (the lookup now lands on the mount), bind
+	 * its sys onto itself, then reopen sys (now the bind mount's root)
+	 * and make that read-only.
+	 */
+	fd = dir_beneath(root, dir, "proc", 0555);
+	if (fd < 0)
+		return fd;
+	sys = openat(fd, "sys", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sys >= 0) {
+		char self[64];
+
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", sys);
+		if (mount(self, self, NULL, MS_BIND | MS_REC, NULL) < 0)
+			r = -1;
+		close(sys);
+		sys = r ? -1
+			: openat(fd, "sys",
+				 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	close(fd);
+	if (sys < 0 || mount_onto(NULL, sys, NULL,
+				  MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID |
+					  MS_NODEV | MS_NOEXEC,
+				  NULL) < 0)
+		r = hvm_set_errno_error("--jail: making %s/proc/sys read-only",
+					dir);
+	if (sys >= 0)
+		close(sys);
+	return r;
 }
 
 /* A ceiling: lowers both limits to VALUE, never raises a stricter one. */
@@ -118,8 +274,7 @@ static int set_limit(int resource, uint64_t value, const char *what)
 static int enter(const struct hvm_config *cfg)
 {
 	const char *dir = cfg->jail_dir;
-	char path[4096];
-	int r;
+	int root, fd = -1, r;
 
 	if (unshare(CLONE_NEWNS | CLONE_NEWIPC) < 0)
 		return hvm_set_errno_error(
@@ -130,23 +285,25 @@ static int enter(const struct hvm_config *cfg)
 	/* pivot_root wants the new root to be a mount point. */
 	if (mount(dir, dir, NULL, MS_BIND | MS_REC, NULL) < 0)
 		return hvm_set_errno_error("--jail: %s", dir);
-	r = bind_into(dir, cfg->kvm_path ? cfg->kvm_path : "/dev/kvm");
+	root = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return hvm_set_errno_error("--jail: %s", dir);
+	r = bind_into(root, dir, cfg->kvm_path ? cfg->kvm_path : "/dev/kvm");
 	if (!r && cfg->nr_nets)
-		r = bind_into(dir, "/dev/net/tun");
+		r = bind_into(root, dir, "/dev/net/tun");
+	if (!r)
+		r = mount_proc(root, dir);
+	if (!r && (fd = dir_beneath(root, dir, "run", 0755)) >= 0)
+		close(fd);
+	else if (!r)
+		r = fd;
+	if (!r && (fd = dir_beneath(root, dir, OLD_ROOT, 0700)) >= 0)
+		close(fd);
+	else if (!r)
+		r = fd;
+	close(root);
 	if (r < 0)
 		return r;
-	snprintf(path, sizeof(path), "%s/proc", dir);
-	if (mkdir(path, 0555) < 0 && errno != EEXIST)
-		return hvm_set_errno_error("--jail: cannot create %s", path);
-	if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  NULL) < 0)
-		return hvm_set_errno_error("--jail: mounting proc on %s", path);
-	snprintf(path, sizeof(path), "%s/run", dir);
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		return hvm_set_errno_error("--jail: cannot create %s", path);
-	snprintf(path, sizeof(path), "%s/" OLD_ROOT, dir);
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
-		return hvm_set_errno_error("--jail: cannot create %s", path);
 	if (chdir(dir) < 0 || syscall(SYS_pivot_root, ".", OLD_ROOT) < 0)
 		return hvm_set_errno_error("--jail: pivot_root into %s", dir);
 	if (chdir("/") < 0 || umount2("/" OLD_ROOT, MNT_DETACH) < 0)

@@ -65,7 +65,7 @@ run_and_inspect() {
 	echo $? >"$out.status"
 }
 
-echo "1..32"
+echo "1..35"
 
 run_and_inspect sb-on "$tmp/on"
 if [ "$(cat "$tmp/on.status")" = 10 ] &&
@@ -230,6 +230,18 @@ else
 	{ echo "# child $child"; grep NSpid /proc/"$child"/status; ls /proc/"$child"/root/; } >>"$tmp/err" 2>&1
 	not_ok "--jail: PID 1 of new PID, mount and IPC namespaces, DIR as root, rlimits"
 fi
+# Inside: a proc of its own with other users' processes hidden, and
+# /proc/sys read-only (a thread that regained root still could not
+# retune the host's kernel).
+if [ -n "$child" ] &&
+	awk '$5 == "/proc" && $0 ~ / - proc / && $0 ~ /hidepid=(invisible|2)/ { p = 1 }
+		$5 == "/proc/sys" && $6 ~ /^ro(,|$)/ { s = 1 }
+		END { exit !(p && s) }' /proc/"$child"/mountinfo; then
+	ok "--jail: /proc with hidepid, /proc/sys read-only"
+else
+	grep -E ' /proc' /proc/"$child"/mountinfo 2>&1 | sed 's/^/# /' >>"$tmp/err"
+	not_ok "--jail: /proc with hidepid, /proc/sys read-only"
+fi
 if "$hintvm" ctl "$jail/run/hintvm/sb-jail.sock" status >"$tmp/out" 2>>"$tmp/err" &&
 	grep -q '"state":"running"' "$tmp/out"; then
 	ok "--jail: the control socket is reached at DIR/run/hintvm/NAME.sock"
@@ -245,6 +257,27 @@ else
 	echo "# status $st" >>"$tmp/err"; not_ok "--jail: SIGTERM to hintvm stops the jailed VM (status 10)"
 fi
 expect "--jail: a relative directory is refused" 2 "--jail needs an absolute directory" -- run --jail jaildir
+# A symlink planted in DIR is not followed out of the jail: before the
+# fix, root made DIR/dev's target's kvm (an empty file, or a directory
+# tree) wherever the link pointed on the host.
+planted() { # NAME LINK TARGET: the jail refuses, and TARGET stays as it was
+	local dir=$tmp/planted-$1
+	mkdir -p "$dir/dev" "$tmp/host-$1"
+	rm -rf "$dir/$2"
+	ln -s "$3" "$dir/$2"
+	env -u HINTVM_RUNTIME_DIR "$hintvm" run --jail "$dir" -p test=hello \
+		</dev/null >"$tmp/out" 2>"$tmp/err.$1"
+	local st=$?
+	if [ $st != 0 ] && grep -q "a symlink is not followed out of the jail" "$tmp/err.$1" &&
+		[ -z "$(ls -A "$tmp/host-$1")" ]; then
+		ok "--jail: a planted symlink ($2 -> host) is refused, nothing made on the host"
+	else
+		{ echo "# status $st"; sed 's/^/# /' "$tmp/err.$1"; ls -la "$tmp/host-$1" | sed 's/^/# /'; } >>"$tmp/err"
+		not_ok "--jail: a planted symlink ($2 -> host) is refused, nothing made on the host"
+	fi
+}
+planted dir dev "$tmp/host-dir"
+planted file dev/kvm "$tmp/host-file/kvm"
 expect "--jail: the VM's files are looked up inside DIR" 2 "cannot open.*$tmp/outside.img|$tmp/outside.img" -- run --jail "$jail" -d "$tmp/outside.img"
 
 # --cgroup PATH (v1 here; v2 works the same way): the jailed hintvm is in
