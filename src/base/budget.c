@@ -2,9 +2,21 @@
 /* Host memory the guest makes hintvm allocate (budget.h). */
 #include "base/budget.h"
 
+/* Remember USED as the most held at once, if it is. */
+static void raise_peak(struct budget *b, uint64_t used)
+{
+	uint64_t peak = atomic_load_explicit(&b->peak, memory_order_relaxed);
+
+	while (used > peak &&
+	       !atomic_compare_exchange_weak_explicit(&b->peak, &peak, used,
+						      memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+}
+
 bool budget_charge(struct budget *b, uint64_t n)
 {
-	uint64_t used, peak;
+	uint64_t used;
 
 	if (!b)
 		return true;
@@ -18,28 +30,16 @@ bool budget_charge(struct budget *b, uint64_t n)
 	} while (!atomic_compare_exchange_weak_explicit(
 		&b->used, &used, used + n, memory_order_relaxed,
 		memory_order_relaxed));
-	peak = atomic_load_explicit(&b->peak, memory_order_relaxed);
-	while (used + n > peak &&
-	       !atomic_compare_exchange_weak_explicit(&b->peak, &peak, used + n,
-						      memory_order_relaxed,
-						      memory_order_relaxed))
-		;
+	raise_peak(b, used + n);
 	return true;
 }
 
 void budget_force(struct budget *b, uint64_t n)
 {
-	uint64_t used, peak;
-
-	if (!b)
-		return;
-	used = atomic_fetch_add_explicit(&b->used, n, memory_order_relaxed) + n;
-	peak = atomic_load_explicit(&b->peak, memory_order_relaxed);
-	while (used > peak &&
-	       !atomic_compare_exchange_weak_explicit(&b->peak, &peak, used,
-						      memory_order_relaxed,
-						      memory_order_relaxed))
-		;
+	if (b)
+		raise_peak(b, atomic_fetch_add_explicit(&b->used, n,
+							memory_order_relaxed) +
+				      n);
 }
 
 void budget_release(struct budget *b, uint64_t n)

@@ -146,6 +146,16 @@ static int enable_v2(const char *dir, const char *controller, const char *what,
 	return 0;
 }
 
+/* A v2 limit: its CONTROLLER enabled down to DIR, then VALUE in FILE. */
+static int limit_v2(const char *dir, const char *controller, const char *file,
+		    const char *value, const char *what, char *err,
+		    size_t errlen)
+{
+	int ret = enable_v2(dir, controller, what, err, errlen);
+
+	return ret ? ret : set_limit(dir, file, value, what, err, errlen);
+}
+
 static int enter_v2(const char *rel, const struct oci_resources *res, char *err,
 		    size_t errlen)
 {
@@ -163,12 +173,8 @@ static int enter_v2(const char *rel, const struct oci_resources *res, char *err,
 	if (res->memory_limit > 0) {
 		snprintf(val, sizeof(val), "%lld",
 			 (long long)res->memory_limit);
-		ret = enable_v2(dir, "memory", "linux.resources.memory.limit",
-				err, errlen);
-		if (!ret)
-			ret = set_limit(dir, "memory.max", val,
-					"linux.resources.memory.limit", err,
-					errlen);
+		ret = limit_v2(dir, "memory", "memory.max", val,
+			       "linux.resources.memory.limit", err, errlen);
 		if (ret)
 			return ret;
 	}
@@ -176,12 +182,8 @@ static int enter_v2(const char *rel, const struct oci_resources *res, char *err,
 		snprintf(val, sizeof(val), "%lld %llu",
 			 (long long)res->cpu_quota,
 			 (unsigned long long)res->cpu_period);
-		ret = enable_v2(dir, "cpu", "linux.resources.cpu.quota", err,
-				errlen);
-		if (!ret)
-			ret = set_limit(dir, "cpu.max", val,
-					"linux.resources.cpu.quota", err,
-					errlen);
+		ret = limit_v2(dir, "cpu", "cpu.max", val,
+			       "linux.resources.cpu.quota", err, errlen);
 		if (ret)
 			return ret;
 	}

@@ -207,6 +207,7 @@ int p9_fid_rename(struct p9_fid_table *t, const char *old, const char *new)
 	for (unsigned int b = 0; b < P9_FID_BUCKETS; b++) {
 		for (struct p9_fid *fid = t->buckets[b]; fid; fid = fid->next) {
 			const char *rest = below(fid->path, old, old_len);
+			size_t was, now;
 			char *moved;
 
 			if (!rest)
@@ -216,18 +217,13 @@ int p9_fid_rename(struct p9_fid_table *t, const char *old, const char *new)
 				continue;
 			}
 			/* The rename happened: its cost is taken, not asked. */
-			if (strlen(moved) >= strlen(fid->path)) {
-				budget_force(t->budget,
-					     strlen(moved) - strlen(fid->path));
-				fid->charged +=
-					strlen(moved) - strlen(fid->path);
-			} else {
-				budget_release(t->budget,
-					       strlen(fid->path) -
-						       strlen(moved));
-				fid->charged -=
-					strlen(fid->path) - strlen(moved);
-			}
+			was = strlen(fid->path);
+			now = strlen(moved);
+			if (now >= was)
+				budget_force(t->budget, now - was);
+			else
+				budget_release(t->budget, was - now);
+			fid->charged += now - was; /* modulo: either way */
 			free(fid->path);
 			fid->path = moved;
 		}
