@@ -85,10 +85,13 @@ static int open_beneath(int dirfd, const char *name, int flags, mode_t mode)
  * descriptor; *LEAF points at PATH's last component. -errno with the
  * reason set (a symlink on the way: ELOOP, named).
  */
+static int dir_beneath(int root, const char *dir, const char *name,
+		       mode_t mode);
+
 static int open_parent(int root, const char *dir, const char *path,
 		       const char **leaf)
 {
-	char comp[256];
+	char comp[256], shown[4096];
 	const char *p = path;
 	int fd = dup(root);
 
@@ -96,15 +99,10 @@ static int open_parent(int root, const char *dir, const char *path,
 		return hvm_set_errno_error("--jail: dup");
 	while (*p == '/')
 		p++;
-	for (;;) {
-		const char *slash = strchr(p, '/');
-		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+	for (const char *slash; (slash = strchr(p, '/'));) {
+		size_t n = (size_t)(slash - p);
 		int next;
 
-		if (!slash) {
-			*leaf = p;
-			return fd;
-		}
 		if (n >= sizeof(comp)) {
 			close(fd);
 			return hvm_set_error(-ENAMETOOLONG,
@@ -113,26 +111,22 @@ static int open_parent(int root, const char *dir, const char *path,
 		}
 		memcpy(comp, p, n);
 		comp[n] = '\0';
-		if (mkdirat(fd, comp, 0755) < 0 && errno != EEXIST) {
-			int e = errno;
-
-			close(fd);
-			errno = e;
-			return hvm_set_errno_error(
-				"--jail: cannot create %s/%.*s", dir,
-				(int)(slash - path), path);
-		}
-		next = open_beneath(fd, comp, O_PATH | O_DIRECTORY, 0);
+		/* Errors name DIR and the path so far, this name included. */
+		snprintf(shown, sizeof(shown), "%s%.*s", dir, (int)(p - path),
+			 path);
+		if (shown[strlen(shown) - 1] == '/')
+			shown[strlen(shown) - 1] = '\0';
+		next = dir_beneath(fd, shown, comp, 0755);
 		close(fd);
 		if (next < 0)
-			return hvm_set_errno_error(
-				"--jail: %s/%.*s is not a directory of DIR's own (a symlink is not followed out of the jail)",
-				dir, (int)(slash - path), path);
+			return next;
 		fd = next;
 		p = slash + 1;
 		while (*p == '/')
 			p++;
 	}
+	*leaf = p;
+	return fd;
 }
 
 /* Mount SRC (FSTYPE, FLAGS, DATA) onto what FD refers to. */
@@ -199,6 +193,17 @@ static int dir_beneath(int root, const char *dir, const char *name, mode_t mode)
 			"--jail: %s/%s is not a directory of DIR's own (a symlink is not followed out of the jail)",
 			dir, name);
 	return fd;
+}
+
+/* DIR/NAME made (with MODE) or found: a directory of DIR's own. */
+static int make_dir(int root, const char *dir, const char *name, mode_t mode)
+{
+	int fd = dir_beneath(root, dir, name, mode);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
 }
 
 /*
@@ -274,7 +279,7 @@ static int set_limit(int resource, uint64_t value, const char *what)
 static int enter(const struct hvm_config *cfg)
 {
 	const char *dir = cfg->jail_dir;
-	int root, fd = -1, r;
+	int root, r;
 
 	if (unshare(CLONE_NEWNS | CLONE_NEWIPC) < 0)
 		return hvm_set_errno_error(
@@ -293,14 +298,10 @@ static int enter(const struct hvm_config *cfg)
 		r = bind_into(root, dir, "/dev/net/tun");
 	if (!r)
 		r = mount_proc(root, dir);
-	if (!r && (fd = dir_beneath(root, dir, "run", 0755)) >= 0)
-		close(fd);
-	else if (!r)
-		r = fd;
-	if (!r && (fd = dir_beneath(root, dir, OLD_ROOT, 0700)) >= 0)
-		close(fd);
-	else if (!r)
-		r = fd;
+	if (!r)
+		r = make_dir(root, dir, "run", 0755);
+	if (!r)
+		r = make_dir(root, dir, OLD_ROOT, 0700);
 	close(root);
 	if (r < 0)
 		return r;
