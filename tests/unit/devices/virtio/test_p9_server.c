@@ -132,6 +132,17 @@ static int walk(struct sess *x, uint32_t fid, uint32_t newfid, ...)
 	return call(x);
 }
 
+/* Txattrwalk: NEWFID reads FID's xattr NAME ("": the list of names). */
+static int xattrwalk(struct sess *x, uint32_t fid, uint32_t newfid,
+		     const char *name)
+{
+	begin(x, P9_TXATTRWALK);
+	p9_put_u32(&x->w, fid);
+	p9_put_u32(&x->w, newfid);
+	put_s(x, name);
+	return call(x);
+}
+
 static int lopen(struct sess *x, uint32_t fid, uint32_t flags)
 {
 	begin(x, P9_TLOPEN);
@@ -416,29 +427,17 @@ static void test_xattr_messages(void **state)
 	assert_string_equal(value, "hiyo!");
 	/* Txattrwalk with a name reads its value through the new fid... */
 	assert_int_equal(walk(x, 0, 1, "hello", NULL), 0);
-	begin(x, P9_TXATTRWALK);
-	p9_put_u32(&x->w, 1);
-	p9_put_u32(&x->w, 2);
-	put_s(x, "user.note");
-	assert_int_equal(call(x), 0);
+	assert_int_equal(xattrwalk(x, 1, 2, "user.note"), 0);
 	size = p9_get_u64(&x->r);
 	assert_int_equal(size, 5);
 	assert_int_equal(read_fid(x, 2, 0, 64, value), 5);
 	assert_string_equal(value, "hiyo!");
 	/* ...and without one lists the names. */
-	begin(x, P9_TXATTRWALK);
-	p9_put_u32(&x->w, 1);
-	p9_put_u32(&x->w, 3);
-	put_s(x, "");
-	assert_int_equal(call(x), 0);
+	assert_int_equal(xattrwalk(x, 1, 3, ""), 0);
 	assert_int_equal(p9_get_u64(&x->r), sizeof("user.note"));
 	assert_int_equal(read_fid(x, 3, 0, 64, value), sizeof("user.note"));
 	assert_string_equal(value, "user.note");
-	begin(x, P9_TXATTRWALK);
-	p9_put_u32(&x->w, 1);
-	p9_put_u32(&x->w, 4);
-	put_s(x, "user.none");
-	assert_int_equal(call(x), -ENODATA);
+	assert_int_equal(xattrwalk(x, 1, 4, "user.none"), -ENODATA);
 	stop(x);
 }
 
@@ -487,16 +486,8 @@ static void test_fids_and_xattrs_are_charged_to_the_budget(void **state)
 	snprintf(path, sizeof(path), "%s/hello", x->dir);
 	assert_int_equal(setxattr(path, "user.big", big, sizeof(big), 0), 0);
 	assert_int_equal(walk(x, 0, 2, "hello", NULL), 0);
-	begin(x, P9_TXATTRWALK);
-	p9_put_u32(&x->w, 2);
-	p9_put_u32(&x->w, 3);
-	put_s(x, "user.big");
-	assert_int_equal(call(x), 0);
-	begin(x, P9_TXATTRWALK);
-	p9_put_u32(&x->w, 2);
-	p9_put_u32(&x->w, 4);
-	put_s(x, "user.big");
-	assert_int_equal(call(x), -ENOMEM);
+	assert_int_equal(xattrwalk(x, 2, 3, "user.big"), 0);
+	assert_int_equal(xattrwalk(x, 2, 4, "user.big"), -ENOMEM);
 	/* The refused reader left no fid behind. */
 	assert_int_equal(clunk(x, 4), -EBADF);
 	/* Nor can a writer declare a value the budget cannot hold. */
