@@ -82,16 +82,25 @@ static int parse_cpus(struct hvm_config *cfg, const char *name,
 	return 0;
 }
 
+/* --NAME's VALUE as bytes, or the error that says how to write one. */
+static int parse_size_option(const char *name, const char *value,
+			     const char *example, uint64_t *bytes)
+{
+	if (parse_size(value, bytes) < 0)
+		return hvm_set_error(
+			-EINVAL,
+			"--%s: '%s' is not a memory size; expected a number with an optional K, M, G or T suffix (no suffix: MiB), e.g. %s",
+			name, value ? value : "", example);
+	return 0;
+}
+
 static int parse_mem(struct hvm_config *cfg, const char *name,
 		     const char *value)
 {
 	uint64_t bytes;
 
-	if (parse_size(value, &bytes) < 0)
-		return hvm_set_error(
-			-EINVAL,
-			"--%s: '%s' is not a memory size; expected a number with an optional K, M, G or T suffix (no suffix: MiB), e.g. 512M",
-			name, value ? value : "");
+	if (parse_size_option(name, value, "512M", &bytes) < 0)
+		return -EINVAL;
 	if (bytes < HVM_MIN_MEM)
 		return hvm_set_error(
 			-EINVAL,
@@ -110,11 +119,8 @@ static int parse_guest_objects(struct hvm_config *cfg, const char *name,
 {
 	uint64_t bytes;
 
-	if (parse_size(value, &bytes) < 0)
-		return hvm_set_error(
-			-EINVAL,
-			"--%s: '%s' is not a memory size; expected a number with an optional K, M, G or T suffix (no suffix: MiB), e.g. 64M",
-			name, value ? value : "");
+	if (parse_size_option(name, value, "64M", &bytes) < 0)
+		return -EINVAL;
 	if (bytes < HVM_MIN_GUEST_OBJECTS)
 		return hvm_set_error(
 			-EINVAL,
