@@ -469,6 +469,69 @@ static int parse_sandbox(struct hvm_config *cfg, const char *name,
 }
 
 /*
+ * --user auto|none|UID[:GID]. Names are not looked up: a VM's identity is
+ * a number that no login shares, and NSS is not reachable from a jail.
+ */
+static int parse_user(struct hvm_config *cfg, const char *name,
+		      const char *value)
+{
+	uint64_t uid, gid;
+	char buf[32], *colon;
+
+	if (value && !strcmp(value, "auto")) {
+		cfg->user_mode = HVM_USER_AUTO;
+		return 0;
+	}
+	if (value && !strcmp(value, "none")) {
+		cfg->user_mode = HVM_USER_NONE;
+		return 0;
+	}
+	if (!value || strlen(value) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, value);
+	colon = strchr(buf, ':');
+	if (colon)
+		*colon++ = '\0';
+	if (parse_uint(buf, 1, UINT32_MAX - 1, &uid) ||
+	    (colon && parse_uint(colon, 1, UINT32_MAX - 1, &gid)))
+		goto bad;
+	cfg->user_mode = HVM_USER_ID;
+	cfg->user_uid = (uint32_t)uid;
+	cfg->user_gid = colon ? (uint32_t)gid : (uint32_t)uid;
+	return 0;
+bad:
+	return hvm_set_error(
+		-EINVAL,
+		"--%s %s: expected auto, none or UID[:GID] (numbers from 1; 0 is root)",
+		name, value ? value : "");
+}
+
+/* --user-range FIRST-LAST: the uids (and gids) --user auto hands out. */
+static int parse_user_range(struct hvm_config *cfg, const char *name,
+			    const char *value)
+{
+	uint64_t first, last;
+	const char *dash = value ? strchr(value, '-') : NULL;
+	char buf[32];
+
+	if (!dash || (size_t)(dash - value) >= sizeof(buf))
+		goto bad;
+	memcpy(buf, value, (size_t)(dash - value));
+	buf[dash - value] = '\0';
+	if (parse_uint(buf, 1, UINT32_MAX - 1, &first) ||
+	    parse_uint(dash + 1, first, UINT32_MAX - 1, &last))
+		goto bad;
+	cfg->user_first = (uint32_t)first;
+	cfg->user_last = (uint32_t)last;
+	return 0;
+bad:
+	return hvm_set_error(
+		-EINVAL,
+		"--%s %s: expected FIRST-LAST, uids from 1 with FIRST <= LAST",
+		name, value ? value : "");
+}
+
+/*
  * --vsock cid=N[,uds=PATH]. The path leaves room for "_4294967295", the
  * suffix of the per-port sockets guest connections go to (sun_path holds
  * 107 characters).
@@ -789,6 +852,12 @@ static const struct option_def options[] = {
 	{ { "cgroup", 0, "PATH",
 	    "join the cgroup at PATH before the VM exists" },
 	  parse_cgroup },
+	{ { "user", 0, "auto|none|UID[:GID]",
+	    "who the VM's threads are after setup; auto: started as root, a uid/gid of its own from --user-range (hintvm run's default)" },
+	  parse_user },
+	{ { "user-range", 0, "FIRST-LAST",
+	    "the uids and gids --user auto hands out, one per running VM (default 1879048192-1879113727)" },
+	  parse_user_range },
 };
 
 #define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -826,6 +895,9 @@ int config_init_defaults(struct hvm_config *cfg)
 		.console_in_fd = STDIN_FILENO,
 		.console_out_fd = STDOUT_FILENO,
 		.agent_stdio_fd = { -1, -1, -1 },
+		/* 0x70000000: far above logins and the usual subuid blocks. */
+		.user_first = HVM_USER_RANGE_FIRST,
+		.user_last = HVM_USER_RANGE_LAST,
 		.sched = malloc(sizeof(*cfg->sched)),
 	};
 	if (!cfg->sched)

@@ -114,6 +114,17 @@ struct hvm_config {
 	uint64_t jail_nofile; /* ,nofile=N: RLIMIT_NOFILE in the jail */
 	uint64_t jail_memlock; /* ,memlock=SIZE: RLIMIT_MEMLOCK in the jail */
 	char *cgroup_path; /* --cgroup PATH: cgroup directory to join */
+	/*
+	 * --user (src/sandbox/identity.c): who the VM's threads are once set
+	 * up. NONE: whoever started it (the library's default); AUTO: when
+	 * started as root, a uid/gid of its own from user_first..user_last
+	 * (hintvm run's default); ID: user_uid:user_gid.
+	 */
+#define HVM_USER_RANGE_FIRST 1879048192u
+#define HVM_USER_RANGE_LAST (HVM_USER_RANGE_FIRST + 65535u)
+	enum { HVM_USER_NONE, HVM_USER_AUTO, HVM_USER_ID } user_mode;
+	uint32_t user_uid, user_gid;
+	uint32_t user_first, user_last; /* --user-range FIRST-LAST */
 	struct hvm_vsock_config vsock; /* --vsock */
 	/* The guest agent (docs/agent.md): --agent, --agent-modules,
 	 * --init-args, and the initramfs the builder found for it. */

@@ -25,6 +25,7 @@
 #include "core/power.h"
 #include "core/stats.h"
 #include "hintvm/hintvm.h"
+#include "sandbox/identity.h"
 
 struct kvm_run;
 struct kvm_coalesced_mmio_ring;
@@ -103,6 +104,7 @@ struct vcpu {
 
 struct vm {
 	struct hvm_config *cfg; /* private copy */
+	struct vm_identity identity; /* --user: who its threads become */
 	struct kvm_host kvm;
 	int fd;
 	struct guest_memory mem;
