@@ -360,6 +360,8 @@ int cmd_run(int argc, char **argv)
 	 * filters under ASan (docs/sandbox.md).
 	 */
 	hvm_config_set_default(cfg, "sandbox", "auto");
+	/* Started as root: the VM's threads are not (docs/sandbox.md). */
+	hvm_config_set_default(cfg, "user", "auto");
 	status = run_vm(cfg, argc, argv, &signals);
 	hvm_config_free(cfg);
 	signal_watch_close(&signals);

@@ -17,9 +17,8 @@
 #define HVM_SANDBOX_IDENTITY_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
-
-struct hvm_config;
 
 struct vm_identity {
 	bool set; /* false: the threads stay who started the VM */
@@ -29,13 +28,13 @@ struct vm_identity {
 };
 
 /*
- * Resolve the config's --user into ID, before any thread of the VM
- * exists: ID for UID[:GID]; for auto, when the caller is root, a uid of
- * --user-range that no other running VM holds (a lock file under the
- * runtime directory, held open for the VM's life); nothing otherwise.
- * 0, or -errno with the reason recorded (hvm_error_message()).
+ * --user auto: a uid of FIRST..LAST (gid the same) that no running VM
+ * holds, by a lock file of that name in directory DIR (root's own), kept
+ * open in ID for the VM's life. 0, or -errno with the reason recorded
+ * (hvm_error_message()).
  */
-int identity_choose(const struct hvm_config *cfg, struct vm_identity *id);
+int identity_take_free(int dir, uint32_t first, uint32_t last,
+		       struct vm_identity *id);
 void identity_release(struct vm_identity *id);
 
 /*

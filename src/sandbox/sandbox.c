@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "sandbox/identity.h"
 #include "sandbox/sandbox.h"
 
 #define SANDBOX_TEST_ENV "HINTVM_TEST_SANDBOX_VIOLATION"
@@ -363,6 +364,19 @@ out:
 	return r;
 }
 
+/*
+ * The bounding set first, on its own: it takes CAP_SETPCAP, which a
+ * thread that became another user (identity.h) no longer has.
+ */
+static void drop_bounding_set(void)
+{
+	/* Without CAP_SETPCAP (already unprivileged) EPERM: nothing to drop. */
+	for (unsigned long cap = 0; cap < 64; cap++) {
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno == EINVAL)
+			break;
+	}
+}
+
 /* This thread's capabilities, bounding and ambient sets: all gone. */
 static int drop_capabilities(void)
 {
@@ -371,11 +385,7 @@ static int drop_capabilities(void)
 	};
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
 
-	/* Without CAP_SETPCAP (already unprivileged) EPERM: nothing to drop. */
-	for (unsigned long cap = 0; cap < 64; cap++) {
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno == EINVAL)
-			break;
-	}
+	drop_bounding_set();
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
 	    errno != EINVAL)
 		return hvm_set_errno_error(
@@ -384,6 +394,13 @@ static int drop_capabilities(void)
 	if (syscall(SYS_capset, &header, data) < 0)
 		return hvm_set_errno_error("sandbox: capset");
 	return 0;
+}
+
+int sandbox_become_vm_user(void)
+{
+	if (requested)
+		drop_bounding_set();
+	return identity_thread_enter();
 }
 
 static int confine(enum sandbox_kind kind)
@@ -425,6 +442,11 @@ void sandbox_thread_enter(enum sandbox_kind kind)
 	const char *test;
 	size_t name_len;
 
+	if (sandbox_become_vm_user() < 0) {
+		pr_err("%s; a %s thread that stays root must not run",
+		       hvm_error_message(), sandbox_kind_name(kind));
+		abort();
+	}
 	if (!requested)
 		return;
 	if (confine(kind) < 0) {

@@ -71,6 +71,14 @@ int sandbox_prepare(void);
 bool sandbox_supported(void);
 
 /*
+ * On the calling thread: become the VM's user (identity.h, --user) when
+ * one is requested, the bounding set dropped first where the sandbox is
+ * on. sandbox_thread_enter() does it first; the thread that builds the
+ * VM calls it before the vCPUs start. 0 or -errno (hvm_error_message()).
+ */
+int sandbox_become_vm_user(void);
+
+/*
  * On the calling thread, when sandbox_requested(): drop every capability
  * (and the bounding and ambient sets), set no_new_privs, unblock SIGSYS and
  * load KIND's filter. A forbidden system call then traps: the reporter

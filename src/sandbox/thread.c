@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "base/log.h"
+#include "sandbox/identity.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/thread.h"
 
@@ -12,6 +13,7 @@ struct thread_start {
 	void *arg;
 	enum log_level level;
 	bool sandbox; /* sandbox_requested() of the creator */
+	const struct vm_identity *identity; /* identity_requested() of it */
 };
 
 static void *thread_trampoline(void *opaque)
@@ -21,6 +23,7 @@ static void *thread_trampoline(void *opaque)
 	free(opaque);
 	log_set_level(start.level);
 	sandbox_set_requested(start.sandbox);
+	identity_set_requested(start.identity);
 	return start.fn(start.arg);
 }
 
@@ -32,7 +35,8 @@ int vm_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
 	if (!start)
 		return ENOMEM;
 	*start = (struct thread_start){ fn, arg, log_get_level(),
-					sandbox_requested() };
+					sandbox_requested(),
+					identity_requested() };
 	r = pthread_create(thread, NULL, thread_trampoline, start);
 	if (r)
 		free(start);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/kvm.h>
@@ -130,6 +131,7 @@ int sched_vm_create(struct vm *vm)
 	vm->sched = s;
 	s->vm = vm;
 	s->opt = *vm->cfg->sched;
+	s->json_fd = -1;
 	s->nr_vcpus = vm->cfg->cpus;
 	/* Threads the VM starts inherit this nice; no boost goes above it. */
 	errno = 0;
@@ -547,6 +549,21 @@ int sched_vm_start(struct vm *vm)
 			       t->stats.nr_values * sizeof(uint64_t));
 		}
 	}
+	/*
+	 * --stats-json: opened now, while we may, since by the end the VM's
+	 * threads are its --user. A FIFO waits for the end: it needs a reader.
+	 */
+	if (s->opt.stats_json[0]) {
+		struct stat st;
+
+		if (stat(s->opt.stats_json, &st) < 0 || !S_ISFIFO(st.st_mode))
+			s->json_fd = open(s->opt.stats_json,
+					  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+					  0644);
+		if (s->json_fd < 0 && errno != ENOENT)
+			pr_debug("--stats-json %s: %s; trying at the end",
+				 s->opt.stats_json, strerror(errno));
+	}
 	s->start_ns = hvm_monotonic_ns();
 	s->started = true;
 
@@ -616,13 +633,17 @@ void sched_vcpu_exit(struct vm *vm, unsigned int id)
  * O_NONBLOCK for open() only: a FIFO nobody reads fails (ENXIO) instead
  * of keeping hintvm from exiting; one with a reader is written normally.
  */
-static FILE *open_stats_json(const char *path)
+static FILE *open_stats_json(const char *path, int *opened)
 {
-	int fd = open(path,
-		      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK,
-		      0644);
-	int fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+	int fd = *opened, fl;
 	FILE *f;
+
+	*opened = -1; /* emptied when opened: a VM that crashes leaves none */
+	if (fd < 0)
+		fd = open(path,
+			  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK,
+			  0644);
+	fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
 
 	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ||
 	    !(f = fdopen(fd, "w"))) {
@@ -646,7 +667,7 @@ static void write_json(struct sched_vm *s)
 	if (!buf)
 		return;
 	n = sched_format_stats(s->vm, true, buf, len);
-	f = open_stats_json(s->opt.stats_json);
+	f = open_stats_json(s->opt.stats_json, &s->json_fd);
 	if (n < 0 || !f) {
 		pr_warn("--stats-json: cannot write %s: %s", s->opt.stats_json,
 			f ? "statistics unavailable" : strerror(errno));
@@ -702,6 +723,8 @@ void sched_vm_destroy(struct vm *vm)
 		pthread_cond_destroy(&t->park_cond);
 	}
 	free(s->vcpus);
+	if (s->json_fd >= 0)
+		close(s->json_fd);
 	if (s->have_vm_stats)
 		kvm_stats_close(&s->vm_stats);
 	free(s->vm_values);

@@ -58,6 +58,8 @@ struct vcpu_track {
 struct sched_vm {
 	struct vm *vm;
 	struct sched_options opt;
+	/* --stats-json, opened at the start (while we may), or -1 (a FIFO). */
+	int json_fd;
 	unsigned int nr_vcpus;
 	struct vcpu_track *vcpus;
 

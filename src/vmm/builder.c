@@ -28,9 +28,12 @@
  * vCPU threads must reach it; vm.c and vcpu.c do not change.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "abi/agent_proto.h"
 #include "agent/agent_host.h"
@@ -68,14 +71,17 @@ static const struct vm_hooks builder_hooks = {
 struct caller_state {
 	enum log_level level;
 	bool sandbox;
+	const struct vm_identity *identity;
 };
 
 static struct caller_state enter_vm(const struct vm *vm)
 {
-	struct caller_state caller = { log_get_level(), sandbox_requested() };
+	struct caller_state caller = { log_get_level(), sandbox_requested(),
+				       identity_requested() };
 
 	log_set_level(log_level_for_verbosity(vm->cfg->verbosity));
 	sandbox_set_requested(vm->cfg->sandbox);
+	identity_set_requested(&vm->identity);
 	return caller;
 }
 
@@ -83,6 +89,7 @@ static void leave_vm(struct caller_state caller)
 {
 	log_set_level(caller.level);
 	sandbox_set_requested(caller.sandbox);
+	identity_set_requested(caller.identity);
 }
 
 static void builder_teardown(struct vm *vm)
@@ -99,10 +106,77 @@ static void builder_teardown(struct vm *vm)
 	arch_vm_destroy(vm);
 	console_out_destroy(vm->console_out); /* after every device */
 	vm->console_out = NULL;
+	identity_release(&vm->identity);
 	vm_free(vm);
 }
 
 static int builder_assemble(struct vm *vm);
+
+/*
+ * The directory of --user auto's uid locks: one for the host, whatever
+ * runtime directory a VM's socket goes to, so that no two VMs share a uid;
+ * root's own, so that nobody else can hold (or free) a VM's uid.
+ */
+#define USER_LOCKS "/run/hintvm-users"
+
+static int open_user_locks(void)
+{
+	struct stat st;
+	int fd;
+
+	mkdir("/run", 0755); /* a bare system (an initramfs) may have none */
+	if (mkdir(USER_LOCKS, 0700) < 0 && errno != EEXIST)
+		return hvm_set_errno_error("--user auto: cannot create %s",
+					   USER_LOCKS);
+	fd = open(USER_LOCKS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return hvm_set_errno_error("--user auto: cannot open %s",
+					   USER_LOCKS);
+	if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 0077)) {
+		close(fd);
+		return hvm_set_error(-EPERM,
+				     "--user auto: %s must be root's, mode 0700",
+				     USER_LOCKS);
+	}
+	return fd;
+}
+
+/* --user: who the VM's threads become (sandbox/identity.h). */
+static int choose_identity(const struct hvm_config *cfg,
+			   struct vm_identity *id)
+{
+	int dir, r;
+
+	*id = (struct vm_identity){ .lock_fd = -1 };
+	switch (cfg->user_mode) {
+	case HVM_USER_ID:
+		/* Without CAP_SETUID only our own ids are ours to take. */
+		if (geteuid() != 0 && (cfg->user_uid != geteuid() ||
+				       cfg->user_gid != getegid()))
+			return hvm_set_error(
+				-EPERM,
+				"--user %u:%u: only root can run a VM as another user",
+				cfg->user_uid, cfg->user_gid);
+		*id = (struct vm_identity){ .set = true,
+					    .uid = cfg->user_uid,
+					    .gid = cfg->user_gid,
+					    .lock_fd = -1 };
+		return 0;
+	case HVM_USER_AUTO:
+		/* Unprivileged already: nothing to give up. */
+		if (geteuid() != 0)
+			return 0;
+		dir = open_user_locks();
+		if (dir < 0)
+			return dir;
+		r = identity_take_free(dir, cfg->user_first, cfg->user_last,
+				       id);
+		close(dir);
+		return r;
+	default:
+		return 0;
+	}
+}
 
 struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 {
@@ -124,8 +198,12 @@ struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 		pr_warn("%s; running without the sandbox", hvm_error_message());
 		vm->cfg->sandbox = false;
 	}
-	caller = enter_vm(vm);
 	/* Before the first thread of the VM exists (the console drain). */
+	if (choose_identity(vm->cfg, &vm->identity) < 0) {
+		vm_free(vm);
+		return NULL;
+	}
+	caller = enter_vm(vm);
 	if ((vm->cfg->sandbox && sandbox_prepare() < 0) ||
 	    builder_assemble(vm) < 0) {
 		builder_teardown(vm);
@@ -240,7 +318,14 @@ static int builder_start(struct vm *vm)
 	if (r < 0)
 		pr_warn("%s; running without scheduling management",
 			hvm_error_message());
-	r = vm_start_vcpus(vm);
+	/*
+	 * Everything that takes root is done: this thread becomes the VM's
+	 * user (--user) before any guest code runs (its threads did at their
+	 * start). A VM whose threads stayed root must not run.
+	 */
+	r = sandbox_become_vm_user();
+	if (r == 0)
+		r = vm_start_vcpus(vm);
 	/* After the vCPUs: the guest's first instruction waits for nothing. */
 	if (r == 0 && control_serve(vm->control) < 0)
 		pr_warn("%s; the control socket will not answer",

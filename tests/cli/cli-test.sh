@@ -410,10 +410,13 @@ PY
 	expect "ctl stop" 0 '"state":"stopping"' -- ctl "$sock" stop
 	wait $pid
 	st=$?
-	if [ $st = 10 ] && [ ! -e "$sock" ]; then
-		ok "VM stopped through the socket (status 10) and removed it"
+	# Started by root, the VM ran as its --user, which may not unlink
+	# in root's directory: the socket stays, answering no more.
+	if [ $st = 10 ] && { [ ! -e "$sock" ] || { [ "$(id -u)" = 0 ] &&
+		! "$hintvm" ctl "$sock" status </dev/null >/dev/null 2>&1; }; }; then
+		ok "VM stopped through the socket (status 10); the socket is gone or dead"
 	else
-		echo "# status $st" >"$tmp/err"; not_ok "VM stopped through the socket (status 10) and removed it"
+		echo "# status $st" >"$tmp/err"; not_ok "VM stopped through the socket (status 10); the socket is gone or dead"
 	fi
 	expect "ctl with nobody listening" 2 "cannot connect to $sock" -- ctl "$sock" status
 	echo "not a socket" >"$tmp/file"
