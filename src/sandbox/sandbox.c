@@ -22,6 +22,7 @@
 #include <seccomp.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -30,6 +31,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -437,6 +439,48 @@ static int confine(enum sandbox_kind kind)
 	return r;
 }
 
+/*
+ * Test hook KIND:OP=TARGET (tests/cli/sandbox-test.sh): what an attacker
+ * who owns a thread of KIND would try, once confined: read, write or
+ * unlink a file, connect to a Unix socket, signal a process. The outcome
+ * goes to stderr; a call the filter forbids kills by SIGSYS instead.
+ */
+static void test_attack(enum sandbox_kind kind, const char *op)
+{
+	const char *target = strchr(op, '=');
+	size_t len = target ? (size_t)(target - op) : 0;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char line[512];
+	long r = -1;
+	int fd, n;
+
+	if (!target++)
+		return;
+	errno = EINVAL;
+	if (len == 4 && !strncmp(op, "read", 4)) {
+		r = syscall(SYS_openat, AT_FDCWD, target, O_RDONLY | O_CLOEXEC);
+	} else if (len == 5 && !strncmp(op, "write", 5)) {
+		r = syscall(SYS_openat, AT_FDCWD, target, O_WRONLY | O_CLOEXEC);
+	} else if (len == 6 && !strncmp(op, "unlink", 6)) {
+		r = syscall(SYS_unlinkat, AT_FDCWD, target, 0);
+	} else if (len == 7 && !strncmp(op, "connect", 7)) {
+		fd = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
+				  0);
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", target);
+		r = fd < 0 ? -1
+			   : syscall(SYS_connect, fd, &sun, sizeof(sun));
+	} else if (len == 4 && !strncmp(op, "kill", 4)) {
+		r = syscall(SYS_kill, atoi(target), 0);
+	}
+	/* Not dprintf(): its stream seeks, which no filter allows. */
+	n = snprintf(line, sizeof(line), "sandbox-probe %s %.*s %s: %s\n",
+		     sandbox_kind_name(kind), (int)len, op, target,
+		     r >= 0 ? "succeeded" : strerror(errno));
+	if (n > 0 && write(STDERR_FILENO, line,
+			   (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1))
+		return;
+}
+
 void sandbox_thread_enter(enum sandbox_kind kind)
 {
 	const char *test;
@@ -472,4 +516,6 @@ void sandbox_thread_enter(enum sandbox_kind kind)
 	else if (!strcmp(test + name_len, ":tiocsti-high"))
 		syscall(SYS_ioctl, STDERR_FILENO,
 			(unsigned long)TIOCSTI | (1UL << 32), "#");
+	else if (test[name_len] == ':')
+		test_attack(kind, test + name_len + 1);
 }

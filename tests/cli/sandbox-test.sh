@@ -65,7 +65,7 @@ run_and_inspect() {
 	echo $? >"$out.status"
 }
 
-echo "1..35"
+echo "1..45"
 
 run_and_inspect sb-on "$tmp/on"
 if [ "$(cat "$tmp/on.status")" = 10 ] &&
@@ -325,5 +325,92 @@ if [ -n "$no_seccomp" ]; then
 	fi
 else
 	skip "no seccomp in the kernel" "no tests/cli/no-seccomp helper given"
+fi
+
+# Started by root, no thread of a VM is root (--user auto, the default).
+# For each thread kind, what an attacker owning that thread tries once it
+# is confined (the KIND:OP=TARGET hook): each must fail, by the uid (EACCES,
+# EPERM) or the filter (SIGSYS). --user none shows the probe can succeed.
+if [ "$(id -u)" = 0 ]; then
+	chmod 0711 "$tmp"
+	mkdir -m 0755 "$tmp/pub"
+	echo secret >"$tmp/pub/secret" && chmod 0600 "$tmp/pub/secret"
+	python3 - "$tmp/pub/root.sock" <<'PY' &
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o600)
+s.listen(64)
+time.sleep(120)
+PY
+	sock_pid=$!
+	for _ in $(seq 100); do [ -S "$tmp/pub/root.sock" ] && break; sleep 0.05; done
+	attacks=("read=/etc/shadow" "read=$tmp/pub/secret" "write=$tmp/pub/secret"
+		"unlink=$tmp/pub/secret" "connect=$tmp/pub/root.sock"
+		"write=/proc/sys/kernel/core_pattern" "write=/dev/kvm" "kill=1")
+	short=(-p "test=spinlock ms=200")
+	# attack KIND ARGS...: every attack from a thread of KIND.
+	attack() {
+		local kind=$1 bad=0 a st
+		shift
+		: >"$tmp/err"
+		for a in "${attacks[@]}"; do
+			echo | HINTVM_TEST_SANDBOX_VIOLATION=$kind:$a timeout 60 \
+				"$hintvm" run "$@" >/dev/null 2>"$tmp/attack"
+			st=$?
+			if grep -q "^sandbox-probe $kind ${a%%=*} ${a#*=}: " "$tmp/attack"; then
+				grep -q "^sandbox-probe $kind ${a%%=*} ${a#*=}: succeeded" "$tmp/attack" && bad=1
+			elif [ $st != 159 ] || ! grep -q "(kind $kind) made the forbidden" "$tmp/attack"; then
+				bad=1 # neither refused nor killed: the hook never ran
+			fi
+			grep -E "^sandbox-probe|forbidden" "$tmp/attack" | sed "s/^/# /" >>"$tmp/err"
+		done
+		if [ $bad = 0 ] && [ -s "$tmp/err" ]; then
+			ok "$kind thread as its --user: root-only files, /proc/sys, /dev/kvm, root's socket, init: all refused"
+		else
+			not_ok "$kind thread as its --user: root-only files, /proc/sys, /dev/kvm, root's socket, init: all refused"
+		fi
+	}
+	attack main "${short[@]}"
+	attack vcpu "${short[@]}"
+	attack event-loop --rng "${short[@]}"
+	attack console-in "${short[@]}"
+	attack console-out "${short[@]}"
+	attack control "${short[@]}"
+	attack brain "${short[@]}"
+	attack 9p-worker --share "$tmp/share,tag=t" "${short[@]}"
+	# The witness: the same thread, left root (caps dropped), reads it.
+	echo | HINTVM_TEST_SANDBOX_VIOLATION="vcpu:read=$tmp/pub/secret" timeout 60 \
+		"$hintvm" run --user none "${short[@]}" >/dev/null 2>"$tmp/err"
+	if grep -q "^sandbox-probe vcpu read $tmp/pub/secret: succeeded" "$tmp/err"; then
+		ok "witness: with --user none a vCPU thread reads root's 0600 file"
+	else
+		not_ok "witness: with --user none a vCPU thread reads root's 0600 file"
+	fi
+	kill $sock_pid 2>/dev/null
+	# Two VMs at once: two uids, neither root, so neither can signal the other.
+	"$hintvm" run --name uid-a -p "test=spinlock ms=20000" </dev/null >/dev/null 2>&1 &
+	pa=$!
+	"$hintvm" run --name uid-b -p "test=spinlock ms=20000" </dev/null >/dev/null 2>&1 &
+	pb=$!
+	for _ in $(seq 100); do
+		"$hintvm" ctl uid-a status >/dev/null 2>&1 && "$hintvm" ctl uid-b status >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	ua=$(awk '/^Uid:/ {print $2}' /proc/$pa/task/*/status | sort -u | tr '\n' ' ')
+	ub=$(awk '/^Uid:/ {print $2}' /proc/$pb/task/*/status | sort -u | tr '\n' ' ')
+	"$hintvm" ctl uid-a stop >/dev/null 2>&1
+	"$hintvm" ctl uid-b stop >/dev/null 2>&1
+	wait $pa $pb
+	echo "# uids: a: $ua b: $ub" >"$tmp/err"
+	case "$ua|$ub" in
+	"0 "*|*"|0 "|*" "*" |"*|*"| "*|"|"*) not_ok "two VMs: one uid each, not root, not the same" ;;
+	*) if [ "$ua" != "$ub" ]; then ok "two VMs: one uid each, not root, not the same"
+	   else not_ok "two VMs: one uid each, not root, not the same"; fi ;;
+	esac
+else
+	for k in main vcpu event-loop console-in console-out control brain 9p-worker witness two-vms; do
+		skip "--user auto: $k" "needs root (started unprivileged, a VM keeps its uid)"
+	done
 fi
 [ $failed = 0 ]
