@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -71,6 +72,28 @@ void identity_release(struct vm_identity *id)
 	id->lock_fd = -1;
 }
 
+static void keep_dumpable_for_sanitizers(void)
+{
+#if SANDBOX_SANITIZED
+	/*
+	 * The change of uid made the process non-dumpable, and
+	 * LeakSanitizer's exit check ptraces our threads: sanitizer builds
+	 * only (CI's), where the check matters more than the dump.
+	 */
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+#endif
+}
+
+int identity_process_enter(const struct vm_identity *id)
+{
+	if (setgroups(0, NULL) < 0 || setresgid(id->gid, id->gid, id->gid) < 0 ||
+	    setresuid(id->uid, id->uid, id->uid) < 0)
+		return hvm_set_errno_error("--user: cannot become %u:%u",
+					   id->uid, id->gid);
+	keep_dumpable_for_sanitizers();
+	return 0;
+}
+
 int identity_thread_enter(void)
 {
 	const struct vm_identity *id = requested;
@@ -88,13 +111,6 @@ int identity_thread_enter(void)
 	    syscall(SYS_setresuid, id->uid, id->uid, id->uid) < 0)
 		return hvm_set_errno_error("--user: cannot become %u:%u",
 					   id->uid, id->gid);
-#if SANDBOX_SANITIZED
-	/*
-	 * The change of uid made the process non-dumpable, and
-	 * LeakSanitizer's exit check ptraces our threads: sanitizer builds
-	 * only (CI's), where the check matters more than the dump.
-	 */
-	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-#endif
+	keep_dumpable_for_sanitizers();
 	return 0;
 }

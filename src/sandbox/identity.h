@@ -51,4 +51,10 @@ const struct vm_identity *identity_requested(void);
  */
 int identity_thread_enter(void);
 
+/*
+ * The whole process becomes ID (glibc's wrappers): for a process with one
+ * thread only, such as --jail's supervisor. 0 or -errno.
+ */
+int identity_process_enter(const struct vm_identity *id);
+
 #endif

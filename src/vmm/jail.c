@@ -33,6 +33,8 @@
 
 #include "base/log.h"
 #include "core/config.h"
+#include "sandbox/identity.h"
+#include "vmm/vm_user.h"
 
 #define OLD_ROOT ".hintvm-old-root"
 
@@ -364,6 +366,7 @@ static int supervise(pid_t child)
 int hvm_jail(const struct hvm_config *cfg, int *status)
 {
 	int sync[2], own_pid_ns;
+	struct vm_identity id;
 	pid_t child;
 	char go = 0;
 	int r;
@@ -377,8 +380,18 @@ int hvm_jail(const struct hvm_config *cfg, int *status)
 	own_pid_ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
 	if (own_pid_ns < 0)
 		return hvm_set_errno_error("--jail: /proc/self/ns/pid");
+	/*
+	 * --user: chosen here, where the host's uid locks are, so that the
+	 * supervisor can become the same uid: no process stays root.
+	 */
+	r = vm_user_choose(cfg, &id);
+	if (r < 0) {
+		close(own_pid_ns);
+		return r;
+	}
 	if (pipe2(sync, O_CLOEXEC) < 0) {
 		close(own_pid_ns);
+		identity_release(&id);
 		return hvm_set_errno_error("--jail: pipe");
 	}
 	/* The next child is PID 1 of a namespace of its own. */
@@ -386,6 +399,7 @@ int hvm_jail(const struct hvm_config *cfg, int *status)
 		close(own_pid_ns);
 		close(sync[0]);
 		close(sync[1]);
+		identity_release(&id);
 		return hvm_set_errno_error("--jail: new PID namespace");
 	}
 	child = fork();
@@ -400,10 +414,18 @@ int hvm_jail(const struct hvm_config *cfg, int *status)
 	if (child < 0) {
 		close(sync[0]);
 		close(sync[1]);
+		identity_release(&id);
 		return hvm_set_errno_error("--jail: fork");
 	}
 	if (child == 0) {
 		close(sync[1]);
+		vm_user_preset(&id);
+		/*
+		 * Still root for the setup, but with the VM's uid as the saved
+		 * one: the supervisor, that uid from now on, may signal us.
+		 */
+		if (id.set && setresuid((uid_t)-1, (uid_t)-1, id.uid) < 0)
+			_exit(HVM_STATUS_USAGE);
 		/* In the cgroup before anything is allocated. */
 		if (read(sync[0], &go, 1) != 1 || go != 1)
 			_exit(HVM_STATUS_USAGE); /* the parent said why */
@@ -420,6 +442,12 @@ int hvm_jail(const struct hvm_config *cfg, int *status)
 	if (write(sync[1], &go, 1) != 1 && r == 0)
 		r = hvm_set_errno_error("--jail: starting the jailed process");
 	close(sync[1]);
+	/* It waits and relays signals: nothing that needs root. */
+	if (id.set && identity_process_enter(&id) < 0) {
+		pr_err("%s; stopping the jailed VM", hvm_error_message());
+		kill(child, SIGKILL);
+	}
+	identity_release(&id);
 	*status = supervise(child);
 	if (r < 0)
 		return r;

@@ -65,7 +65,7 @@ run_and_inspect() {
 	echo $? >"$out.status"
 }
 
-echo "1..45"
+echo "1..46"
 
 run_and_inspect sb-on "$tmp/on"
 if [ "$(cat "$tmp/on.status")" = 10 ] &&
@@ -388,6 +388,25 @@ PY
 		not_ok "witness: with --user none a vCPU thread reads root's 0600 file"
 	fi
 	kill $sock_pid 2>/dev/null
+	# --jail: the supervisor that waits and relays signals is the VM's uid
+	# too (it may still signal the VM: its saved uid), and relays SIGTERM.
+	jd=$(mktemp -d)
+	"$hintvm" run --jail "$jd" -p "test=spinlock ms=20000" </dev/null >/dev/null 2>&1 &
+	sup=$!
+	for _ in $(seq 100); do pgrep -P $sup >/dev/null && break; sleep 0.05; done
+	sleep 0.5
+	uids=$(for p in $sup $(pgrep -P $sup); do awk '/^Uid:/ {print $2}' /proc/$p/task/*/status; done | sort -u | tr '\n' ' ')
+	kill -TERM $sup
+	wait $sup
+	st=$?
+	rm -rf "$jd"
+	echo "# uids: $uids; status $st" >"$tmp/err"
+	case " $uids" in
+	*" 0 "*) not_ok "--jail: the supervisor and the jailed VM are not root; SIGTERM relayed (10)" ;;
+	*) if [ $st = 10 ] && [ "$(echo $uids | wc -w)" = 1 ]; then
+		ok "--jail: the supervisor and the jailed VM are not root; SIGTERM relayed (10)"
+	   else not_ok "--jail: the supervisor and the jailed VM are not root; SIGTERM relayed (10)"; fi ;;
+	esac
 	# Two VMs at once: two uids, neither root, so neither can signal the other.
 	"$hintvm" run --name uid-a -p "test=spinlock ms=20000" </dev/null >/dev/null 2>&1 &
 	pa=$!
@@ -409,7 +428,7 @@ PY
 	   else not_ok "two VMs: one uid each, not root, not the same"; fi ;;
 	esac
 else
-	for k in main vcpu event-loop console-in console-out control brain 9p-worker witness two-vms; do
+	for k in main vcpu event-loop console-in console-out control brain 9p-worker witness jail two-vms; do
 		skip "--user auto: $k" "needs root (started unprivileged, a VM keeps its uid)"
 	done
 fi

@@ -486,9 +486,13 @@ virtio_vsock_case() {
 		return
 	fi
 	rm -rf /tmp/vsock
-	mkdir -p /tmp/vsock
+	# Started by root, the VM runs as its own uid (--user auto): the
+	# guest's calls reach UDS_5000 as that uid, and at the end it removes
+	# its socket as that uid, so the directory and the listener let it in
+	# (docs/sandbox.md).
+	mkdir -m 0777 /tmp/vsock
 	uds=/tmp/vsock/v.sock
-	$v host-serve ${uds}_5000 >/tmp/vsock/serve.out 2>&1 &
+	(umask 0; exec $v host-serve ${uds}_5000 >/tmp/vsock/serve.out 2>&1) &
 	serve=$!
 	LOG=/tmp/$name.log
 	# Empty now: the shell truncates it only once the VM's child runs,
