@@ -490,7 +490,7 @@ virtio_vsock_case() {
 	# guest's calls reach UDS_5000 as that uid, and at the end it removes
 	# its socket as that uid, so the directory and the listener let it in
 	# (docs/sandbox.md).
-	mkdir -m 0777 /tmp/vsock
+	mkdir /tmp/vsock && chmod 0777 /tmp/vsock
 	uds=/tmp/vsock/v.sock
 	(umask 0; exec $v host-serve ${uds}_5000 >/tmp/vsock/serve.out 2>&1) &
 	serve=$!
