@@ -363,8 +363,11 @@ out:
 	return r;
 }
 
-/* This thread's capabilities, bounding and ambient sets: all gone. */
-static int drop_capabilities(void)
+/*
+ * This thread's capabilities, bounding and ambient sets: all gone but
+ * KEEP (bit N: capability N), which stays permitted and effective.
+ */
+static int drop_capabilities(uint64_t keep)
 {
 	struct __user_cap_header_struct header = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
@@ -373,6 +376,8 @@ static int drop_capabilities(void)
 
 	/* Without CAP_SETPCAP (already unprivileged) EPERM: nothing to drop. */
 	for (unsigned long cap = 0; cap < 64; cap++) {
+		if (keep & (1ull << cap))
+			continue;
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno == EINVAL)
 			break;
 	}
@@ -381,6 +386,10 @@ static int drop_capabilities(void)
 		return hvm_set_errno_error(
 			"sandbox: clearing ambient capabilities");
 	memset(data, 0, sizeof(data));
+	for (unsigned int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++) {
+		data[i].permitted = (uint32_t)(keep >> (32 * i));
+		data[i].effective = data[i].permitted;
+	}
 	if (syscall(SYS_capset, &header, data) < 0)
 		return hvm_set_errno_error("sandbox: capset");
 	return 0;
@@ -398,7 +407,7 @@ static int confine(enum sandbox_kind kind)
 	r = build_filter(kind, &ctx);
 	if (r < 0)
 		return r;
-	r = drop_capabilities();
+	r = drop_capabilities(sandbox_kinds[kind].keep_caps);
 	if (!r && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		r = hvm_set_errno_error("sandbox: no_new_privs");
 	if (!r) {
@@ -450,4 +459,16 @@ void sandbox_thread_enter(enum sandbox_kind kind)
 	else if (!strcmp(test + name_len, ":tiocsti-high"))
 		syscall(SYS_ioctl, STDERR_FILENO,
 			(unsigned long)TIOCSTI | (1UL << 32), "#");
+}
+
+int sandbox_process_enter(enum sandbox_kind kind)
+{
+	int r;
+
+	if (requested)
+		return confine(kind);
+	r = drop_capabilities(sandbox_kinds[kind].keep_caps);
+	if (!r && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		r = hvm_set_errno_error("sandbox: no_new_privs");
+	return r;
 }

@@ -167,8 +167,10 @@ static int setup(void **state)
 	sem_init(&f->read_started, 0, 0);
 	sem_init(&f->read_release, 0, 0);
 	f->host = (struct virtio_host){ .mem = &f->mem, .loop = f->loop };
-	f->vdev = virtio_9p_create(&f->host, f->dir, "hostshare", false,
-				   P9_IDS_HOST, 0);
+	f->vdev = virtio_9p_create(
+		&f->host,
+		&(struct virtio_9p_share){ .dir = f->dir, .tag = "hostshare" },
+		0);
 	if (!f->vdev)
 		fail_msg("%s", hvm_error_message());
 	virtio_9p_set_before_op(f->vdev, before_op, f);
