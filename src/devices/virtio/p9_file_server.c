@@ -482,6 +482,23 @@ static void died(struct p9_file_server *fs)
 	       fs->name, (int)fs->pid);
 }
 
+static void pidfd_ready(struct event_watch *w)
+{
+	struct p9_file_server *fs =
+		(struct p9_file_server *)((char *)w -
+					  offsetof(struct p9_file_server, watch));
+
+	died(fs);
+}
+
+int p9_file_server_watch(struct p9_file_server *fs, struct event_loop *loop)
+{
+	if (fs->pidfd < 0)
+		return 0;
+	return event_loop_watch(loop, &fs->watch, fs->pidfd, false,
+				pidfd_ready);
+}
+
 /* One request and its reply on CHAN; the reply's length or -1. */
 static ssize_t exchange(struct p9_file_server *fs, unsigned int chan,
 			const struct wire_request *h, const uint8_t *req,

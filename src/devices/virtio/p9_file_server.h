@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/event_loop.h"
 #include "core/guest_memory.h"
 #include "devices/virtio/p9_fs.h"
 #include "devices/virtio/p9_server.h"
@@ -44,6 +45,7 @@ struct p9_file_server {
 	atomic_bool stopping; /* p9_file_server_stop(): EOF is expected */
 	_Atomic uint64_t *deaths; /* bumped once when it dies; may be NULL */
 	char name[48]; /* for the log: "virtio-9p0 (tag t)" */
+	struct event_watch watch; /* its pidfd: a death is known at once */
 };
 
 struct p9_file_server_config {
@@ -91,6 +93,12 @@ size_t p9_file_server_call(struct p9_file_server *fs, unsigned int chan,
 /* A device reset to GENERATION, through worker CHAN's socket: fids go. */
 void p9_file_server_reset(struct p9_file_server *fs, unsigned int chan,
 			  uint32_t generation);
+
+/*
+ * Have LOOP report the process's death as it happens (logged, counted)
+ * rather than at the guest's next request. 0 or -errno.
+ */
+int p9_file_server_watch(struct p9_file_server *fs, struct event_loop *loop);
 
 static inline uint32_t p9_file_server_msize(struct p9_file_server *fs)
 {

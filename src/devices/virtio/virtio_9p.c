@@ -511,6 +511,19 @@ struct virtio_device *virtio_9p_create(const struct virtio_host *host,
 		}
 		p9->nr_workers++;
 	}
+	/*
+	 * Last, as nothing after it may fail: the loop holds the watch until
+	 * it is destroyed, which is before p9_destroy().
+	 */
+	if (p9->remote && host->loop) {
+		r = p9_file_server_watch(&p9->file_server, host->loop);
+		if (r < 0) {
+			hvm_set_error(r, "%s: watching its file server: %s",
+				      p9->name, strerror(-r));
+			p9_destroy(&p9->vdev);
+			return NULL;
+		}
+	}
 	pr_info("%s: %s as '%s'%s%s%s", p9->name, dir, tag,
 		readonly ? ", read-only" : "",
 		ids == P9_IDS_MAPPED ? ", ids=mapped" : "",

@@ -31,6 +31,7 @@
 #include "base/log.h"
 #include "devices/virtio/p9_file_server.h"
 #include "devices/virtio/p9_server.h"
+#include "sandbox/sandbox.h"
 
 #define BUF 65536
 #define CHANNELS 2
@@ -313,7 +314,8 @@ static void test_server_gone_is_eio(void **state)
 
 static bool can_fork_a_server(void)
 {
-	return geteuid() == 0 && access("/proc/self/status", R_OK) == 0;
+	return geteuid() == 0 && access("/proc/self/status", R_OK) == 0 &&
+	       sandbox_supported();
 }
 
 static int setup_process(void **state)
@@ -330,8 +332,12 @@ static int setup_process(void **state)
 	make_share(f);
 	cfg.dir = f->dir;
 	cfg.deaths = &f->deaths;
+	/* The child loads the file-server filter: the session runs under it. */
+	assert_int_equal(sandbox_prepare(), 0);
+	sandbox_set_requested(true);
 	if (p9_file_server_start(&f->fs, &cfg) < 0)
 		fail_msg("%s", hvm_error_message());
+	sandbox_set_requested(false);
 	*state = f;
 	return 0;
 }
@@ -371,6 +377,8 @@ static void test_process(void **state)
 	assert_int_equal(strtoull(v, NULL, 16), want);
 	status_field(f->fs.pid, "NoNewPrivs", v, sizeof(v));
 	assert_string_equal(v, "1");
+	status_field(f->fs.pid, "Seccomp", v, sizeof(v));
+	assert_string_equal(v, "2");
 	/* Its root is the share: the same directory, nothing above it. */
 	snprintf(path, sizeof(path), "/proc/%d/root/.", (int)f->fs.pid);
 	assert_int_equal(stat(f->dir, &share), 0);
