@@ -404,8 +404,8 @@ int p9_file_server_start(struct p9_file_server *fs,
 	if (!have_cap_sys_admin())
 		return hvm_set_error(
 			-EPERM,
-			"--share %s,server=process: the share's file-server process needs root (CAP_SYS_ADMIN, for its own mount namespace); run hintvm as root or use server=thread",
-			cfg->dir);
+			"%s: --share %s,server=process: the share's file-server process needs root (CAP_SYS_ADMIN, for its own mount namespace); run hintvm as root or use server=thread",
+			fs->name, cfg->dir);
 	for (unsigned int i = 0; i < n; i++) {
 		int sv[2];
 
