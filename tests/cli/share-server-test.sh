@@ -100,7 +100,9 @@ srv=$(pgrep -P "$vm_pid" -x hvm-9p-server)
 kill -9 "$vm_pid"
 wait "$vm_pid" 2>/dev/null
 sleep 0.3
-if [ -n "$srv" ] && ! kill -0 "$srv" 2>/dev/null; then
+# Dead is gone or a zombie (a container's PID 1 may never reap it).
+if [ -n "$srv" ] && { ! [ -e "/proc/$srv" ] ||
+	[ "$(awk '{print $3}' "/proc/$srv/stat" 2>/dev/null)" = Z ]; }; then
 	ok "hintvm killed: its file server dies too"
 else
 	not_ok "hintvm killed: its file server dies too"
