@@ -171,8 +171,7 @@ static void *serve_one(void *arg)
 	return NULL;
 }
 
-void p9_file_server_serve(struct p9_server *s, const int *fds,
-			  unsigned int n)
+void p9_file_server_serve(struct p9_server *s, const int *fds, unsigned int n)
 {
 	struct serve_state st = { .s = s, .generation = 0 };
 	struct serve_channel c[P9_FILE_SERVER_MAX_CHANNELS];
@@ -242,8 +241,8 @@ static int enter_share(const char *root, bool readonly)
 	if (mount(root, root, NULL, MS_BIND | MS_REC, NULL) < 0)
 		return hvm_set_errno_error("bind-mounting %s", root);
 	/* ro: the kernel refuses writes too, not only p9_fs.c. */
-	if (mount(NULL, root, NULL, flags | (readonly ? MS_RDONLY : 0),
-		  NULL) < 0 &&
+	if (mount(NULL, root, NULL, flags | (readonly ? MS_RDONLY : 0), NULL) <
+		    0 &&
 	    readonly)
 		return hvm_set_errno_error("remounting %s read-only", root);
 	if (chdir(root) < 0)
@@ -409,7 +408,8 @@ int p9_file_server_start(struct p9_file_server *fs,
 	for (unsigned int i = 0; i < n; i++) {
 		int sv[2];
 
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) <
+		    0) {
 			r = hvm_set_errno_error("%s: socketpair", fs->name);
 			goto fail;
 		}
@@ -435,8 +435,7 @@ int p9_file_server_start(struct p9_file_server *fs,
 	fs->pid = pid;
 	fs->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (fs->pidfd < 0) {
-		r = hvm_set_errno_error("%s: pidfd_open (Linux 5.3)",
-					fs->name);
+		r = hvm_set_errno_error("%s: pidfd_open (Linux 5.3)", fs->name);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		close(status[0]);
@@ -486,7 +485,8 @@ static void pidfd_ready(struct event_watch *w)
 {
 	struct p9_file_server *fs =
 		(struct p9_file_server *)((char *)w -
-					  offsetof(struct p9_file_server, watch));
+					  offsetof(struct p9_file_server,
+						   watch));
 
 	died(fs);
 }
@@ -531,8 +531,7 @@ size_t p9_file_server_call(struct p9_file_server *fs, unsigned int chan,
 	ssize_t n;
 
 	/* What p9_server_handle() would not answer either. */
-	if (p9_peek_header(req, held, &type, &tag) < 0 ||
-	    cap < P9_HDR_SIZE + 4)
+	if (p9_peek_header(req, held, &type, &tag) < 0 || cap < P9_HDR_SIZE + 4)
 		return 0;
 	if (cap > P9_MAX_MSIZE)
 		cap = P9_MAX_MSIZE;

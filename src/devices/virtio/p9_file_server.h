@@ -118,7 +118,6 @@ void p9_file_server_release(struct p9_file_server *fs);
  * The process's side: serve S on FDS[0, N), one thread each (the caller's
  * for the first), until every socket is closed. Returns when all are.
  */
-void p9_file_server_serve(struct p9_server *s, const int *fds,
-			  unsigned int n);
+void p9_file_server_serve(struct p9_server *s, const int *fds, unsigned int n);
 
 #endif

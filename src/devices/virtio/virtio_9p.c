@@ -415,8 +415,8 @@ static int start_server(struct virtio_9p *p9, const struct virtio_host *host,
 		.ids = share->ids,
 		.max_fids = VIRTIO_9P_MAX_FIDS,
 		.max_msize = P9_MAX_MSIZE,
-		.budget_limit = host->guest_objects ? host->guest_objects->limit
-						    : 0,
+		.budget_limit =
+			host->guest_objects ? host->guest_objects->limit : 0,
 		.channels = VIRTIO_9P_WORKERS,
 		.mem = host->mem,
 		.deaths = host->share_server_deaths,

@@ -96,8 +96,7 @@ static int setup_threaded(void **state)
 	}
 	p9_file_server_attach(&f->fs, near, CHANNELS, "test");
 	f->fs.deaths = &f->deaths;
-	assert_int_equal(pthread_create(&f->serving, NULL, serve_thread, f),
-			 0);
+	assert_int_equal(pthread_create(&f->serving, NULL, serve_thread, f), 0);
 	f->threaded = true;
 	*state = f;
 	return 0;
@@ -174,8 +173,7 @@ static int attach(struct fx *f, uint32_t fid)
 	return call(f);
 }
 
-static int walk1(struct fx *f, uint32_t fid, uint32_t newfid,
-		 const char *name)
+static int walk1(struct fx *f, uint32_t fid, uint32_t newfid, const char *name)
 {
 	begin(f, P9_TWALK);
 	p9_put_u32(&f->w, fid);
@@ -274,8 +272,8 @@ static void test_oversized(void **state)
 	/* The guest says 2 MiB; only the header crosses: EMSGSIZE. */
 	begin(f, P9_TREAD);
 	p9_writer_finish(&f->w);
-	n = p9_file_server_call(&f->fs, 0, 0, f->req, P9_HDR_SIZE,
-				2u << 20, f->rep, sizeof(f->rep));
+	n = p9_file_server_call(&f->fs, 0, 0, f->req, P9_HDR_SIZE, 2u << 20,
+				f->rep, sizeof(f->rep));
 	assert_int_equal(f->rep[4], P9_RLERROR);
 	assert_int_equal(f->rep[7], EMSGSIZE);
 	assert_int_not_equal(n, 0);
@@ -397,9 +395,9 @@ static void test_process(void **state)
 	assert_int_equal(walk1(f, 4, 5, "hello"), 0);
 
 	/* Its death: EIO to the guest, counted, and it is reaped later. */
-	assert_int_equal(syscall(SYS_pidfd_send_signal, f->fs.pidfd, SIGKILL,
-				 NULL, 0),
-			 0);
+	assert_int_equal(
+		syscall(SYS_pidfd_send_signal, f->fs.pidfd, SIGKILL, NULL, 0),
+		0);
 	assert_int_equal(getattr(f, 2), -EIO);
 	assert_int_equal(f->deaths, 1);
 }
@@ -454,8 +452,8 @@ static void test_needs_root(void **state)
 int main(void)
 {
 	const struct CMUnitTest threaded[] = {
-		cmocka_unit_test_setup_teardown(test_round_trip,
-						setup_threaded, teardown),
+		cmocka_unit_test_setup_teardown(test_round_trip, setup_threaded,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_reset_by_generation,
 						setup_threaded, teardown),
 		cmocka_unit_test_setup_teardown(test_oversized, setup_threaded,
