@@ -79,6 +79,8 @@ const unsigned int sandbox_nr_common_rules = N(sandbox_common_rules);
  */
 const struct sandbox_rule sandbox_sanitizer_rules[] = {
 	ANY("sigaltstack"), /* ASan: each thread's signal stack, set and freed */
+	/* ASan's pthread_create on an already confined thread (file-server) */
+	ANY("sched_getaffinity"),
 	/* LeakSanitizer at exit: a tracer stops every thread with ptrace */
 	{ "clone", SANDBOX_LSAN_TRACER },
 	ANY("ptrace"),
