@@ -127,7 +127,9 @@ int main(void)
 	guest_memory_add_region(&mem, 0, RAM_SIZE, ram);
 	sem_init(&irq, 0, 0);
 	vhost = (struct virtio_host){ .mem = &mem, .loop = loop };
-	vdev = virtio_9p_create(&vhost, dir, "bench", false, P9_IDS_HOST, 0);
+	vdev = virtio_9p_create(
+		&vhost, &(struct virtio_9p_share){ .dir = dir, .tag = "bench" },
+		0);
 	if (!vdev || virtio_device_attach_loop(vdev, loop) < 0)
 		return 1;
 	virtio_mmio_init(&mmio, vdev, 0,

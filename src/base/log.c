@@ -135,6 +135,11 @@ void log_msg_ratelimited(struct log_ratelimit *rl, enum log_level level,
 	log_line(level, line);
 }
 
+void log_after_fork(void)
+{
+	pthread_mutex_init(&ratelimit_lock, NULL);
+}
+
 static void log_line(enum log_level level, const char *line)
 {
 	static const char *const prefix[] = {

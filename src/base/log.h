@@ -69,6 +69,13 @@ void log_msg_ratelimited(struct log_ratelimit *rl, enum log_level level,
 			 const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * In a child forked from a multithreaded hintvm (a share's file server):
+ * another thread may have held the rate limiters' lock at the fork, and
+ * the child has no such thread to release it.
+ */
+void log_after_fork(void);
+
 #define pr_warn_ratelimited(...)                                  \
 	do {                                                      \
 		static struct log_ratelimit rl_;                  \

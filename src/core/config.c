@@ -246,7 +246,7 @@ static int parse_share(struct hvm_config *cfg, const char *name,
 	if (!value || !*value || *value == ',')
 		return hvm_set_error(
 			-EINVAL,
-			"--%s needs a directory: HOSTDIR,tag=TAG[,ro][,ids=mapped]",
+			"--%s needs a directory: HOSTDIR,tag=TAG[,ro][,ids=mapped][,server=MODE]",
 			name);
 	if (cfg->nr_shares == HVM_MAX_SHARES)
 		return hvm_set_error(-EINVAL, "--%s: at most %d shares", name,
@@ -262,6 +262,17 @@ static int parse_share(struct hvm_config *cfg, const char *name,
 			share.ids_mapped = true;
 		} else if (!strcmp(item, "ids=host")) {
 			share.ids_mapped = false;
+		} else if (!strcmp(item, "server=auto")) {
+			share.server = HVM_SHARE_SERVER_AUTO;
+		} else if (!strcmp(item, "server=thread")) {
+			share.server = HVM_SHARE_SERVER_THREAD;
+		} else if (!strcmp(item, "server=process")) {
+			share.server = HVM_SHARE_SERVER_PROCESS;
+		} else if (!strncmp(item, "server=", 7)) {
+			r = hvm_set_error(
+				-EINVAL,
+				"--%s %s: server '%s' is not thread, process or auto",
+				name, value, item + 7);
 		} else if (!strncmp(item, "tag=", 4)) {
 			free(share.tag);
 			share.tag = strdup(item + 4);
@@ -276,7 +287,7 @@ static int parse_share(struct hvm_config *cfg, const char *name,
 		} else {
 			r = hvm_set_error(
 				-EINVAL,
-				"--%s %s: unknown share option '%s'; expected tag=TAG, ro or ids=mapped",
+				"--%s %s: unknown share option '%s'; expected tag=TAG, ro, ids=mapped or server=thread|process|auto",
 				name, value, item);
 		}
 	}
@@ -778,8 +789,8 @@ static const struct option_def options[] = {
 	{ { "vsock", 0, "cid=N[,uds=PATH]",
 	    "virtio-vsock with guest CID N; host programs reach it through PATH (Firecracker's hybrid protocol)" },
 	  parse_vsock },
-	{ { "share", 0, "HOSTDIR,tag=TAG[,ro][,ids=mapped]",
-	    "share a host directory over virtio-9p, mounted by tag (repeatable)" },
+	{ { "share", 0, "HOSTDIR,tag=TAG[,ro][,ids=mapped][,server=MODE]",
+	    "share a host directory over virtio-9p, mounted by tag (repeatable); server=process serves it from a separate file-server process (root only), thread from hintvm's own threads, auto (default) a process when --user switches the VM's user" },
 	  parse_share },
 	{ { "agent", 0, NULL,
 	    "boot the guest agent (hintvm exec; docs/agent.md): its initramfs for --kernel, a vsock device, the main process's exit status" },

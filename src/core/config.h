@@ -41,14 +41,25 @@ struct hvm_disk_config {
 	uint64_t bw; /* bw=BYTES[/s]: bytes per second, 0 unlimited */
 };
 
-/* --share HOSTDIR,tag=TAG[,ro][,ids=mapped]: virtio-9p (docs/shares.md). */
+/*
+ * --share HOSTDIR,tag=TAG[,ro][,ids=mapped][,server=thread|process|auto]:
+ * virtio-9p (docs/shares.md).
+ */
 #define HVM_MAX_SHARES 8
+
+enum hvm_share_server {
+	/* a process when the VM's threads switch user (--user), else threads */
+	HVM_SHARE_SERVER_AUTO,
+	HVM_SHARE_SERVER_THREAD, /* the VMM's own 9P worker threads */
+	HVM_SHARE_SERVER_PROCESS, /* a file-server process (needs root) */
+};
 
 struct hvm_share_config {
 	char *path; /* the host directory */
 	char *tag; /* the guest's mount tag */
 	bool readonly;
 	bool ids_mapped; /* guest ownership in user.hintvm.* xattrs */
+	enum hvm_share_server server;
 };
 
 struct hvm_net_config {

@@ -125,6 +125,8 @@ struct vm {
 	struct console_in_stats console_in; /* outlives console: --stats */
 	/* Host memory the guest made the devices allocate (--guest-objects). */
 	struct budget guest_objects;
+	/* Shares whose file-server process died (server=process, --stats). */
+	_Atomic uint64_t share_server_deaths;
 	struct console_out *console_out; /* guest output, for every device */
 	struct control *control;
 	char name[66]; /* --name or generated; set when the VM starts */

@@ -368,31 +368,41 @@ out:
 
 /*
  * The bounding set first, on its own: it takes CAP_SETPCAP, which a
- * thread that became another user (identity.h) no longer has.
+ * thread that became another user (identity.h) no longer has. KEEP (bit
+ * N: capability N) stays.
  */
-static void drop_bounding_set(void)
+static void drop_bounding_set(uint64_t keep)
 {
 	/* Without CAP_SETPCAP (already unprivileged) EPERM: nothing to drop. */
 	for (unsigned long cap = 0; cap < 64; cap++) {
+		if (keep & (1ull << cap))
+			continue;
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno == EINVAL)
 			break;
 	}
 }
 
-/* This thread's capabilities, bounding and ambient sets: all gone. */
-static int drop_capabilities(void)
+/*
+ * This thread's capabilities, bounding and ambient sets: all gone but
+ * KEEP (bit N: capability N), which stays permitted and effective.
+ */
+static int drop_capabilities(uint64_t keep)
 {
 	struct __user_cap_header_struct header = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
 	};
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
 
-	drop_bounding_set();
+	drop_bounding_set(keep);
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
 	    errno != EINVAL)
 		return hvm_set_errno_error(
 			"sandbox: clearing ambient capabilities");
 	memset(data, 0, sizeof(data));
+	for (unsigned int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++) {
+		data[i].permitted = (uint32_t)(keep >> (32 * i));
+		data[i].effective = data[i].permitted;
+	}
 	if (syscall(SYS_capset, &header, data) < 0)
 		return hvm_set_errno_error("sandbox: capset");
 	return 0;
@@ -401,7 +411,7 @@ static int drop_capabilities(void)
 int sandbox_become_vm_user(void)
 {
 	if (requested)
-		drop_bounding_set();
+		drop_bounding_set(0);
 	return identity_thread_enter();
 }
 
@@ -417,7 +427,7 @@ static int confine(enum sandbox_kind kind)
 	r = build_filter(kind, &ctx);
 	if (r < 0)
 		return r;
-	r = drop_capabilities();
+	r = drop_capabilities(sandbox_kinds[kind].keep_caps);
 	if (!r && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		r = hvm_set_errno_error("sandbox: no_new_privs");
 	if (!r) {
@@ -518,4 +528,16 @@ void sandbox_thread_enter(enum sandbox_kind kind)
 			(unsigned long)TIOCSTI | (1UL << 32), "#");
 	else if (test[name_len] == ':')
 		test_attack(kind, test + name_len + 1);
+}
+
+int sandbox_process_enter(enum sandbox_kind kind)
+{
+	int r;
+
+	if (requested)
+		return confine(kind);
+	r = drop_capabilities(sandbox_kinds[kind].keep_caps);
+	if (!r && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		r = hvm_set_errno_error("sandbox: no_new_privs");
+	return r;
 }

@@ -15,6 +15,7 @@
 #define HVM_SANDBOX_SANDBOX_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct hvm_config;
 
@@ -36,6 +37,7 @@ enum sandbox_kind {
 	SANDBOX_9P_WORKER, /* virtio-9p's file system workers (hvm-9p) */
 	SANDBOX_AGENT_STATUS, /* --agent: the guest's exit report (hvm-agent) */
 	SANDBOX_AGENT_STDIO, /* the agent's main process's stdio (hvm-stdio) */
+	SANDBOX_FILE_SERVER, /* a share's file-server process (hvm-9p-server) */
 	SANDBOX_NR_KINDS
 };
 
@@ -89,6 +91,16 @@ int sandbox_become_vm_user(void);
  */
 void sandbox_thread_enter(enum sandbox_kind kind);
 
+/*
+ * For a process hintvm forked (a share's file server) while it has one
+ * thread: keep only KIND's keep_caps (the bounding set too), set
+ * no_new_privs, and, when sandbox_requested(), load KIND's filter, which
+ * the threads it starts afterwards inherit. Unlike sandbox_thread_enter
+ * the capabilities go whatever the sandbox setting: they are what the
+ * process is for. 0 or -errno with the reason recorded.
+ */
+int sandbox_process_enter(enum sandbox_kind kind);
+
 /* ---- the allow-lists (sandbox_rules.c) ---- */
 
 /* What a rule lets through besides the system call's number. */
@@ -127,6 +139,7 @@ struct sandbox_kind_rules {
 	unsigned int nr_rules;
 	const struct sandbox_ioctl *ioctls; /* for SANDBOX_IOCTLS */
 	unsigned int nr_ioctls;
+	uint64_t keep_caps; /* bit N: capability N stays; 0 for threads */
 };
 
 /* Rules every kind gets (thread exit, memory, locks, logging). */

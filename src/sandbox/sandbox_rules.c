@@ -26,6 +26,7 @@
  * (allowed_ops in event_loop.c): a new event_loop_* helper adds its
  * opcode there.
  */
+#include <linux/capability.h>
 #include <linux/if_tun.h>
 #include <stddef.h>
 #include <linux/kvm.h>
@@ -78,6 +79,8 @@ const unsigned int sandbox_nr_common_rules = N(sandbox_common_rules);
  */
 const struct sandbox_rule sandbox_sanitizer_rules[] = {
 	ANY("sigaltstack"), /* ASan: each thread's signal stack, set and freed */
+	/* ASan's pthread_create on an already confined thread (file-server) */
+	ANY("sched_getaffinity"),
 	/* LeakSanitizer at exit: a tracer stops every thread with ptrace */
 	{ "clone", SANDBOX_LSAN_TRACER },
 	ANY("ptrace"),
@@ -136,6 +139,10 @@ static const struct sandbox_rule main_rules[] = {
 	ANY("set_robust_list"),
 	ANY("rseq"),
 	ANY("prctl"), /* pthread_setname_np */
+	/* a share's file-server process (p9_file_server.c): ended, reaped */
+	ANY("shutdown"),
+	ANY("pidfd_send_signal"),
+	ANY("waitid"),
 };
 
 static const struct sandbox_rule vcpu_rules[] = {
@@ -220,32 +227,53 @@ static const struct sandbox_rule rr_partner_rules[] = {
  * path or the how struct, so openat2 is allowed whole). The reply's
  * interrupt is INJECT_RULES.
  */
+#define P9_FS_RULES \
+	ANY("openat2"), \
+	ANY("openat"), /* the fd walk where openat2 is missing (p9_fs.c) */ \
+	ANY("getdents64"), \
+	ANY("fcntl"), \
+	ANY("lseek"), \
+	ANY("pread64"), \
+	ANY("pwrite64"), \
+	ANY("ftruncate"), \
+	ANY("fsync"), \
+	ANY("fdatasync"), \
+	ANY("fchmod"), \
+	ANY("fstatfs"), \
+	ANY("utimensat"), \
+	ANY("mkdirat"), \
+	ANY("symlinkat"), \
+	ANY("linkat"), \
+	ANY("unlinkat"), \
+	ANY("renameat"), \
+	ANY("renameat2"), /* arm64 has no renameat */ \
+	ANY("readlinkat"), \
+	ANY("fgetxattr"), \
+	ANY("fsetxattr"), \
+	ANY("flistxattr"), \
+	ANY("fremovexattr")
+
 static const struct sandbox_rule p9_worker_rules[] = {
 	INJECT_RULES,
-	ANY("openat2"),
-	ANY("openat"), /* the fd walk where openat2 is missing (p9_fs.c) */
-	ANY("getdents64"),
-	ANY("fcntl"),
-	ANY("lseek"),
-	ANY("pread64"),
-	ANY("pwrite64"),
-	ANY("ftruncate"),
-	ANY("fsync"),
-	ANY("fdatasync"),
-	ANY("fchmod"),
-	ANY("fstatfs"),
-	ANY("utimensat"),
-	ANY("mkdirat"),
-	ANY("symlinkat"),
-	ANY("linkat"),
-	ANY("unlinkat"),
-	ANY("renameat"),
-	ANY("renameat2"), /* arm64 has no renameat */
-	ANY("readlinkat"),
-	ANY("fgetxattr"),
-	ANY("fsetxattr"),
-	ANY("flistxattr"),
-	ANY("fremovexattr"),
+	P9_FS_RULES,
+	/* server=process: the T-message out to the file server (MSG_NOSIGNAL) */
+	ANY("sendto"),
+};
+
+/*
+ * The share's file-server process (p9_file_server.c, server=process): the
+ * same file operations on its own threads, one per worker's socket; no
+ * ioctl at all (it never sees KVM), no socket it did not inherit.
+ */
+static const struct sandbox_rule file_server_rules[] = {
+	P9_FS_RULES,
+	ANY("read"), /* a T-message from the VMM */
+	ANY("sendto"), /* the R-message back (MSG_NOSIGNAL) */
+	/* one thread per socket, started after the filter is loaded */
+	{ "clone", SANDBOX_THREAD_CLONE },
+	{ "clone3", SANDBOX_ENOSYS },
+	ANY("set_robust_list"),
+	ANY("rseq"),
 };
 
 /* --agent's exit-report reader (agent/agent_host.c): one connection at a time. */
@@ -315,9 +343,10 @@ static const struct sandbox_ioctl sched_ioctls[] = {
 	IOCTL_TYPE(KVMIO),
 };
 
-#define KIND(name, table) { name, table, N(table), NULL, 0 }
+#define KIND(name, table) { name, table, N(table), NULL, 0, 0 }
 #define KIND_IOCTLS(name, table, ioctls) \
-	{ name, table, N(table), ioctls, N(ioctls) }
+	{ name, table, N(table), ioctls, N(ioctls), 0 }
+#define CAP(c) (1ull << (c))
 
 const struct sandbox_kind_rules sandbox_kinds[SANDBOX_NR_KINDS] = {
 	[SANDBOX_MAIN] = KIND_IOCTLS("main", main_rules, main_ioctls),
@@ -334,5 +363,15 @@ const struct sandbox_kind_rules sandbox_kinds[SANDBOX_NR_KINDS] = {
 					  inject_ioctls),
 	[SANDBOX_AGENT_STATUS] = KIND("agent-status", agent_status_rules),
 	[SANDBOX_AGENT_STDIO] = KIND("agent-stdio", agent_stdio_rules),
+	/*
+	 * The one kind that keeps capabilities: root's view of a share
+	 * (docs/shares.md, server=process). p9_fs.c never chowns and never
+	 * makes device nodes (CAP_CHOWN, CAP_MKNOD) and strips set-id bits
+	 * itself (CAP_FSETID); CAP_DAC_READ_SEARCH is left out on purpose:
+	 * it grants open_by_handle_at, the classic way out of a chroot.
+	 */
+	[SANDBOX_FILE_SERVER] = { "file-server", file_server_rules,
+				  N(file_server_rules), NULL, 0,
+				  CAP(CAP_DAC_OVERRIDE) | CAP(CAP_FOWNER) },
 };
 /* clang-format on */

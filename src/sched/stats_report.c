@@ -247,6 +247,7 @@ VM_STAT(m_guest_objects, atomic_load(&s->vm->guest_objects.used))
 VM_STAT(m_guest_objects_peak, atomic_load(&s->vm->guest_objects.peak))
 VM_STAT(m_guest_objects_limit, s->vm->guest_objects.limit)
 VM_STAT(m_guest_objects_refused, atomic_load(&s->vm->guest_objects.refused))
+VM_STAT(m_share_server_deaths, atomic_load(&s->vm->share_server_deaths))
 VM_STAT(m_sched_hints, s->opt.settings.hints)
 VM_STAT(m_commit, s->state.commit)
 VM_TEXT(m_commit_text, commit_state_name(s->state.commit))
@@ -387,6 +388,9 @@ static const struct stat_desc vm_stats[] = {
 	{ .name = "guest_objects_refused",
 	  .json = "guest_objects.refused",
 	  .get = m_guest_objects_refused },
+	{ .name = "share_servers_died",
+	  .json = "shares.servers_died",
+	  .get = m_share_server_deaths },
 	{ .name = "sched_hints",
 	  .json = "policy.sched_hints",
 	  .kind = STAT_FLAG,
@@ -593,6 +597,12 @@ static void format_table(struct sched_vm *s, struct stat_text *t)
 		(unsigned long long)(m_guest_objects_peak(s, 0) >> 10),
 		(unsigned long long)(m_guest_objects_limit(s, 0) >> 10),
 		(unsigned long long)m_guest_objects_refused(s, 0));
+	/* server=process: its requests fail with EIO since (docs/shares.md). */
+	if (m_share_server_deaths(s, 0))
+		stat_put(
+			t,
+			"  shares: %llu file-server process(es) died; their shares answer EIO\n",
+			(unsigned long long)m_share_server_deaths(s, 0));
 	if (s->kernel.yield_to)
 		stat_put(
 			t,

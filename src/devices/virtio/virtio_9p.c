@@ -13,6 +13,7 @@
 #include "abi/p9_mount_tag.h"
 #include "base/log.h"
 #include "devices/virtio/iov.h"
+#include "devices/virtio/p9_file_server.h"
 #include "devices/virtio/p9_server.h"
 #include "devices/virtio/virtio_9p.h"
 #include "sandbox/sandbox.h"
@@ -53,7 +54,10 @@ struct p9_request {
 
 struct virtio_9p {
 	struct virtio_device vdev;
-	struct p9_server server;
+	struct p9_server server; /* server=thread */
+	/* server=process: the workers hand each message to it instead */
+	bool remote;
+	struct p9_file_server file_server;
 	char name[24];
 	uint32_t generation; /* under vdev.lock */
 	bool waiting_for_slot; /* under vdev.lock */
@@ -62,6 +66,9 @@ struct virtio_9p {
 	pthread_cond_t work_cond;
 	struct p9_request *head, *tail;
 	bool stopping;
+	/* server=process: a reset the file server has not heard of yet */
+	bool reset_pending;
+	uint32_t reset_generation;
 	pthread_t workers[VIRTIO_9P_WORKERS];
 	unsigned int nr_workers;
 	struct p9_request reqs[P9_QUEUE_SIZE];
@@ -120,36 +127,67 @@ static void finish(struct virtio_9p *p9, struct p9_request *req,
 	}
 }
 
+struct worker_start {
+	struct virtio_9p *p9;
+	unsigned int index; /* server=process: its socket to the server */
+};
+
+/* Serve REQ in this process or in the file server, on worker INDEX's socket. */
+static size_t serve(struct virtio_9p *p9, unsigned int index,
+		    struct p9_request *req, uint8_t *reply, size_t cap)
+{
+	if (!p9->remote)
+		return p9_server_handle(&p9->server, req->msg, req->len, reply,
+					cap);
+	return p9_file_server_call(&p9->file_server, index, req->generation,
+				   req->msg, req->held, req->len, reply, cap);
+}
+
 static void *worker(void *arg)
 {
-	struct virtio_9p *p9 = arg;
+	struct worker_start start = *(struct worker_start *)arg;
+	struct virtio_9p *p9 = start.p9;
 	uint8_t *reply;
 
+	free(arg);
 	pthread_setname_np(pthread_self(), "hvm-9p");
 	sandbox_thread_enter(SANDBOX_9P_WORKER);
-	reply = malloc(p9->server.max_msize);
+	reply = malloc(P9_MAX_MSIZE);
 
 	for (;;) {
 		struct p9_request *req;
 		size_t cap, len = 0;
+		bool reset = false;
+		uint32_t generation = 0;
 
 		pthread_mutex_lock(&p9->work_lock);
-		while (!p9->head && !p9->stopping)
+		while (!p9->head && !p9->stopping && !p9->reset_pending)
 			pthread_cond_wait(&p9->work_cond, &p9->work_lock);
-		req = p9->head;
+		if (p9->reset_pending) {
+			reset = true;
+			generation = p9->reset_generation;
+			p9->reset_pending = false;
+		}
+		req = reset ? NULL : p9->head;
 		if (req) {
 			p9->head = req->next;
 			if (!p9->head)
 				p9->tail = NULL;
 		}
 		pthread_mutex_unlock(&p9->work_lock);
+		if (reset) {
+			p9_file_server_reset(&p9->file_server, start.index,
+					     generation);
+			continue;
+		}
 		if (!req)
 			break; /* stopping, and nothing left */
 		cap = req->chain->in_len;
+		if (cap > P9_MAX_MSIZE)
+			cap = P9_MAX_MSIZE;
 		/* Without a reply buffer (ENOMEM) the chain goes back empty. */
 		if (reply)
-			len = p9_server_handle(&p9->server, req->msg, req->len,
-					       reply, cap);
+			len = serve(p9, start.index, req, reply, cap);
 		pthread_mutex_lock(&p9->vdev.lock);
 		finish(p9, req, reply, len);
 		pthread_mutex_unlock(&p9->vdev.lock);
@@ -214,7 +252,7 @@ static int handle(struct virtio_device *vdev, uint16_t q,
 	if (chain->in_len < P9_HDR_SIZE + 4)
 		return 0; /* no room even for an Rlerror */
 	req->len = chain->out_len;
-	if (req->len > p9->server.max_msize)
+	if (req->len > P9_MAX_MSIZE)
 		req->len = P9_HDR_SIZE; /* the header suffices for EMSGSIZE */
 	req->msg = malloc(req->len ? req->len : 1);
 	if (!req->msg)
@@ -275,7 +313,20 @@ static void p9_reset(struct virtio_device *vdev)
 			flush = next;
 		}
 	}
-	p9_server_reset(&p9->server);
+	if (!p9->remote) {
+		p9_server_reset(&p9->server);
+		return;
+	}
+	/*
+	 * The file server hears of it from the next free worker; until then
+	 * every request carries the new generation, so none from before the
+	 * reset can run after it. A vCPU never waits on that process.
+	 */
+	pthread_mutex_lock(&p9->work_lock);
+	p9->reset_pending = true;
+	p9->reset_generation = p9->generation;
+	pthread_cond_signal(&p9->work_cond);
+	pthread_mutex_unlock(&p9->work_lock);
 }
 
 static void stop_workers(struct virtio_9p *p9)
@@ -284,6 +335,9 @@ static void stop_workers(struct virtio_9p *p9)
 	p9->stopping = true;
 	pthread_cond_broadcast(&p9->work_cond);
 	pthread_mutex_unlock(&p9->work_lock);
+	/* A worker waiting on a slow or stuck file server wakes up. */
+	if (p9->remote)
+		p9_file_server_stop(&p9->file_server);
 	for (unsigned int i = 0; i < p9->nr_workers; i++)
 		pthread_join(p9->workers[i], NULL);
 	p9->nr_workers = 0;
@@ -298,7 +352,10 @@ static void p9_destroy(struct virtio_device *vdev)
 		free(p9->reqs[i].chain);
 		free(p9->reqs[i].msg);
 	}
-	p9_server_destroy(&p9->server);
+	if (p9->remote)
+		p9_file_server_release(&p9->file_server);
+	else
+		p9_server_destroy(&p9->server);
 	pthread_mutex_destroy(&p9->work_lock);
 	pthread_cond_destroy(&p9->work_cond);
 	virtio_device_destroy(vdev);
@@ -333,11 +390,56 @@ void virtio_9p_set_before_op(struct virtio_device *vdev,
 	p9->server.before_op_ctx = ctx;
 }
 
+uint32_t virtio_9p_msize(struct virtio_device *vdev)
+{
+	struct virtio_9p *p9 = to_p9(vdev);
+
+	return p9->remote ? p9_file_server_msize(&p9->file_server)
+			  : p9_server_msize(&p9->server);
+}
+
+pid_t virtio_9p_server_pid(struct virtio_device *vdev)
+{
+	struct virtio_9p *p9 = to_p9(vdev);
+
+	return p9->remote ? p9->file_server.pid : 0;
+}
+
+/* The share's server: these threads' own, or a process of its own. */
+static int start_server(struct virtio_9p *p9, const struct virtio_host *host,
+			const struct virtio_9p_share *share)
+{
+	struct p9_file_server_config cfg = {
+		.dir = share->dir,
+		.readonly = share->readonly,
+		.ids = share->ids,
+		.max_fids = VIRTIO_9P_MAX_FIDS,
+		.max_msize = P9_MAX_MSIZE,
+		.budget_limit =
+			host->guest_objects ? host->guest_objects->limit : 0,
+		.channels = VIRTIO_9P_WORKERS,
+		.mem = host->mem,
+		.deaths = host->share_server_deaths,
+	};
+	char name[64];
+
+	if (share->server != VIRTIO_9P_SERVER_PROCESS)
+		return p9_server_init(&p9->server, share->dir, share->readonly,
+				      share->ids, VIRTIO_9P_MAX_FIDS,
+				      P9_MAX_MSIZE, host->guest_objects);
+	snprintf(name, sizeof(name), "%s (tag %s)", p9->name, share->tag);
+	cfg.name = name;
+	p9->remote = true;
+	return p9_file_server_start(&p9->file_server, &cfg);
+}
+
 struct virtio_device *virtio_9p_create(const struct virtio_host *host,
-				       const char *dir, const char *tag,
-				       bool readonly, enum p9_id_mode ids,
+				       const struct virtio_9p_share *share,
 				       unsigned int index)
 {
+	const char *dir = share->dir, *tag = share->tag;
+	bool readonly = share->readonly;
+	enum p9_id_mode ids = share->ids;
 	struct virtio_9p *p9;
 	size_t tag_len = strlen(tag);
 	uint16_t le_len = htole16((uint16_t)tag_len);
@@ -356,8 +458,9 @@ struct virtio_device *virtio_9p_create(const struct virtio_host *host,
 		return NULL;
 	}
 	snprintf(p9->name, sizeof(p9->name), "virtio-9p%u", index);
-	if (p9_server_init(&p9->server, dir, readonly, ids, VIRTIO_9P_MAX_FIDS,
-			   P9_MAX_MSIZE, host->guest_objects) < 0) {
+	/* Before the fork: a file server inherits the limit. */
+	raise_fd_limit(VIRTIO_9P_MAX_FIDS + 1024);
+	if (start_server(p9, host, share) < 0) {
 		free(p9);
 		return NULL;
 	}
@@ -373,7 +476,10 @@ struct virtio_device *virtio_9p_create(const struct virtio_host *host,
 			VIRTIO_BIT(VIRTIO_RING_F_EVENT_IDX),
 		1, P9_QUEUE_SIZE, p9->config, (uint32_t)p9->config_size);
 	if (r < 0) {
-		p9_server_destroy(&p9->server);
+		if (p9->remote)
+			p9_file_server_release(&p9->file_server);
+		else
+			p9_server_destroy(&p9->server);
 		free(p9);
 		hvm_set_error(-ENOMEM, "out of memory");
 		return NULL;
@@ -388,8 +494,15 @@ struct virtio_device *virtio_9p_create(const struct virtio_host *host,
 		}
 	}
 	for (unsigned int i = 0; i < VIRTIO_9P_WORKERS; i++) {
-		r = vm_thread_create(&p9->workers[i], worker, p9);
+		struct worker_start *start = malloc(sizeof(*start));
+
+		r = ENOMEM;
+		if (start) {
+			*start = (struct worker_start){ p9, i };
+			r = vm_thread_create(&p9->workers[i], worker, start);
+		}
 		if (r) {
+			free(start);
 			hvm_set_error(-r,
 				      "%s: cannot start a worker thread: %s",
 				      p9->name, strerror(r));
@@ -398,9 +511,22 @@ struct virtio_device *virtio_9p_create(const struct virtio_host *host,
 		}
 		p9->nr_workers++;
 	}
-	raise_fd_limit(VIRTIO_9P_MAX_FIDS + 1024);
-	pr_info("%s: %s as '%s'%s%s", p9->name, dir, tag,
+	/*
+	 * Last, as nothing after it may fail: the loop holds the watch until
+	 * it is destroyed, which is before p9_destroy().
+	 */
+	if (p9->remote && host->loop) {
+		r = p9_file_server_watch(&p9->file_server, host->loop);
+		if (r < 0) {
+			hvm_set_error(r, "%s: watching its file server: %s",
+				      p9->name, strerror(-r));
+			p9_destroy(&p9->vdev);
+			return NULL;
+		}
+	}
+	pr_info("%s: %s as '%s'%s%s%s", p9->name, dir, tag,
 		readonly ? ", read-only" : "",
-		ids == P9_IDS_MAPPED ? ", ids=mapped" : "");
+		ids == P9_IDS_MAPPED ? ", ids=mapped" : "",
+		p9->remote ? ", served by its own process" : "");
 	return &p9->vdev;
 }

@@ -13,6 +13,8 @@
 #define HVM_DEVICES_VIRTIO_VIRTIO_9P_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "devices/virtio/p9_fs.h"
 #include "devices/virtio/virtio_device.h"
@@ -29,10 +31,34 @@
  */
 extern const char *const virtio_9p_worker_syscalls[];
 
+/* Who serves a share's requests (--share ...,server=; docs/shares.md). */
+enum virtio_9p_server {
+	VIRTIO_9P_SERVER_THREAD, /* the workers themselves, in this process */
+	/*
+	 * A file-server process forked now (p9_file_server.h): root's view
+	 * of the share for VMM threads that will not be root. Needs
+	 * CAP_SYS_ADMIN.
+	 */
+	VIRTIO_9P_SERVER_PROCESS,
+};
+
+struct virtio_9p_share {
+	const char *dir;
+	const char *tag;
+	bool readonly;
+	enum p9_id_mode ids;
+	enum virtio_9p_server server;
+};
+
 struct virtio_device *virtio_9p_create(const struct virtio_host *host,
-				       const char *dir, const char *tag,
-				       bool readonly, enum p9_id_mode ids,
+				       const struct virtio_9p_share *share,
 				       unsigned int index);
+
+/* The msize the share's server negotiated (its last reply's, for a process). */
+uint32_t virtio_9p_msize(struct virtio_device *vdev);
+
+/* The file-server process's pid (server=process), else 0. */
+pid_t virtio_9p_server_pid(struct virtio_device *vdev);
 
 /* Tests: a hook run by a worker before it serves a request of TYPE. */
 void virtio_9p_set_before_op(struct virtio_device *vdev,

@@ -35,6 +35,8 @@ struct virtio_host {
 	 * fids and xattr buffers) are charged to; NULL: unbounded (tests).
 	 */
 	struct budget *guest_objects;
+	/* Bumped when a share's file-server process dies; NULL: not counted. */
+	_Atomic uint64_t *share_server_deaths;
 };
 
 #endif

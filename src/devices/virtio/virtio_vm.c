@@ -78,6 +78,26 @@ static int add(struct virtio_vm *v, struct virtio_device *dev)
 	return 0;
 }
 
+/*
+ * server=auto: once the VM's threads switch to an unprivileged user
+ * (--user), only a process that stays root can give the guest root's view
+ * of the share; without that switch the workers serve it themselves.
+ */
+static enum virtio_9p_server share_server(const struct vm *vm,
+					  enum hvm_share_server asked)
+{
+	switch (asked) {
+	case HVM_SHARE_SERVER_THREAD:
+		return VIRTIO_9P_SERVER_THREAD;
+	case HVM_SHARE_SERVER_PROCESS:
+		return VIRTIO_9P_SERVER_PROCESS;
+	case HVM_SHARE_SERVER_AUTO:
+	default:
+		return vm->identity.set ? VIRTIO_9P_SERVER_PROCESS
+					: VIRTIO_9P_SERVER_THREAD;
+	}
+}
+
 static void default_mac(uint8_t mac[6], unsigned int index)
 {
 	/* Locally administered, stable per NIC index. */
@@ -114,6 +134,7 @@ int virtio_vm_create(struct vm *vm)
 		.ioeventfd_ctx = vm,
 		.msi = { .send = kvm_signal_msi, .ctx = vm },
 		.guest_objects = &vm->guest_objects,
+		.share_server_deaths = &vm->share_server_deaths,
 	};
 	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++) {
 		r = add(v, virtio_blk_create(&v->host, cfg->disks[i].path,
@@ -161,13 +182,18 @@ int virtio_vm_create(struct vm *vm)
 		if (r)
 			v->vsock = NULL;
 	}
-	for (unsigned int i = 0; !r && i < cfg->nr_shares; i++)
-		r = add(v, virtio_9p_create(
-				   &v->host, cfg->shares[i].path,
-				   cfg->shares[i].tag, cfg->shares[i].readonly,
-				   cfg->shares[i].ids_mapped ? P9_IDS_MAPPED
-							     : P9_IDS_HOST,
-				   i));
+	for (unsigned int i = 0; !r && i < cfg->nr_shares; i++) {
+		const struct hvm_share_config *c = &cfg->shares[i];
+		struct virtio_9p_share share = {
+			.dir = c->path,
+			.tag = c->tag,
+			.readonly = c->readonly,
+			.ids = c->ids_mapped ? P9_IDS_MAPPED : P9_IDS_HOST,
+			.server = share_server(vm, c->server),
+		};
+
+		r = add(v, virtio_9p_create(&v->host, &share, i));
+	}
 	for (unsigned int i = 0; !r && i < v->nr; i++)
 		r = virtio_device_attach_loop(v->devs[i], v->loop);
 	if (!r)

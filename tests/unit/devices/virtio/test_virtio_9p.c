@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -145,6 +146,9 @@ static bool io_uring_works(void)
 	return ret == 0;
 }
 
+/* server=process for the next setup (setup_process). */
+static bool process_mode;
+
 static int setup(void **state)
 {
 	struct fixture *f;
@@ -167,8 +171,14 @@ static int setup(void **state)
 	sem_init(&f->read_started, 0, 0);
 	sem_init(&f->read_release, 0, 0);
 	f->host = (struct virtio_host){ .mem = &f->mem, .loop = f->loop };
-	f->vdev = virtio_9p_create(&f->host, f->dir, "hostshare", false,
-				   P9_IDS_HOST, 0);
+	f->vdev = virtio_9p_create(
+		&f->host,
+		&(struct virtio_9p_share){
+			.dir = f->dir,
+			.tag = "hostshare",
+			.server = process_mode ? VIRTIO_9P_SERVER_PROCESS
+					       : VIRTIO_9P_SERVER_THREAD },
+		0);
 	if (!f->vdev)
 		fail_msg("%s", hvm_error_message());
 	virtio_9p_set_before_op(f->vdev, before_op, f);
@@ -351,6 +361,58 @@ static void test_oversized_flush(void **state)
 	assert_int_equal(ecode, EMSGSIZE);
 }
 
+static int setup_process(void **state)
+{
+	int r;
+
+	process_mode = true;
+	r = setup(state);
+	process_mode = false;
+	return r;
+}
+
+/*
+ * server=process through the rings: a read served by the file server, a
+ * device reset that drops its fids (told by the next request's
+ * generation at the latest), and its death answered EIO, not a hang.
+ */
+static void test_process_server(void **state)
+{
+	struct fixture *f = *state;
+	struct p9_writer w;
+	uint16_t before;
+	uint32_t ecode;
+
+	if (!f)
+		skip();
+	assert_true(virtio_9p_server_pid(f->vdev) > 0);
+	open_slow(f);
+	before = used_idx();
+	post_read(f, 4);
+	assert_true(wait_used(f, (uint16_t)(before + 1)));
+	assert_int_equal(ram[MSG(4) + 0x1000 + 4], P9_TREAD + 1);
+	assert_memory_equal(ram + MSG(4) + 0x1000 + 11, "slow data", 9);
+	assert_int_equal(virtio_9p_msize(f->vdev), 8192);
+
+	pthread_mutex_lock(&f->vdev->lock);
+	f->vdev->ops->reset(f->vdev);
+	pthread_mutex_unlock(&f->vdev->lock);
+	before = used_idx();
+	post_read(f, 5);
+	assert_true(wait_used(f, (uint16_t)(before + 1)));
+	assert_int_equal(ram[MSG(5) + 0x1000 + 4], P9_RLERROR);
+	memcpy(&ecode, ram + MSG(5) + 0x1000 + 7, 4);
+	assert_int_equal(ecode, EBADF);
+
+	assert_int_equal(kill(virtio_9p_server_pid(f->vdev), SIGKILL), 0);
+	w = msg(6, P9_TVERSION);
+	p9_put_u32(&w, 8192);
+	p9_put_str(&w, P9_VERSION_L, strlen(P9_VERSION_L));
+	assert_int_equal(rpc(f, 6, &w), P9_RLERROR);
+	memcpy(&ecode, ram + MSG(6) + 0x1000 + 7, 4);
+	assert_int_equal(ecode, EIO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,11 +425,23 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_oversized_flush, setup,
 						teardown),
 	};
+	/* Root only: the file server's mount namespace. */
+	const struct CMUnitTest as_root[] = {
+		cmocka_unit_test_setup_teardown(test_process_server,
+						setup_process, teardown),
+	};
+	int r;
 
 	if (!io_uring_works()) {
 		printf("SKIP: io_uring is not available here\n");
 		return 77;
 	}
 	log_set_level(LOG_ERROR);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	r = cmocka_run_group_tests(tests, NULL, NULL);
+	if (geteuid() != 0) {
+		printf("# skipping server=process: not root\n");
+		return r;
+	}
+	return r | cmocka_run_group_tests_name("server=process", as_root, NULL,
+					       NULL);
 }
