@@ -16,9 +16,9 @@ trap 'rm -rf "$tmp"' EXIT
 export HINTVM_RUNTIME_DIR=$tmp/run
 . "$(dirname "$0")/tap.sh"
 
-echo "1..10"
+echo "1..11"
 if ! [ -r /dev/kvm ] || ! [ -w /dev/kvm ] || [ "$(id -u)" != 0 ]; then
-	for i in $(seq 10); do skip "share server $i" "needs root and /dev/kvm"; done
+	for i in $(seq 11); do skip "share server $i" "needs root and /dev/kvm"; done
 	exit 0
 fi
 ulimit -c 0
@@ -134,12 +134,24 @@ else
 fi
 
 # server=thread (and auto without --user) forks nothing.
-start fs-thread --share "$tmp/share,tag=t,server=thread" --share "$tmp/outside,tag=u"
+start fs-thread --user none --share "$tmp/share,tag=t,server=thread" --share "$tmp/outside,tag=u"
 kids=$(pgrep -P "$vm_pid" | wc -l)
 stop fs-thread
 if [ "$kids" = 0 ] && [ "$(cat "$tmp/status")" = 10 ]; then
 	ok "server=thread and auto without --user: no process"
 else
 	not_ok "server=thread and auto without --user: no process"
+fi
+# auto, started by root: the VM's threads become their --user, so the
+# share is served by a process that kept root's view of it.
+start fs-auto --share "$tmp/share,tag=t"
+kids=$(pgrep -P "$vm_pid" | wc -l)
+vm_uid=$(awk '/^Uid:/ {print $2}' /proc/"$vm_pid"/status)
+stop fs-auto
+if [ "$kids" = 1 ] && [ "$vm_uid" != 0 ] && [ "$(cat "$tmp/status")" = 10 ]; then
+	ok "auto as root: the VM is its --user, the share has a file-server process"
+else
+	echo "# children $kids, VM uid $vm_uid" >"$tmp/err"
+	not_ok "auto as root: the VM is its --user, the share has a file-server process"
 fi
 exit $((failed > 0))

@@ -395,11 +395,14 @@ int p9_file_server_start(struct p9_file_server *fs,
 	if (n < 1 || n > P9_FILE_SERVER_MAX_CHANNELS)
 		return hvm_set_error(-EINVAL, "%s: %u file-server channels",
 				     fs->name, n);
+	/* The words of p9_fs_open()'s refusal: one message, either server. */
 	if (!realpath(cfg->dir, root) || stat(root, &st) < 0)
-		return hvm_set_errno_error("--share %s", cfg->dir);
+		return hvm_set_errno_error(
+			"--share %s: cannot open the directory", cfg->dir);
 	if (!S_ISDIR(st.st_mode))
-		return hvm_set_error(-ENOTDIR, "--share %s: not a directory",
-				     cfg->dir);
+		return hvm_set_error(
+			-ENOTDIR, "--share %s: cannot open the directory: %s",
+			cfg->dir, strerror(ENOTDIR));
 	if (!have_cap_sys_admin())
 		return hvm_set_error(
 			-EPERM,
