@@ -182,7 +182,10 @@ HVM_API const char *hvm_exit_reason_name(enum hvm_exit_reason reason);
  * Build the VM described by CFG: opens /dev/kvm, checks capabilities,
  * allocates guest memory, loads the kernel and creates the vCPUs, but runs
  * nothing. On failure nothing is left behind and NULL is returned. CFG may
- * be freed afterwards.
+ * be freed afterwards. With "core-sched" vm or vcpu, the calling thread
+ * takes the VM's core-scheduling cookie for good (the VM's threads inherit
+ * it from there), and hvm_vm_start() must then be called on the same
+ * thread (docs/sandbox.md).
  */
 HVM_API struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg);
 

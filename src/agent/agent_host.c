@@ -11,6 +11,13 @@
  * thread of the agent's own, started with the VM, which reads it (bounded
  * by a timeout), records the status, then acknowledges, so the agent
  * powers off only once the status is in.
+ *
+ * The guest opens as many connections to the port as it likes, so the
+ * host bounds them: at most AGENT_REPORT_MAX_PENDING are pending at once (more
+ * are closed by the event loop at once and counted in the VM's stats),
+ * and the thread serves the pending ones together, each against its own
+ * deadline, so a silent connection costs a slot, never the real report
+ * behind it its turn.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "abi/agent_proto.h"
@@ -34,27 +42,49 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/thread.h"
 
+/* How long a report connection may take to deliver its frame. */
 #define REPORT_TIMEOUT_MS 5000
+/* An EXIT_REPORT carries three u32s; room for attributes added later. */
+#define REPORT_MAX_PAYLOAD 1024
 /* The guest CID --agent gives a VM that has no --vsock. */
 #define AGENT_DEFAULT_CID 3
+
+/* A report connection the thread is reading, with what came so far. */
+struct report_conn {
+	int fd; /* -1: a free slot */
+	int64_t deadline_ms;
+	size_t got; /* bytes of the frame in buf */
+	uint8_t buf[AGENT_HDR_SIZE + REPORT_MAX_PAYLOAD];
+};
 
 struct agent_host {
 	pthread_t thread;
 	bool thread_running;
 	int pipe[2]; /* report connections, as fd numbers, to the thread */
+	/*
+	 * Connections in the pipe or in a slot: the event loop counts one
+	 * up before it writes the fd, the thread down after it closes one,
+	 * so the pipe never holds more than AGENT_REPORT_MAX_PENDING fds and the
+	 * thread always has a free slot for the next.
+	 */
+	atomic_uint pending;
+	struct report_conn
+		conn[AGENT_REPORT_MAX_PENDING]; /* the thread's own */
 	atomic_bool reported;
 	atomic_int status; /* shell status: code or 128 + signal */
 };
 
 static void *report_thread(void *arg);
 
-static int agent_host_start(struct vm *vm)
+int agent_host_start(struct vm *vm)
 {
 	struct agent_host *a = calloc(1, sizeof(*a));
 
 	if (!a)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	vm->agent = a;
+	for (unsigned int i = 0; i < AGENT_REPORT_MAX_PENDING; i++)
+		a->conn[i].fd = -1;
 	if (pipe2(a->pipe, O_CLOEXEC) < 0) {
 		a->pipe[0] = a->pipe[1] = -1;
 		return hvm_set_errno_error("--agent: pipe");
@@ -154,77 +184,179 @@ int agent_host_prepare(struct vm *vm)
 	return append_init_args(cfg);
 }
 
-static int read_report(int fd, int *status)
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The status an EXIT_REPORT's validated payload carries, or -EPROTO. */
+static int parse_report(const struct agent_hdr *hdr, const uint8_t *payload,
+			int *status)
 {
 	uint32_t v = 0, version = 0;
-	struct agent_hdr hdr;
-	uint8_t *payload;
-	int r;
 
-	r = agent_read_frame(fd, &hdr, &payload, REPORT_TIMEOUT_MS);
-	if (r < 0)
-		return r;
-	if (hdr.type != AGENT_MSG_EXIT_REPORT ||
-	    agent_get_u32(payload, hdr.len, AGENT_ATTR_VERSION, &version) ||
-	    version != AGENT_PROTO_VERSION) {
-		free(payload);
+	if (hdr->type != AGENT_MSG_EXIT_REPORT ||
+	    agent_get_u32(payload, hdr->len, AGENT_ATTR_VERSION, &version) ||
+	    version != AGENT_PROTO_VERSION)
 		return -EPROTO;
-	}
-	if (!agent_get_u32(payload, hdr.len, AGENT_ATTR_TERM_SIGNAL, &v) &&
+	if (!agent_get_u32(payload, hdr->len, AGENT_ATTR_TERM_SIGNAL, &v) &&
 	    v >= 1 && v <= 64)
 		*status = agent_shell_status(true, v);
-	else if (!agent_get_u32(payload, hdr.len, AGENT_ATTR_EXIT_CODE, &v) &&
+	else if (!agent_get_u32(payload, hdr->len, AGENT_ATTR_EXIT_CODE, &v) &&
 		 v <= 255)
 		*status = agent_shell_status(false, v);
 	else
-		r = -EPROTO;
-	free(payload);
-	return r;
+		return -EPROTO;
+	return 0;
 }
 
-/* One report connection: read, record, acknowledge. */
-static void serve_report(struct agent_host *a, int fd)
+/* Free C's slot; the event loop may take one more connection. */
+static void conn_close(struct agent_host *a, struct report_conn *c)
 {
+	close(c->fd);
+	c->fd = -1;
+	atomic_fetch_sub(&a->pending, 1);
+}
+
+/* The whole frame is in: record the status, acknowledge. */
+static void conn_finish(struct agent_host *a, struct report_conn *c,
+			const struct agent_hdr *hdr)
+{
+	const uint8_t *payload = c->buf + AGENT_HDR_SIZE;
 	uint8_t ok[AGENT_HDR_SIZE];
 	int status = 0, r;
 
-	r = read_report(fd, &status);
-	if (r == 0) {
-		atomic_store(&a->status, status);
-		atomic_store(&a->reported, true);
-		pr_debug("agent: the main process exited, status %d", status);
-		agent_hdr_encode(ok, &(struct agent_hdr){ .type = AGENT_MSG_OK,
-							  .id = 1 });
-		if (send(fd, ok, sizeof(ok), MSG_NOSIGNAL) < 0)
-			pr_debug("agent: cannot acknowledge the exit report");
-	} else {
+	r = agent_payload_validate(payload, hdr->len);
+	if (r == 0)
+		r = parse_report(hdr, payload, &status);
+	if (r < 0) {
 		pr_warn("agent: unusable exit report from the guest: %s",
 			strerror(-r));
+		return;
 	}
+	atomic_store(&a->status, status);
+	atomic_store(&a->reported, true);
+	pr_debug("agent: the main process exited, status %d", status);
+	agent_hdr_encode(ok,
+			 &(struct agent_hdr){ .type = AGENT_MSG_OK, .id = 1 });
+	/* A fresh connection's buffer takes 12 bytes: never waits. */
+	if (send(c->fd, ok, sizeof(ok), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		pr_debug("agent: cannot acknowledge the exit report");
+}
+
+/*
+ * C is readable: take what of its frame has come, without waiting (the
+ * header first, then exactly the payload it announces, never more).
+ * False when the connection is done with: served, refused or gone.
+ */
+static bool conn_read(struct agent_host *a, struct report_conn *c)
+{
+	struct agent_hdr hdr = { 0 };
+	size_t want = AGENT_HDR_SIZE;
+	ssize_t n;
+
+	if (c->got >= AGENT_HDR_SIZE)
+		want += agent_hdr_decode(c->buf, &hdr) == 0 ? hdr.len : 0;
+	n = recv(c->fd, c->buf + c->got, want - c->got, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return true;
+	if (n <= 0) {
+		/* Debug only: a guest can repeat this as fast as it likes. */
+		if (c->got)
+			pr_debug(
+				"agent: exit report connection ended mid-frame");
+		return false;
+	}
+	c->got += (size_t)n;
+	if (c->got < want)
+		return true;
+	if (want == AGENT_HDR_SIZE) {
+		if (agent_hdr_decode(c->buf, &hdr) < 0 ||
+		    hdr.len > REPORT_MAX_PAYLOAD) {
+			pr_warn("agent: exit report frame too large (at most %u bytes)",
+				REPORT_MAX_PAYLOAD);
+			return false;
+		}
+		if (hdr.len)
+			return true;
+	}
+	conn_finish(a, c, &hdr);
+	return false;
+}
+
+/* A new connection from the event loop goes into a free slot. */
+static void conn_add(struct agent_host *a, int fd)
+{
+	for (unsigned int i = 0; i < AGENT_REPORT_MAX_PENDING; i++) {
+		if (a->conn[i].fd >= 0)
+			continue;
+		a->conn[i].fd = fd;
+		a->conn[i].got = 0;
+		a->conn[i].deadline_ms = now_ms() + REPORT_TIMEOUT_MS;
+		return;
+	}
+	/* Not reached: pending bounds the fds in the pipe and the slots. */
 	close(fd);
+	atomic_fetch_sub(&a->pending, 1);
 }
 
 /*
  * "hvm-agent": started before the sandbox closes, so the event loop (which
- * may not create threads) only writes a connection's fd number here. -1
- * ends the thread.
+ * may not create threads) only writes a connection's fd number here. It
+ * polls the pipe and every pending connection at once: a frame on any is
+ * served as it arrives, and each connection is closed at its own
+ * deadline. -1 on the pipe ends the thread.
  */
 static void *report_thread(void *arg)
 {
 	struct agent_host *a = arg;
-	int fd;
+	struct pollfd pfd[1 + AGENT_REPORT_MAX_PENDING];
+	bool running = true;
 
 	pthread_setname_np(pthread_self(), "hvm-agent"); /* prctl: first */
 	sandbox_thread_enter(SANDBOX_AGENT_STATUS);
-	for (;;) {
-		ssize_t n = read(a->pipe[0], &fd, sizeof(fd));
+	while (running) {
+		int64_t now = now_ms(), next = -1;
+		int timeout, fd;
+		ssize_t n;
 
+		pfd[0] = (struct pollfd){ .fd = a->pipe[0], .events = POLLIN };
+		for (unsigned int i = 0; i < AGENT_REPORT_MAX_PENDING; i++) {
+			struct report_conn *c = &a->conn[i];
+
+			if (c->fd >= 0 && now >= c->deadline_ms) {
+				pr_warn("agent: no exit report within %d ms on a connection to port %u: closed",
+					REPORT_TIMEOUT_MS, AGENT_STATUS_PORT);
+				conn_close(a, c);
+			}
+			pfd[1 + i] = (struct pollfd){ .fd = c->fd,
+						      .events = POLLIN };
+			if (c->fd >= 0 && (next < 0 || c->deadline_ms < next))
+				next = c->deadline_ms;
+		}
+		timeout = next < 0 ? -1 : (int)(next - now);
+		if (poll(pfd, 1 + AGENT_REPORT_MAX_PENDING, timeout) < 0)
+			continue; /* EINTR; the deadlines are checked above */
+		for (unsigned int i = 0; i < AGENT_REPORT_MAX_PENDING; i++)
+			if (pfd[1 + i].fd >= 0 && pfd[1 + i].revents &&
+			    !conn_read(a, &a->conn[i]))
+				conn_close(a, &a->conn[i]);
+		if (!(pfd[0].revents & (POLLIN | POLLHUP)))
+			continue;
+		n = read(a->pipe[0], &fd, sizeof(fd));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n != sizeof(fd) || fd < 0)
-			break;
-		serve_report(a, fd);
+			running = false;
+		else
+			conn_add(a, fd);
 	}
+	for (unsigned int i = 0; i < AGENT_REPORT_MAX_PENDING; i++)
+		if (a->conn[i].fd >= 0)
+			conn_close(a, &a->conn[i]);
 	return NULL;
 }
 
@@ -233,9 +365,22 @@ void agent_host_on_connect(int fd, void *opaque)
 	struct vm *vm = opaque;
 	struct agent_host *a = vm->agent;
 
-	/* Never blocks: a pipe holds thousands of fd numbers. */
-	if (!a || write(a->pipe[1], &fd, sizeof(fd)) != sizeof(fd))
+	if (!a) {
 		close(fd);
+		return;
+	}
+	/* Over the bound: refused here, so the guest cannot pile up fds. */
+	if (atomic_fetch_add(&a->pending, 1) >= AGENT_REPORT_MAX_PENDING) {
+		atomic_fetch_sub(&a->pending, 1);
+		atomic_fetch_add(&vm->agent_reports_refused, 1);
+		close(fd);
+		return;
+	}
+	/* Never blocks: the pipe holds AGENT_REPORT_MAX_PENDING fd numbers. */
+	if (write(a->pipe[1], &fd, sizeof(fd)) != sizeof(fd)) {
+		atomic_fetch_sub(&a->pending, 1);
+		close(fd);
+	}
 }
 
 bool agent_host_status(struct vm *vm, int *status)
@@ -258,6 +403,14 @@ void agent_host_destroy(struct vm *vm)
 			pthread_join(a->thread, NULL);
 		else
 			pthread_detach(a->thread);
+	}
+	/* Connections the thread never took (it had stopped): close them. */
+	if (a->pipe[0] >= 0 && fcntl(a->pipe[0], F_SETFL, O_NONBLOCK) == 0) {
+		int fd;
+
+		while (read(a->pipe[0], &fd, sizeof(fd)) == sizeof(fd))
+			if (fd >= 0)
+				close(fd);
 	}
 	if (a->pipe[0] >= 0)
 		close(a->pipe[0]);

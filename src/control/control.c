@@ -208,6 +208,7 @@ static struct json_object *info_object(struct control *ctl)
 	}
 	json_object_object_add(c, "nets", nets);
 	add_bool(c, "rng", cfg->rng);
+	add_str(c, "core_sched", config_core_sched_name(cfg->core_sched));
 	if (cfg->vsock.enabled) {
 		struct json_object *v = json_object_new_object();
 

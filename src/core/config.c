@@ -480,6 +480,39 @@ static int parse_sandbox(struct hvm_config *cfg, const char *name,
 }
 
 /*
+ * --core-sched vm|vcpu|off (docs/sandbox.md). Whether the kernel and the
+ * machine can is learnt when the VM is created: a config file may name it
+ * on a host that cannot, and then the VM must not start unprotected.
+ */
+static const char *const core_sched_modes[] = {
+	[HVM_CORE_SCHED_OFF] = "off",
+	[HVM_CORE_SCHED_VM] = "vm",
+	[HVM_CORE_SCHED_VCPU] = "vcpu",
+};
+
+const char *config_core_sched_name(enum hvm_core_sched mode)
+{
+	return core_sched_modes[mode];
+}
+
+static int parse_core_sched(struct hvm_config *cfg, const char *name,
+			    const char *value)
+{
+	for (unsigned int i = 0;
+	     value && i < sizeof(core_sched_modes) / sizeof(*core_sched_modes);
+	     i++) {
+		if (!strcmp(value, core_sched_modes[i])) {
+			cfg->core_sched = (enum hvm_core_sched)i;
+			return 0;
+		}
+	}
+	return hvm_set_error(
+		-EINVAL,
+		"--%s: '%s' is not a core scheduling mode; expected vm, vcpu or off",
+		name, value ? value : "");
+}
+
+/*
  * --user auto|none|UID[:GID]. Names are not looked up: a VM's identity is
  * a number that no login shares, and NSS is not reachable from a jail.
  */
@@ -863,6 +896,9 @@ static const struct option_def options[] = {
 	{ { "cgroup", 0, "PATH",
 	    "join the cgroup at PATH before the VM exists" },
 	  parse_cgroup },
+	{ { "core-sched", 0, "vm|vcpu|off",
+	    "core scheduling: no other tenant's task on a vCPU's SMT sibling; vm: one cookie for the VM's threads, vcpu: and one per vCPU (default off)" },
+	  parse_core_sched },
 	{ { "user", 0, "auto|none|UID[:GID]",
 	    "who the VM's threads are after setup; auto: started as root, a uid/gid of its own from --user-range (hintvm run's default)" },
 	  parse_user },

@@ -126,6 +126,16 @@ struct hvm_config {
 	uint64_t jail_memlock; /* ,memlock=SIZE: RLIMIT_MEMLOCK in the jail */
 	char *cgroup_path; /* --cgroup PATH: cgroup directory to join */
 	/*
+	 * --core-sched (sandbox/core_sched.h): OFF, the kernel's default;
+	 * VM: one cookie for every thread of the VM; VCPU: that, and each
+	 * vCPU thread a cookie of its own.
+	 */
+	enum hvm_core_sched {
+		HVM_CORE_SCHED_OFF,
+		HVM_CORE_SCHED_VM,
+		HVM_CORE_SCHED_VCPU,
+	} core_sched;
+	/*
 	 * --user (src/sandbox/identity.c): who the VM's threads are once set
 	 * up. NONE: whoever started it (the library's default); AUTO: when
 	 * started as root, a uid/gid of its own from user_first..user_last
@@ -162,6 +172,8 @@ int config_init_defaults(struct hvm_config *cfg);
 
 /* Deep copy (the VM keeps its own). Returns NULL on ENOMEM. */
 struct hvm_config *config_dup(const struct hvm_config *cfg);
+/* --core-sched's value as the option spells it: "off", "vm", "vcpu". */
+const char *config_core_sched_name(enum hvm_core_sched mode);
 void config_free_fields(struct hvm_config *cfg);
 
 /* Host RAM in bytes (for the "more memory than the host has" check). */

@@ -15,6 +15,7 @@
 #include "core/stats.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
+#include "sandbox/core_sched.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/thread.h"
 
@@ -364,9 +365,19 @@ static void *vcpu_thread(void *arg)
 	atomic_store(&vcpu->kickable, true);
 	if (vm->hooks && vm->hooks->vcpu_thread_start)
 		vm->hooks->vcpu_thread_start(vm, vcpu->id);
+	/*
+	 * --core-sched vcpu: a cookie of its own, while prctl is still
+	 * allowed. The VM's creation proved the kernel can; should this one
+	 * fail anyway, the vCPU never runs the guest unprotected.
+	 */
+	if (vm->cfg->core_sched == HVM_CORE_SCHED_VCPU &&
+	    core_sched_create(config_core_sched_name(vm->cfg->core_sched)) < 0)
+		vm_request_stop(vm, HVM_EXIT_HOST_ERROR, 0, (int)vcpu->id,
+				"vCPU %u: %s", vcpu->id, hvm_error_message());
 	sandbox_thread_enter(SANDBOX_VCPU);
 
-	vcpu_run_loop(vcpu);
+	if (!atomic_load(&vm->stopping))
+		vcpu_run_loop(vcpu);
 	atomic_store(&vcpu->kickable, false);
 	if (vm->hooks && vm->hooks->vcpu_thread_exit)
 		vm->hooks->vcpu_thread_exit(vm, vcpu->id);

@@ -139,8 +139,12 @@ struct vm {
 	struct virtio_vm *virtio; /* src/devices/virtio/virtio_vm.c */
 	struct sched_vm *sched; /* owned by src/sched/brain.c */
 	struct agent_host *agent; /* --agent: agent/agent_host.c */
+	/* Exit-report connections over the bound, closed at once (--stats). */
+	_Atomic uint64_t agent_reports_refused;
 	struct agent_stdio *agent_stdio; /* agent/agent_stdio.c */
 	struct boot_trace boot; /* when each start/exit phase was reached */
+	/* --core-sched vm|vcpu: the cookie the building thread took (GET). */
+	uint64_t core_cookie;
 
 	/* Lifecycle: the first stop request wins and is what wait reports. */
 	pthread_mutex_t lock;

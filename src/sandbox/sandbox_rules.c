@@ -276,14 +276,16 @@ static const struct sandbox_rule file_server_rules[] = {
 	ANY("rseq"),
 };
 
-/* --agent's exit-report reader (agent/agent_host.c): one connection at a time. */
+/*
+ * --agent's exit-report reader (agent/agent_host.c): fds from its pipe,
+ * one poll over them and the pending connections, recv and the OK.
+ */
 static const struct sandbox_rule agent_status_rules[] = {
 	ANY("read"),
 	ANY("poll"),
 	ANY("ppoll"),
 	ANY("recvfrom"),
 	ANY("sendto"),
-	ANY("fcntl"),
 };
 
 /* The main process's stdio copiers (agent/agent_stdio.c): read, poll, write. */

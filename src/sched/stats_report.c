@@ -248,6 +248,12 @@ VM_STAT(m_guest_objects_peak, atomic_load(&s->vm->guest_objects.peak))
 VM_STAT(m_guest_objects_limit, s->vm->guest_objects.limit)
 VM_STAT(m_guest_objects_refused, atomic_load(&s->vm->guest_objects.refused))
 VM_STAT(m_share_server_deaths, atomic_load(&s->vm->share_server_deaths))
+/*
+ * --agent: exit-report connections (host port 1025) refused because the
+ * bound of pending ones was reached (agent/agent_host.c): a guest that
+ * opens many of them shows here.
+ */
+VM_STAT(m_agent_reports_refused, atomic_load(&s->vm->agent_reports_refused))
 VM_STAT(m_sched_hints, s->opt.settings.hints)
 VM_STAT(m_commit, s->state.commit)
 VM_TEXT(m_commit_text, commit_state_name(s->state.commit))
@@ -391,6 +397,9 @@ static const struct stat_desc vm_stats[] = {
 	{ .name = "share_servers_died",
 	  .json = "shares.servers_died",
 	  .get = m_share_server_deaths },
+	{ .name = "agent_reports_refused",
+	  .json = "agent.reports_refused",
+	  .get = m_agent_reports_refused },
 	{ .name = "sched_hints",
 	  .json = "policy.sched_hints",
 	  .kind = STAT_FLAG,
@@ -603,6 +612,11 @@ static void format_table(struct sched_vm *s, struct stat_text *t)
 			t,
 			"  shares: %llu file-server process(es) died; their shares answer EIO\n",
 			(unsigned long long)m_share_server_deaths(s, 0));
+	if (s->vm->cfg->agent)
+		stat_put(
+			t,
+			"  agent: %llu exit-report connections refused (too many pending)\n",
+			(unsigned long long)m_agent_reports_refused(s, 0));
 	if (s->kernel.yield_to)
 		stat_put(
 			t,

@@ -8,6 +8,8 @@
  *
  * Assembly (hvm_vm_create):
  *   vm_check_config, vm_alloc       config copy, no KVM yet
+ *   builder_core_sched              --core-sched: the caller's cookie,
+ *                                   inherited by every thread below
  *   console_out_create              guest output buffer and its thread
  *   vm_open_kvm                     /dev/kvm, host checks, KVM_CREATE_VM
  *   sched_vm_create                 exit policy: fixed before vCPUs exist
@@ -47,6 +49,7 @@
 #include "core/vm.h"
 #include "devices/virtio/virtio_vm.h"
 #include "devices/virtio/virtio_vsock.h"
+#include "sandbox/core_sched.h"
 #include "sandbox/sandbox.h"
 #include "sched/brain.h"
 #include "sched/sched_config.h"
@@ -148,10 +151,37 @@ struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 	return (struct hvm_vm *)vm;
 }
 
+/*
+ * --core-sched vm|vcpu: the calling thread takes a new cookie before the
+ * VM's first thread exists (console_out's drain), so every thread of the
+ * VM inherits it; this thread is the VM's too (it waits for the VM and
+ * tears it down). Refused where the kernel or the machine cannot: a VM
+ * that asked for it never runs without it. With off, a thread an earlier
+ * VM left its cookie on gets a fresh one rather than share it.
+ */
+static int builder_core_sched(struct vm *vm)
+{
+	int r;
+
+	if (vm->cfg->core_sched == HVM_CORE_SCHED_OFF)
+		return core_sched_leave_earlier();
+	r = core_sched_create(config_core_sched_name(vm->cfg->core_sched));
+	if (r < 0)
+		return r;
+	r = core_sched_get(0, &vm->core_cookie);
+	if (r < 0)
+		return hvm_set_error(r, "--core-sched: PR_SCHED_CORE_GET: %s",
+				     strerror(-r));
+	return 0;
+}
+
 static int builder_assemble(struct vm *vm)
 {
 	int r;
 
+	r = builder_core_sched(vm);
+	if (r < 0)
+		return r;
 	vm->console_out = console_out_create(vm->cfg->console == CONSOLE_NONE
 						     ? -1
 						     : vm->cfg->console_out_fd);
@@ -227,6 +257,15 @@ static int builder_start(struct vm *vm)
 	r = vm_kick_signal_setup();
 	if (r < 0)
 		return r;
+	/* The threads started below inherit this thread's cookie. */
+	if (vm->cfg->core_sched != HVM_CORE_SCHED_OFF) {
+		uint64_t cookie = 0;
+
+		if (core_sched_get(0, &cookie) < 0 || cookie != vm->core_cookie)
+			return hvm_set_error(
+				-EINVAL,
+				"--core-sched: hvm_vm_start() must run on the thread that called hvm_vm_create(), which holds the VM's cookie");
+	}
 	sink = vm->console_sink;
 	if (!sink.deliver)
 		sink.deliver = console_deliver_nothing;

@@ -38,6 +38,11 @@ expect "-c 9999" 2 "--cpus: '9999'" -- run -c 9999
 expect "bad switch value" 2 "--hugepages: 'maybe'" -- run --hugepages=maybe
 expect "bad console" 2 "--console: 'vga'" -- run --console vga
 expect "bad irqchip" 2 "--irqchip: 'pic'" -- run --irqchip pic
+expect "bad --core-sched" 2 "--core-sched: 'always' is not a core scheduling mode; expected vm, vcpu or off" -- run --core-sched always
+expect "--core-sched without a mode" 2 "missing value: '--core-sched'" -- run --core-sched
+expect "run --help lists --core-sched" 0 '--core-sched vm\|vcpu\|off +core scheduling' -- run --help
+printf 'core-sched = smt\n' >"$tmp/cs.conf"
+expect "bad core-sched in a config file" 2 "cs.conf:1: --core-sched: 'smt' is not a core scheduling mode" -- run --config "$tmp/cs.conf"
 printf 'cpus = 2\nmemory = 1G\n' >"$tmp/bad.conf"
 expect "malformed config line" 2 "bad.conf:2: unknown option 'memory'" -- run --config "$tmp/bad.conf"
 expect "missing config file" 2 "cannot read config file $tmp/none.conf" -- run --config "$tmp/none.conf"

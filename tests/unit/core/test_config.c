@@ -129,6 +129,22 @@ static void test_option_values(void **state)
 	assert_false(cfg->hugepages);
 	assert_int_equal(hvm_config_set(cfg, "hugepages", "maybe"), -EINVAL);
 
+	/* --core-sched: off unless asked; a bad mode changes nothing. */
+	assert_int_equal(cfg->core_sched, HVM_CORE_SCHED_OFF);
+	assert_int_equal(hvm_config_set(cfg, "core-sched", "vcpu"), 0);
+	assert_int_equal(cfg->core_sched, HVM_CORE_SCHED_VCPU);
+	assert_int_equal(hvm_config_set(cfg, "core-sched", "vm"), 0);
+	assert_int_equal(cfg->core_sched, HVM_CORE_SCHED_VM);
+	assert_int_equal(hvm_config_set(cfg, "core-sched", "on"), -EINVAL);
+	assert_non_null(
+		strstr(hvm_last_error(),
+		       "--core-sched: 'on' is not a core scheduling mode"));
+	assert_int_equal(hvm_config_set(cfg, "core-sched", NULL), -EINVAL);
+	assert_int_equal(cfg->core_sched, HVM_CORE_SCHED_VM);
+	assert_string_equal(config_core_sched_name(cfg->core_sched), "vm");
+	assert_int_equal(hvm_config_set(cfg, "core-sched", "off"), 0);
+	assert_int_equal(cfg->core_sched, HVM_CORE_SCHED_OFF);
+
 	assert_int_equal(hvm_config_set(cfg, "console", "ttyS9"), -EINVAL);
 	assert_int_equal(hvm_config_set(cfg, "kernel", ""), -EINVAL);
 	assert_int_equal(hvm_config_set(cfg, "no-such-option", "1"), -EINVAL);
