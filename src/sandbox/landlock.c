@@ -65,8 +65,8 @@ struct path_beneath {
 
 #define FS_READ (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 /* Rights a rule on a file (not a directory) may carry. */
-#define FS_FILE                                                      \
-	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |  \
+#define FS_FILE                                                       \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | \
 	 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | \
 	 LANDLOCK_ACCESS_FS_IOCTL_DEV)
 /*
@@ -74,11 +74,11 @@ struct path_beneath {
  * or sockets (its table has no mknodat), no device ioctls. REFER: a
  * rename or link between two directories of the share.
  */
-#define FS_SHARE                                                         \
-	(FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE |                        \
-	 LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_REMOVE_DIR |    \
-	 LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_DIR |   \
-	 LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SYM |      \
+#define FS_SHARE                                                        \
+	(FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE |                      \
+	 LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_REMOVE_DIR |  \
+	 LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_DIR | \
+	 LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SYM |    \
 	 LANDLOCK_ACCESS_FS_REFER)
 
 static const uint64_t grant_access[] = {
@@ -110,7 +110,10 @@ struct builtin_grant {
 	enum sandbox_grant what;
 };
 
-#define PROC { "/proc", SANDBOX_GRANT_READ }
+#define PROC                                \
+	{                                   \
+		"/proc", SANDBOX_GRANT_READ \
+	}
 static const struct builtin_grant builtin[SANDBOX_NR_KINDS][3] = {
 	[SANDBOX_MAIN] = { PROC },
 	[SANDBOX_VCPU] = { PROC },
@@ -247,8 +250,8 @@ int sandbox_grant_parent(const char *path, enum sandbox_grant what)
 static int add_rule(int ruleset, int fd, enum sandbox_grant what,
 		    const char *name, enum sandbox_kind kind)
 {
-	struct path_beneath pb = { .allowed_access = grant_access[what] &
-						     handled_fs(),
+	struct path_beneath pb = { .allowed_access =
+					   grant_access[what] & handled_fs(),
 				   .parent_fd = fd };
 	struct stat st;
 
@@ -401,8 +404,9 @@ static const char *try_abstract(enum sandbox_kind kind, const char *name)
 	fd = syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return outcome(fd, errno);
-	r = syscall(SYS_connect, fd, &sa,
-		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len));
+	r = syscall(
+		SYS_connect, fd, &sa,
+		(socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len));
 	res = outcome(r, errno);
 	close((int)fd);
 	return res;
@@ -411,13 +415,14 @@ static const char *try_abstract(enum sandbox_kind kind, const char *name)
 /* Signal 0 (nothing delivered, every check made) to process PID. */
 static const char *try_signal(enum sandbox_kind kind, const char *pid)
 {
-	long p = pid ? strtol(pid, NULL, 10) : 0;
+	long p = pid ? strtol(pid, NULL, 10) : 0, r;
 
 	if (p <= 0)
 		return "-";
 	if (!kind_allows(kind, "tgkill"))
 		return "seccomp";
-	return outcome(syscall(SYS_tgkill, p, p, 0), errno);
+	r = syscall(SYS_tgkill, p, p, 0);
+	return outcome(r, errno); /* errno read after the call */
 }
 
 void landlock_test_probe(enum sandbox_kind kind)
@@ -426,14 +431,16 @@ void landlock_test_probe(enum sandbox_kind kind)
 	int n;
 
 	/* Each outcome() is copied before the next call reuses its buffer. */
-	n = snprintf(line, sizeof(line), "hintvm: landlock probe: kind %s abi %d",
+	n = snprintf(line, sizeof(line),
+		     "hintvm: landlock probe: kind %s abi %d",
 		     sandbox_kind_name(kind), abi);
 	n += snprintf(line + n, sizeof(line) - (size_t)n, " outside=%s",
 		      try_open(kind, getenv("HINTVM_TEST_LANDLOCK_OUTSIDE")));
 	n += snprintf(line + n, sizeof(line) - (size_t)n, " inside=%s",
 		      try_open(kind, getenv("HINTVM_TEST_LANDLOCK_INSIDE")));
-	n += snprintf(line + n, sizeof(line) - (size_t)n, " abstract=%s",
-		      try_abstract(kind, getenv("HINTVM_TEST_LANDLOCK_ABSTRACT")));
+	n += snprintf(
+		line + n, sizeof(line) - (size_t)n, " abstract=%s",
+		try_abstract(kind, getenv("HINTVM_TEST_LANDLOCK_ABSTRACT")));
 	n += snprintf(line + n, sizeof(line) - (size_t)n, " signal=%s\n",
 		      try_signal(kind, getenv("HINTVM_TEST_LANDLOCK_PEER")));
 	if (write(STDERR_FILENO, line, strlen(line)) < 0) {
