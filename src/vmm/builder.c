@@ -207,7 +207,6 @@ int hvm_vm_start(struct hvm_vm *handle)
 	return r;
 }
 
-
 /*
  * What the caller's thread still does to files once confined (Landlock,
  * docs/sandbox.md): at teardown it unlinks the control socket, its
@@ -223,7 +222,8 @@ static void grant_teardown(struct vm *vm)
 	if (cfg->vsock.uds)
 		sandbox_grant_parent(cfg->vsock.uds, SANDBOX_GRANT_REMOVE);
 	if (cfg->sched && cfg->sched->stats_json[0] &&
-	    sandbox_grant_path(cfg->sched->stats_json, SANDBOX_GRANT_CREATE) < 0)
+	    sandbox_grant_path(cfg->sched->stats_json, SANDBOX_GRANT_CREATE) <
+		    0)
 		/* Not there yet: created at exit, in its directory. */
 		sandbox_grant_parent(cfg->sched->stats_json,
 				     SANDBOX_GRANT_CREATE);
