@@ -15,7 +15,6 @@
 #include "devices/virtio/iov.h"
 #include "devices/virtio/p9_server.h"
 #include "devices/virtio/virtio_9p.h"
-#include "sandbox/landlock.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/thread.h"
 
@@ -128,10 +127,7 @@ static void *worker(void *arg)
 
 	pthread_setname_np(pthread_self(), "hvm-9p");
 	/* A worker serves one share: its Landlock domain allows that tree. */
-	if (sandbox_grant_beneath(p9->server.fs.root_fd,
-				  p9->server.fs.readonly
-					  ? SANDBOX_GRANT_SHARE_RO
-					  : SANDBOX_GRANT_SHARE) < 0)
+	if (p9_fs_grant(&p9->server.fs) < 0)
 		pr_warn("%s; the share's files will be refused to the guest",
 			hvm_error_message());
 	sandbox_thread_enter(SANDBOX_9P_WORKER);
