@@ -27,6 +27,7 @@
 #include "core/console_out.h"
 #include "core/events.h"
 #include "core/vm.h"
+#include "sandbox/landlock.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/thread.h"
 
@@ -1023,6 +1024,14 @@ static int open_socket(struct control *ctl)
 	}
 	strcpy(ctl->link, entry);
 	return 0;
+}
+
+void control_grant_teardown(const struct control *ctl)
+{
+	if (ctl->link[0])
+		sandbox_grant_parent(ctl->link, SANDBOX_GRANT_REMOVE);
+	if (ctl->path[0])
+		sandbox_grant_parent(ctl->path, SANDBOX_GRANT_REMOVE);
 }
 
 static void unregister(struct control *ctl)

@@ -38,6 +38,12 @@ int control_serve(struct control *ctl);
 
 /* Deliver what subscribers are owed, close every client, unregister. */
 void control_stop(struct control *ctl);
+/*
+ * On the thread that will call control_stop() under the sandbox, before
+ * it confines itself: the grants it needs to unlink the socket and its
+ * registry link (sandbox/landlock.h).
+ */
+void control_grant_teardown(const struct control *ctl);
 
 /* A new subscriber's end of a socket pair (hvm_vm_event_fd). */
 int control_event_fd(struct control *ctl);

@@ -888,7 +888,7 @@ static const struct option_def options[] = {
 	  sched_parse_stats_json },
 	/* Sandbox (src/sandbox/sandbox.c, docs/sandbox.md). */
 	{ { "sandbox", 0, "on|off|auto",
-	    "seccomp filter per thread, no capabilities, no_new_privs (hintvm run: default auto, on where the kernel has seccomp)" },
+	    "seccomp filter and Landlock domain per thread, no capabilities, no_new_privs (hintvm run: default auto, on where the kernel has seccomp; on insists on seccomp only: without Landlock, said at -vv, the VM runs under seccomp alone)" },
 	  parse_sandbox },
 	{ { "jail", 0, "DIR[,nofile=N][,memlock=SIZE]",
 	    "run in new mount, PID and IPC namespaces rooted at DIR, with rlimits" },

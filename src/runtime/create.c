@@ -592,6 +592,7 @@ vmm_main(struct hvm_config *cfg, const struct rt_container *c,
 		_exit(128 + sig.last);
 	if (spec->has_netns)
 		connect_network(c);
+	rt_log_keep_open();
 	if (hvm_vm_start(vm)) {
 		rt_error("cannot start the VM: %s", hvm_last_error());
 		_exit(HVM_STATUS_HOST_ERROR);

@@ -18,6 +18,14 @@
 
 static const char *const level_names[] = { "debug", "info", "warning",
 					   "error" };
+/* rt_log_keep_open(): the VMM process's log, opened once. */
+static FILE *kept;
+
+void rt_log_keep_open(void)
+{
+	if (rt.log_path && !kept)
+		kept = fopen(rt.log_path, "ae");
+}
 
 void rt_format_time(char *buf, size_t len)
 {
@@ -46,7 +54,7 @@ void rt_log(enum rt_level level, const char *fmt, ...)
 		fprintf(stderr, "hintvm-runtime: %s\n", msg);
 	if (!rt.log_path)
 		return;
-	f = fopen(rt.log_path, "ae");
+	f = kept ? kept : fopen(rt.log_path, "ae");
 	if (!f)
 		return;
 	rt_format_time(when, sizeof(when));
@@ -66,5 +74,8 @@ void rt_log(enum rt_level level, const char *fmt, ...)
 		fprintf(f, "time=\"%s\" level=%s msg=\"%s\"\n", when,
 			level_names[level], msg);
 	}
-	fclose(f);
+	if (f == kept)
+		fflush(f);
+	else
+		fclose(f);
 }

@@ -37,6 +37,13 @@ void rt_log(enum rt_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Now in RFC 3339 with nanoseconds (UTC), as runc writes times. */
 void rt_format_time(char *buf, size_t len);
+/*
+ * Keep the log open from now on: the VMM process calls it before
+ * hvm_vm_start(), after which its thread may no longer open the log by
+ * its path (Landlock, docs/sandbox.md); O_APPEND, so lines still land
+ * whole at the end among other writers'.
+ */
+void rt_log_keep_open(void);
 #define rt_error(...) rt_log(RT_ERROR, __VA_ARGS__)
 #define rt_warn(...) rt_log(RT_WARN, __VA_ARGS__)
 #define rt_debug(...) rt_log(RT_DEBUG, __VA_ARGS__)

@@ -37,6 +37,7 @@
 
 #include "base/log.h"
 #include "sandbox/identity.h"
+#include "sandbox/landlock.h"
 #include "sandbox/sandbox.h"
 
 #define SANDBOX_TEST_ENV "HINTVM_TEST_SANDBOX_VIOLATION"
@@ -342,6 +343,7 @@ int sandbox_prepare(void)
 	for (int nr = 0; nr < SYSCALL_NAMES; nr++)
 		syscall_names[nr] =
 			seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+	landlock_probe(); /* none, or too old: seccomp alone (logged) */
 	if (sigaction(SIGSYS, &sa, NULL) < 0) {
 		r = hvm_set_errno_error("sandbox: SIGSYS handler");
 		goto out;
@@ -430,6 +432,10 @@ static int confine(enum sandbox_kind kind)
 	r = drop_capabilities(sandbox_kinds[kind].keep_caps);
 	if (!r && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		r = hvm_set_errno_error("sandbox: no_new_privs");
+	/* After no_new_privs (its condition), before seccomp (no landlock_*
+	 * in any table). */
+	if (!r)
+		r = landlock_thread_enter(kind);
 	if (!r) {
 		/* Name and kind first: the reporter reads them. */
 		if (prctl(PR_GET_NAME, current_thread_name, 0, 0, 0) < 0)
@@ -526,6 +532,8 @@ void sandbox_thread_enter(enum sandbox_kind kind)
 	else if (!strcmp(test + name_len, ":tiocsti-high"))
 		syscall(SYS_ioctl, STDERR_FILENO,
 			(unsigned long)TIOCSTI | (1UL << 32), "#");
+	else if (!strcmp(test + name_len, ":landlock"))
+		landlock_test_probe(kind);
 	else if (test[name_len] == ':')
 		test_attack(kind, test + name_len + 1);
 }

@@ -50,6 +50,7 @@
 #include "devices/virtio/virtio_vm.h"
 #include "devices/virtio/virtio_vsock.h"
 #include "sandbox/core_sched.h"
+#include "sandbox/landlock.h"
 #include "sandbox/sandbox.h"
 #include "sched/brain.h"
 #include "sched/sched_config.h"
@@ -249,6 +250,27 @@ int hvm_vm_start(struct hvm_vm *handle)
 	return r;
 }
 
+/*
+ * What the caller's thread still does to files once confined (Landlock,
+ * docs/sandbox.md): at teardown it unlinks the control socket, its
+ * registry link and the vsock hybrid socket, and writes --stats-json.
+ * A grant that fails (a directory gone) only costs that file's cleanup.
+ */
+static void grant_teardown(struct vm *vm)
+{
+	const struct hvm_config *cfg = vm->cfg;
+
+	if (vm->control)
+		control_grant_teardown(vm->control);
+	if (cfg->vsock.uds)
+		sandbox_grant_parent(cfg->vsock.uds, SANDBOX_GRANT_REMOVE);
+	if (cfg->sched && cfg->sched->stats_json[0] &&
+	    sandbox_grant_path(cfg->sched->stats_json, SANDBOX_GRANT_CREATE) <
+		    0)
+		/* Not there yet: created at exit, in its directory. */
+		sandbox_grant_parent(cfg->sched->stats_json,
+				     SANDBOX_GRANT_CREATE);
+}
 static int builder_start(struct vm *vm)
 {
 	struct console_sink sink;
@@ -309,8 +331,10 @@ static int builder_start(struct vm *vm)
 	 * statistics and tears it down): only with the sandbox asked for,
 	 * never an embedder's thread on the library's own initiative.
 	 */
-	if (r == 0)
+	if (r == 0) {
+		grant_teardown(vm);
 		sandbox_thread_enter(SANDBOX_MAIN);
+	}
 	return r;
 }
 

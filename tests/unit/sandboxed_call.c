@@ -9,6 +9,7 @@
 
 struct call {
 	enum sandbox_kind kind;
+	void (*prepare)(void *);
 	void (*fn)(void *);
 	void *arg;
 };
@@ -17,6 +18,8 @@ static void *confined(void *opaque)
 {
 	struct call *c = opaque;
 
+	if (c->prepare)
+		c->prepare(c->arg);
 	sandbox_thread_enter(c->kind);
 	c->fn(c->arg);
 	return NULL;
@@ -40,7 +43,13 @@ void sandboxed_threads_end(void)
 
 void sandboxed_call(enum sandbox_kind kind, void (*fn)(void *), void *arg)
 {
-	struct call c = { kind, fn, arg };
+	sandboxed_call_prepared(kind, NULL, fn, arg);
+}
+
+void sandboxed_call_prepared(enum sandbox_kind kind, void (*prepare)(void *),
+			     void (*fn)(void *), void *arg)
+{
+	struct call c = { kind, prepare, fn, arg };
 	pthread_t thread;
 
 	if (!getenv("HINTVM_TEST_SANDBOX")) {

@@ -13,6 +13,13 @@
 #include "sandbox/sandbox.h"
 
 void sandboxed_call(enum sandbox_kind kind, void (*fn)(void *), void *arg);
+/*
+ * The same, with PREPARE(ARG) run on the new thread just before it
+ * confines itself, as the real thread does its grants (a 9P worker's
+ * share: p9_fs_grant()).
+ */
+void sandboxed_call_prepared(enum sandbox_kind kind, void (*prepare)(void *),
+			     void (*fn)(void *), void *arg);
 
 /*
  * With HINTVM_TEST_SANDBOX=1: the threads code under test starts between

@@ -312,7 +312,9 @@ static _Noreturn void child_main(const struct p9_file_server_config *cfg,
 	if (p9_server_init(&s, "/", cfg->readonly, cfg->ids, cfg->max_fids,
 			   cfg->max_msize, &budget) < 0)
 		child_fail(status_fd, "opening the share");
-	if (sandbox_process_enter(SANDBOX_FILE_SERVER) < 0)
+	/* Landlock, where the kernel has it: the share (its /) and no more. */
+	if (p9_fs_grant(&s.fs) < 0 ||
+	    sandbox_process_enter(SANDBOX_FILE_SERVER) < 0)
 		child_fail(status_fd, "confining itself");
 	if (write(status_fd, "ok", 2) != 2)
 		_exit(1);

@@ -15,6 +15,7 @@
 #include <linux/openat2.h>
 
 #include "base/log.h"
+#include "sandbox/landlock.h"
 #include "devices/virtio/p9_fs.h"
 
 /*
@@ -224,6 +225,13 @@ int p9_fs_open(struct p9_fs *fs, const char *dir, bool readonly,
 		pr_info("--share %s: no openat2 here, confining by walking one name at a time",
 			dir);
 	return 0;
+}
+
+int p9_fs_grant(const struct p9_fs *fs)
+{
+	return sandbox_grant_beneath(fs->root_fd,
+				     fs->readonly ? SANDBOX_GRANT_SHARE_RO
+						  : SANDBOX_GRANT_SHARE);
 }
 
 void p9_fs_close(struct p9_fs *fs)

@@ -76,6 +76,12 @@ struct p9_setattr {
 int p9_fs_open(struct p9_fs *fs, const char *dir, bool readonly,
 	       enum p9_id_mode ids);
 void p9_fs_close(struct p9_fs *fs);
+/*
+ * On a thread about to confine itself to serve FS: its Landlock domain
+ * allows FS's tree (read-only for a read-only share) and nothing else of
+ * the file system (sandbox/landlock.h). 0 or -errno.
+ */
+int p9_fs_grant(const struct p9_fs *fs);
 /* Tests: confine by the fd walk even where openat2 exists. */
 void p9_fs_force_fd_walk(bool on);
 

@@ -58,16 +58,26 @@ static void handle_on_worker(void *opaque)
 	a->out = p9_server_handle(a->s, a->req, a->len, a->rep, a->cap);
 }
 
+/* As the worker does: its Landlock domain holds the share (p9_fs.c). */
+static void grant_share(void *opaque)
+{
+	struct handle_args *a = opaque;
+
+	assert_int_equal(p9_fs_grant(&a->s->fs), 0);
+}
+
 /*
  * p9_server_handle() as a virtio-9p worker runs it: under the worker's
- * seccomp filter when HINTVM_TEST_SANDBOX is set (sandboxed_call.h).
+ * seccomp filter and Landlock domain when HINTVM_TEST_SANDBOX is set
+ * (sandboxed_call.h).
  */
 static size_t handle(struct p9_server *s, const uint8_t *req, size_t len,
 		     uint8_t *rep, size_t cap)
 {
 	struct handle_args a = { s, req, len, rep, cap, 0 };
 
-	sandboxed_call(SANDBOX_9P_WORKER, handle_on_worker, &a);
+	sandboxed_call_prepared(SANDBOX_9P_WORKER, grant_share,
+				handle_on_worker, &a);
 	return a.out;
 }
 
