@@ -317,8 +317,11 @@ static int builder_start(struct vm *vm)
 	/*
 	 * Everything that takes root is done: this thread becomes the VM's
 	 * user (--user) before any guest code runs (its threads did at their
-	 * start). A VM whose threads stayed root must not run.
+	 * start). A VM whose threads stayed root must not run. Its Landlock
+	 * grants first: opening their directories may need who we were.
 	 */
+	if (sandbox_requested())
+		grant_teardown(vm);
 	r = sandbox_become_vm_user();
 	if (r == 0)
 		r = vm_start_vcpus(vm);
@@ -331,10 +334,8 @@ static int builder_start(struct vm *vm)
 	 * statistics and tears it down): only with the sandbox asked for,
 	 * never an embedder's thread on the library's own initiative.
 	 */
-	if (r == 0) {
-		grant_teardown(vm);
+	if (r == 0)
 		sandbox_thread_enter(SANDBOX_MAIN);
-	}
 	return r;
 }
 

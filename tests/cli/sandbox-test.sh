@@ -238,7 +238,7 @@ landlock console-out -p test=hello
 landlock control -p test=hello
 landlock brain -p test=hello
 landlock rr-partner --rr-partner -p "test=rr txns=1000"
-landlock 9p-worker --share "$tmp/share,tag=t" -p test=hello
+landlock 9p-worker --user none --share "$tmp/share,tag=t,server=thread" -p test=hello
 kill "$peer_job" 2>/dev/null
 wait "$peer_job" 2>/dev/null
 
@@ -437,7 +437,7 @@ time.sleep(120)
 PY
 	sock_pid=$!
 	for _ in $(seq 100); do [ -S "$tmp/pub/root.sock" ] && break; sleep 0.05; done
-	attacks=("read=/etc/shadow" "read=$tmp/pub/secret" "write=$tmp/pub/secret"
+	attacks=("read=/etc/shadow" "read=/proc/sys/kernel/cad_pid" "read=$tmp/pub/secret" "write=$tmp/pub/secret"
 		"unlink=$tmp/pub/secret" "connect=$tmp/pub/root.sock"
 		"write=/proc/sys/kernel/core_pattern" "write=/dev/kvm" "kill=1")
 	short=(-p "test=spinlock ms=200")
@@ -471,13 +471,14 @@ PY
 	attack control "${short[@]}"
 	attack brain "${short[@]}"
 	attack 9p-worker --share "$tmp/share,tag=t" "${short[@]}"
-	# The witness: the same thread, left root (caps dropped), reads it.
-	echo | HINTVM_TEST_SANDBOX_VIOLATION="vcpu:read=$tmp/pub/secret" timeout 60 \
+	# The witness: the same thread, left root (caps dropped), reads a
+	# 0600 file of root's that its Landlock domain allows (beneath /proc).
+	echo | HINTVM_TEST_SANDBOX_VIOLATION="vcpu:read=/proc/sys/kernel/cad_pid" timeout 60 \
 		"$hintvm" run --user none "${short[@]}" >/dev/null 2>"$tmp/err"
-	if grep -q "^sandbox-probe vcpu read $tmp/pub/secret: succeeded" "$tmp/err"; then
-		ok "witness: with --user none a vCPU thread reads root's 0600 file"
+	if grep -q "^sandbox-probe vcpu read /proc/sys/kernel/cad_pid: succeeded" "$tmp/err"; then
+		ok "witness: with --user none a vCPU thread reads root's 0600 /proc/sys/kernel/cad_pid"
 	else
-		not_ok "witness: with --user none a vCPU thread reads root's 0600 file"
+		not_ok "witness: with --user none a vCPU thread reads root's 0600 /proc/sys/kernel/cad_pid"
 	fi
 	kill $sock_pid 2>/dev/null
 	# --jail: the supervisor that waits and relays signals is the VM's uid

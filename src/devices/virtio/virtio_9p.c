@@ -151,8 +151,11 @@ static void *worker(void *arg)
 
 	free(arg);
 	pthread_setname_np(pthread_self(), "hvm-9p");
-	/* A worker serves one share: its Landlock domain allows that tree. */
-	if (p9_fs_grant(&p9->server.fs) < 0)
+	/*
+	 * A worker serves one share: its Landlock domain allows that tree.
+	 * A worker of a file-server process opens nothing: no grant.
+	 */
+	if (!p9->remote && p9_fs_grant(&p9->server.fs) < 0)
 		pr_warn("%s; the share's files will be refused to the guest",
 			hvm_error_message());
 	sandbox_thread_enter(SANDBOX_9P_WORKER);
