@@ -247,10 +247,19 @@ static int enter_share(const char *root, bool readonly)
 		return hvm_set_errno_error("remounting %s read-only", root);
 	if (chdir(root) < 0)
 		return hvm_set_errno_error("chdir %s", root);
-	if (syscall(SYS_pivot_root, ".", ".") < 0)
+	if (syscall(SYS_pivot_root, ".", ".") == 0) {
+		if (umount2(".", MNT_DETACH) < 0)
+			return hvm_set_errno_error("detaching the old root");
+	} else if (errno != EINVAL ||
+		   /*
+		    * An initramfs root (rootfs) cannot be pivoted away from:
+		    * move the share over / instead, as switch_root does. The
+		    * old root stays below it, out of reach without
+		    * CAP_SYS_CHROOT and CAP_SYS_ADMIN, which we drop.
+		    */
+		   mount(".", "/", NULL, MS_MOVE, NULL) < 0 || chroot(".") < 0) {
 		return hvm_set_errno_error("pivot_root into %s", root);
-	if (umount2(".", MNT_DETACH) < 0)
-		return hvm_set_errno_error("detaching the old root");
+	}
 	if (chdir("/") < 0)
 		return hvm_set_errno_error("chdir /");
 	return 0;

@@ -108,6 +108,7 @@ struct virtio_vsock {
 	struct accept_guard accept;
 	bool uds_unwatched;
 	char *uds_path;
+	bool told_connect_error; /* the first failed UDS_PATH_P connect, logged */
 	dev_t uds_dev;
 	ino_t uds_ino;
 

@@ -165,6 +165,19 @@ int vsock_open_host_end(struct virtio_vsock *vs, uint32_t port)
 		return -1;
 	/* Unix connect never blocks: it succeeds, or fails (EAGAIN: full). */
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int err = errno;
+
+		/*
+		 * Nobody listening is the guest's business; anything else
+		 * (EACCES: the listener does not let the VM's --user in) is
+		 * the host's, said once: the guest may retry in a loop.
+		 */
+		if (err != ENOENT && err != ECONNREFUSED &&
+		    !vs->told_connect_error) {
+			vs->told_connect_error = true;
+			pr_warn("vsock: a guest connection to %s: %s", sa.sun_path,
+				strerror(err));
+		}
 		close(fd);
 		return -1;
 	}
@@ -544,8 +557,10 @@ void vsock_host_fini(struct virtio_vsock *vs)
 		close(vs->uds_fd);
 		/* Only our own socket: someone may have replaced it. */
 		if (stat(vs->uds_path, &st) == 0 && st.st_dev == vs->uds_dev &&
-		    st.st_ino == vs->uds_ino)
-			unlink(vs->uds_path);
+		    st.st_ino == vs->uds_ino && unlink(vs->uds_path) < 0)
+			/* As the VM's --user, its directory must let it. */
+			pr_warn("vsock: cannot remove %s: %s", vs->uds_path,
+				strerror(errno));
 	}
 	if (vs->epoll_fd >= 0)
 		close(vs->epoll_fd);
