@@ -211,6 +211,25 @@ HVM_API int hvm_vm_resume(struct hvm_vm *vm);
 /* Stop the VM if it runs and free everything it holds. */
 HVM_API void hvm_vm_destroy(struct hvm_vm *vm);
 
+/*
+ * The calling thread becomes the VM's --user (docs/sandbox.md), as every
+ * thread of the VM does once it is set up: for an embedder's own thread
+ * that serves the VM after setup (a signal relay), so that no thread of
+ * the process stays root. Irreversible; 0 (also when the VM has no
+ * --user) or -errno.
+ */
+HVM_API int hvm_vm_become_user(struct hvm_vm *vm);
+
+/*
+ * A client of the VM's vsock hybrid socket without its path (--vsock
+ * cid=N[,uds=PATH], docs/virtio.md): a Unix stream socket on which the
+ * caller writes "CONNECT <port>\n" and reads "OK <port>\n", then talks to
+ * the guest's PORT. Works after the VM's --user took over, when PATH may
+ * no longer be reachable. The fd (blocking, close-on-exec), or -errno
+ * (-ENODEV: the VM has no vsock device).
+ */
+HVM_API int hvm_vm_vsock_connect(struct hvm_vm *vm);
+
 /* ---- statistics (docs/sched.md) --------------------------------------- */
 
 /*

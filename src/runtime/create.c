@@ -343,6 +343,13 @@ static int build_vm_config(struct hvm_config *cfg,
 	 */
 	if (set_option(cfg, "sandbox", "auto", "the runtime's default"))
 		return -EINVAL;
+	/*
+	 * And, run by root as containerd and podman run it, its VM's threads
+	 * are a uid of their own after setup, with the rootfs share served
+	 * by a file-server process (docs/sandbox.md).
+	 */
+	if (set_option(cfg, "user", "auto", "the runtime's default"))
+		return -EINVAL;
 	for (size_t i = 0; i < g->noptions; i++)
 		if (set_option(cfg, g->options[i].key, g->options[i].value,
 			       rt.config_path))
@@ -414,7 +421,7 @@ struct vmm_signals {
 	struct hvm_vm *vm;
 	volatile sig_atomic_t last;
 	pthread_t thread;
-	char vsock[PATH_MAX + 32]; /* "": no guest to deliver signals to */
+	bool guest_listens; /* oci-init serves signals on vsock port 1026 */
 };
 
 /*
@@ -422,21 +429,20 @@ struct vmm_signals {
  * port 1026 of the guest for one byte, the signal number. The hybrid
  * socket's handshake: "CONNECT 1026\n", then "OK <port>\n".
  */
-static int deliver_to_guest(const char *vsock, int sig)
+static int deliver_to_guest(struct hvm_vm *vm, int sig)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	char reply[32] = { 0 }, byte = (char)sig;
 	struct pollfd pfd;
 	int s, ok = -1;
 
-	if (!vsock[0] || strlen(vsock) >= sizeof(addr.sun_path))
-		return -1;
-	memcpy(addr.sun_path, vsock, strlen(vsock) + 1);
-	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/*
+	 * In-process: this thread is the VM's --user by now, which may not
+	 * reach vsock.sock in root's state directory.
+	 */
+	s = hvm_vm_vsock_connect(vm);
 	if (s < 0)
 		return -1;
-	if (!connect(s, (struct sockaddr *)&addr, sizeof(addr)) &&
-	    write(s, "CONNECT 1026\n", 13) == 13) {
+	if (write(s, "CONNECT 1026\n", 13) == 13) {
 		pfd = (struct pollfd){ .fd = s, .events = POLLIN };
 		if (poll(&pfd, 1, 2000) == 1 &&
 		    read(s, reply, sizeof(reply) - 1) > 0 &&
@@ -452,11 +458,17 @@ static void *vmm_signal_thread(void *arg)
 	struct vmm_signals *s = arg;
 	struct signalfd_siginfo info;
 
+	/* No thread of the VMM process stays root (docs/sandbox.md). */
+	if (hvm_vm_become_user(s->vm) < 0) {
+		rt_error("the signal thread: %s", hvm_last_error());
+		_exit(HVM_STATUS_HOST_ERROR);
+	}
 	while (read(s->fd, &info, sizeof(info)) == sizeof(info)) {
 		if (info.ssi_signo == SIGCHLD || info.ssi_signo == SIGWINCH)
 			continue;
 		/* Into the guest when it listens; else the VM ends. */
-		if (!deliver_to_guest(s->vsock, (int)info.ssi_signo))
+		if (s->guest_listens &&
+		    !deliver_to_guest(s->vm, (int)info.ssi_signo))
 			continue;
 		s->last = (sig_atomic_t)info.ssi_signo;
 		hvm_vm_stop(s->vm);
@@ -572,9 +584,7 @@ vmm_main(struct hvm_config *cfg, const struct rt_container *c,
 		_exit(1);
 	}
 	sig.vm = vm;
-	if (guest_has_init)
-		rt_container_path(c, "vsock.sock", sig.vsock,
-				  sizeof(sig.vsock));
+	sig.guest_listens = guest_has_init;
 	sig.fd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (sig.fd < 0 ||
 	    pthread_create(&sig.thread, NULL, vmm_signal_thread, &sig)) {

@@ -385,6 +385,31 @@ int hvm_vm_resume(struct hvm_vm *vm)
 	return vm ? vm_resume((struct vm *)vm) : -EINVAL;
 }
 
+int hvm_vm_become_user(struct hvm_vm *handle)
+{
+	struct vm *vm = (struct vm *)handle;
+	const struct vm_identity *caller;
+	int r;
+
+	if (!vm)
+		return -EINVAL;
+	caller = identity_requested();
+	identity_set_requested(&vm->identity);
+	r = identity_thread_enter();
+	identity_set_requested(caller);
+	return r;
+}
+
+int hvm_vm_vsock_connect(struct hvm_vm *handle)
+{
+	struct vm *vm = (struct vm *)handle;
+	struct virtio_device *vsock = vm ? virtio_vm_vsock(vm) : NULL;
+
+	if (!vsock)
+		return hvm_set_error(-ENODEV, "the VM has no vsock device");
+	return virtio_vsock_connect(vsock);
+}
+
 void hvm_vm_stop(struct hvm_vm *handle)
 {
 	if (handle)

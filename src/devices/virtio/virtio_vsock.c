@@ -24,6 +24,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -681,6 +682,31 @@ unsigned int virtio_vsock_connections(struct virtio_device *vdev)
 	n = vs->nr_conns;
 	pthread_mutex_unlock(&vdev->lock);
 	return n;
+}
+
+int virtio_vsock_connect(struct virtio_device *vdev)
+{
+	struct virtio_vsock *vs = to_vsock(vdev);
+	int sv[2], r = 0;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	/* The device's end is non-blocking, as an accepted one is. */
+	if (fcntl(sv[1], F_SETFL, O_NONBLOCK) < 0)
+		r = -errno;
+	pthread_mutex_lock(&vdev->lock);
+	if (!r && vs->nr_adopt == VSOCK_MAX_ADOPT)
+		r = -EAGAIN;
+	if (!r)
+		vs->adopt[vs->nr_adopt++] = sv[1];
+	pthread_mutex_unlock(&vdev->lock);
+	if (r) {
+		close(sv[0]);
+		close(sv[1]);
+		return r;
+	}
+	vsock_wake(vs);
+	return sv[0];
 }
 
 int virtio_vsock_add_host_listener(struct virtio_device *vdev, uint32_t port,

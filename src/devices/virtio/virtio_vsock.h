@@ -68,6 +68,16 @@ int virtio_vsock_add_host_listener(struct virtio_device *vdev, uint32_t port,
 				   void (*on_connect)(int fd, void *opaque),
 				   void *opaque);
 
+/*
+ * A host client of the hybrid socket without its path: the returned fd
+ * (blocking, close-on-exec) is a Unix stream socket on which the caller
+ * speaks the hybrid protocol ("CONNECT <port>\n", then "OK <port>\n") as
+ * after connecting to UDS_PATH. For a thread that may no longer open the
+ * path (the VM's --user). Any thread, once the device exists. Returns the
+ * fd, or -errno (-EAGAIN when VSOCK_MAX_ADOPT wait for the event loop).
+ */
+int virtio_vsock_connect(struct virtio_device *vdev);
+
 /* Stop serving PORT (connections already made stay). 0 or -ENOENT. */
 int virtio_vsock_remove_host_listener(struct virtio_device *vdev,
 				      uint32_t port);

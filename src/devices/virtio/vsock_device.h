@@ -24,6 +24,7 @@
 #include "devices/virtio/vsock_proto.h"
 
 #define VSOCK_QUEUE_SIZE 256
+#define VSOCK_MAX_ADOPT 16
 #define RX_QUEUE 0
 #define TX_QUEUE 1
 #define EVENT_QUEUE 2
@@ -125,6 +126,9 @@ struct virtio_vsock {
 
 	struct host_listener listeners[VSOCK_MAX_HOST_LISTENERS];
 	unsigned int nr_listeners;
+	/* virtio_vsock_connect(): host clients' ends, for the event loop. */
+	int adopt[VSOCK_MAX_ADOPT];
+	unsigned int nr_adopt;
 	struct deferred_connect *deferred;
 	/* Connections and their buffers are charged here (--guest-objects). */
 	struct budget *budget;

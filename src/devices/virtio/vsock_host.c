@@ -208,13 +208,27 @@ void vsock_wake(struct virtio_vsock *vs)
 				    strerror(errno));
 }
 
+/* A host client's fd, accepted or handed in: its handshake starts. */
+static void adopt_client(struct virtio_vsock *vs, int fd)
+{
+	struct vsock_conn *c = vsock_conn_new(vs, fd, CONN_HANDSHAKE);
+
+	if (!c) {
+		close(fd); /* too many: the client sees EOF */
+		return;
+	}
+	c->deadline_ns = hvm_monotonic_ns() +
+			 VSOCK_HANDSHAKE_TIMEOUT_MS * 1000000ull;
+	arm_timer(vs);
+	vsock_update_events(vs, c);
+}
+
 static void accept_clients(struct virtio_vsock *vs)
 {
 	for (int i = 0; i < ACCEPTS_PER_EVENT; i++) {
 		int fd = accept_guarded(&vs->accept, vs->uds_fd,
 					SOCK_NONBLOCK | SOCK_CLOEXEC,
 					hvm_monotonic_ns() / 1000000);
-		struct vsock_conn *c;
 
 		if (fd < 0 && errno == EMFILE) {
 			/*
@@ -238,15 +252,7 @@ static void accept_clients(struct virtio_vsock *vs)
 						    strerror(errno));
 			return;
 		}
-		c = vsock_conn_new(vs, fd, CONN_HANDSHAKE);
-		if (!c) {
-			close(fd); /* too many: the client sees EOF */
-			continue;
-		}
-		c->deadline_ns = hvm_monotonic_ns() +
-				 VSOCK_HANDSHAKE_TIMEOUT_MS * 1000000ull;
-		arm_timer(vs);
-		vsock_update_events(vs, c);
+		adopt_client(vs, fd);
 	}
 	/* More may be waiting: come back after the others had their turn. */
 	vsock_wake(vs);
@@ -437,6 +443,10 @@ int vsock_host_poll(struct virtio_vsock *vs)
 				pr_warn_ratelimited("%s: wake read: %s",
 						    vs->vdev.name,
 						    strerror(errno));
+			/* virtio_vsock_connect()'s clients. */
+			for (unsigned int j = 0; j < vs->nr_adopt; j++)
+				adopt_client(vs, vs->adopt[j]);
+			vs->nr_adopt = 0;
 		} else {
 			conn_event(vs, p, evs[i].events);
 		}
@@ -552,6 +562,10 @@ static void raise_fd_limit(void)
 void vsock_host_fini(struct virtio_vsock *vs)
 {
 	struct stat st;
+
+	for (unsigned int j = 0; j < vs->nr_adopt; j++)
+		close(vs->adopt[j]);
+	vs->nr_adopt = 0;
 
 	if (vs->uds_fd >= 0) {
 		close(vs->uds_fd);
