@@ -513,6 +513,27 @@ static int parse_core_sched(struct hvm_config *cfg, const char *name,
 }
 
 /*
+ * "A" or "A<SEP>B", ids from 1 below UINT32_MAX (uid_t's -1 is no id):
+ * how many were given (1 or 2), 0 when VALUE is anything else.
+ */
+static int parse_id_pair(const char *value, char sep, uint64_t *a,
+			 uint64_t *b)
+{
+	char buf[32], *second;
+
+	if (!value || strlen(value) >= sizeof(buf))
+		return 0;
+	strcpy(buf, value);
+	second = strchr(buf, sep);
+	if (second)
+		*second++ = '\0';
+	if (parse_uint(buf, 1, UINT32_MAX - 1, a) ||
+	    (second && parse_uint(second, 1, UINT32_MAX - 1, b)))
+		return 0;
+	return second ? 2 : 1;
+}
+
+/*
  * --user auto|none|UID[:GID]. Names are not looked up: a VM's identity is
  * a number that no login shares, and NSS is not reachable from a jail.
  */
@@ -520,7 +541,7 @@ static int parse_user(struct hvm_config *cfg, const char *name,
 		      const char *value)
 {
 	uint64_t uid, gid;
-	char buf[32], *colon;
+	int n;
 
 	if (value && !strcmp(value, "auto")) {
 		cfg->user_mode = HVM_USER_AUTO;
@@ -530,24 +551,16 @@ static int parse_user(struct hvm_config *cfg, const char *name,
 		cfg->user_mode = HVM_USER_NONE;
 		return 0;
 	}
-	if (!value || strlen(value) >= sizeof(buf))
-		goto bad;
-	strcpy(buf, value);
-	colon = strchr(buf, ':');
-	if (colon)
-		*colon++ = '\0';
-	if (parse_uint(buf, 1, UINT32_MAX - 1, &uid) ||
-	    (colon && parse_uint(colon, 1, UINT32_MAX - 1, &gid)))
-		goto bad;
+	n = parse_id_pair(value, ':', &uid, &gid);
+	if (!n)
+		return hvm_set_error(
+			-EINVAL,
+			"--%s %s: expected auto, none or UID[:GID] (numbers from 1; 0 is root)",
+			name, value ? value : "");
 	cfg->user_mode = HVM_USER_ID;
 	cfg->user_uid = (uint32_t)uid;
-	cfg->user_gid = colon ? (uint32_t)gid : (uint32_t)uid;
+	cfg->user_gid = n == 2 ? (uint32_t)gid : (uint32_t)uid;
 	return 0;
-bad:
-	return hvm_set_error(
-		-EINVAL,
-		"--%s %s: expected auto, none or UID[:GID] (numbers from 1; 0 is root)",
-		name, value ? value : "");
 }
 
 /* --user-range FIRST-LAST: the uids (and gids) --user auto hands out. */
@@ -555,24 +568,15 @@ static int parse_user_range(struct hvm_config *cfg, const char *name,
 			    const char *value)
 {
 	uint64_t first, last;
-	const char *dash = value ? strchr(value, '-') : NULL;
-	char buf[32];
 
-	if (!dash || (size_t)(dash - value) >= sizeof(buf))
-		goto bad;
-	memcpy(buf, value, (size_t)(dash - value));
-	buf[dash - value] = '\0';
-	if (parse_uint(buf, 1, UINT32_MAX - 1, &first) ||
-	    parse_uint(dash + 1, first, UINT32_MAX - 1, &last))
-		goto bad;
+	if (parse_id_pair(value, '-', &first, &last) != 2 || first > last)
+		return hvm_set_error(
+			-EINVAL,
+			"--%s %s: expected FIRST-LAST, uids from 1 with FIRST <= LAST",
+			name, value ? value : "");
 	cfg->user_first = (uint32_t)first;
 	cfg->user_last = (uint32_t)last;
 	return 0;
-bad:
-	return hvm_set_error(
-		-EINVAL,
-		"--%s %s: expected FIRST-LAST, uids from 1 with FIRST <= LAST",
-		name, value ? value : "");
 }
 
 /*

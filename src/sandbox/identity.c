@@ -86,7 +86,8 @@ static void keep_dumpable_for_sanitizers(void)
 
 int identity_process_enter(const struct vm_identity *id)
 {
-	if (setgroups(0, NULL) < 0 || setresgid(id->gid, id->gid, id->gid) < 0 ||
+	if (setgroups(0, NULL) < 0 ||
+	    setresgid(id->gid, id->gid, id->gid) < 0 ||
 	    setresuid(id->uid, id->uid, id->uid) < 0)
 		return hvm_set_errno_error("--user: cannot become %u:%u",
 					   id->uid, id->gid);

@@ -44,9 +44,9 @@ static int open_user_locks(void)
 					   USER_LOCKS);
 	if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 0077)) {
 		close(fd);
-		return hvm_set_error(-EPERM,
-				     "--user auto: %s must be root's, mode 0700",
-				     USER_LOCKS);
+		return hvm_set_error(
+			-EPERM, "--user auto: %s must be root's, mode 0700",
+			USER_LOCKS);
 	}
 	return fd;
 }
@@ -66,8 +66,8 @@ int vm_user_choose(const struct hvm_config *cfg, struct vm_identity *id)
 	switch (cfg->user_mode) {
 	case HVM_USER_ID:
 		/* Without CAP_SETUID only our own ids are ours to take. */
-		if (geteuid() != 0 && (cfg->user_uid != geteuid() ||
-				       cfg->user_gid != getegid()))
+		if (geteuid() != 0 &&
+		    (cfg->user_uid != geteuid() || cfg->user_gid != getegid()))
 			return hvm_set_error(
 				-EPERM,
 				"--user %u:%u: only root can run a VM as another user",

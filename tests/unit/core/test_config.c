@@ -115,6 +115,32 @@ static void test_option_values(void **state)
 		strstr(hvm_last_error(), "'lots' is not a memory size"));
 	assert_int_equal(cfg->guest_objects, 1ULL << 30);
 
+	/* --user: none in the library; auto, none, UID or UID:GID; never 0. */
+	assert_int_equal(cfg->user_mode, HVM_USER_NONE);
+	assert_int_equal(hvm_config_set(cfg, "user", "1000"), 0);
+	assert_int_equal(cfg->user_mode, HVM_USER_ID);
+	assert_int_equal(cfg->user_uid, 1000);
+	assert_int_equal(cfg->user_gid, 1000);
+	assert_int_equal(hvm_config_set(cfg, "user", "1000:27"), 0);
+	assert_int_equal(cfg->user_gid, 27);
+	assert_int_equal(hvm_config_set(cfg, "user", "0"), -EINVAL);
+	assert_non_null(strstr(hvm_last_error(), "--user 0: expected auto"));
+	assert_int_equal(hvm_config_set(cfg, "user", "1:0"), -EINVAL);
+	assert_int_equal(hvm_config_set(cfg, "user", "4294967295"), -EINVAL);
+	assert_int_equal(hvm_config_set(cfg, "user", "web"), -EINVAL);
+	assert_int_equal(cfg->user_uid, 1000); /* bad values change nothing */
+	assert_int_equal(hvm_config_set(cfg, "user", "auto"), 0);
+	assert_int_equal(cfg->user_mode, HVM_USER_AUTO);
+	assert_int_equal(cfg->user_first, HVM_USER_RANGE_FIRST);
+	assert_int_equal(hvm_config_set(cfg, "user-range", "5000-5009"), 0);
+	assert_int_equal(cfg->user_first, 5000);
+	assert_int_equal(cfg->user_last, 5009);
+	assert_int_equal(hvm_config_set(cfg, "user-range", "9-5"), -EINVAL);
+	assert_non_null(strstr(hvm_last_error(), "FIRST <= LAST"));
+	assert_int_equal(hvm_config_set(cfg, "user-range", "5000"), -EINVAL);
+	assert_int_equal(hvm_config_set(cfg, "user-range", "0-9"), -EINVAL);
+	assert_int_equal(cfg->user_last, 5009);
+
 	assert_int_equal(hvm_config_set(cfg, "mem", "0"), -EINVAL);
 	assert_non_null(strstr(hvm_last_error(), "too small"));
 	assert_int_equal(hvm_config_set(cfg, "mem", "12q"), -EINVAL);
