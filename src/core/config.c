@@ -516,8 +516,7 @@ static int parse_core_sched(struct hvm_config *cfg, const char *name,
  * "A" or "A<SEP>B", ids from 1 below UINT32_MAX (uid_t's -1 is no id):
  * how many were given (1 or 2), 0 when VALUE is anything else.
  */
-static int parse_id_pair(const char *value, char sep, uint64_t *a,
-			 uint64_t *b)
+static int parse_id_pair(const char *value, char sep, uint64_t *a, uint64_t *b)
 {
 	char buf[32], *second;
 

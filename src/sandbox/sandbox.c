@@ -480,11 +480,10 @@ static void test_attack(enum sandbox_kind kind, const char *op)
 	} else if (len == 6 && !strncmp(op, "unlink", 6)) {
 		r = syscall(SYS_unlinkat, AT_FDCWD, target, 0);
 	} else if (len == 7 && !strncmp(op, "connect", 7)) {
-		fd = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
-				  0);
+		fd = (int)syscall(SYS_socket, AF_UNIX,
+				  SOCK_STREAM | SOCK_CLOEXEC, 0);
 		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", target);
-		r = fd < 0 ? -1
-			   : syscall(SYS_connect, fd, &sun, sizeof(sun));
+		r = fd < 0 ? -1 : syscall(SYS_connect, fd, &sun, sizeof(sun));
 	} else if (len == 4 && !strncmp(op, "kill", 4)) {
 		r = syscall(SYS_kill, atoi(target), 0);
 	}
@@ -492,8 +491,9 @@ static void test_attack(enum sandbox_kind kind, const char *op)
 	n = snprintf(line, sizeof(line), "sandbox-probe %s %.*s %s: %s\n",
 		     sandbox_kind_name(kind), (int)len, op, target,
 		     r >= 0 ? "succeeded" : strerror(errno));
-	if (n > 0 && write(STDERR_FILENO, line,
-			   (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1))
+	if (n > 0 &&
+	    write(STDERR_FILENO, line,
+		  (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1))
 		return;
 }
 

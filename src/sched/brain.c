@@ -557,9 +557,9 @@ int sched_vm_start(struct vm *vm)
 		struct stat st;
 
 		if (stat(s->opt.stats_json, &st) < 0 || !S_ISFIFO(st.st_mode))
-			s->json_fd = open(s->opt.stats_json,
-					  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-					  0644);
+			s->json_fd = open(
+				s->opt.stats_json,
+				O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (s->json_fd < 0 && errno != ENOENT)
 			pr_debug("--stats-json %s: %s; trying at the end",
 				 s->opt.stats_json, strerror(errno));

@@ -257,7 +257,8 @@ static int enter_share(const char *root, bool readonly)
 		    * old root stays below it, out of reach without
 		    * CAP_SYS_CHROOT and CAP_SYS_ADMIN, which we drop.
 		    */
-		   mount(".", "/", NULL, MS_MOVE, NULL) < 0 || chroot(".") < 0) {
+		   mount(".", "/", NULL, MS_MOVE, NULL) < 0 ||
+		   chroot(".") < 0) {
 		return hvm_set_errno_error("pivot_root into %s", root);
 	}
 	if (chdir("/") < 0)

@@ -175,8 +175,8 @@ int vsock_open_host_end(struct virtio_vsock *vs, uint32_t port)
 		if (err != ENOENT && err != ECONNREFUSED &&
 		    !vs->told_connect_error) {
 			vs->told_connect_error = true;
-			pr_warn("vsock: a guest connection to %s: %s", sa.sun_path,
-				strerror(err));
+			pr_warn("vsock: a guest connection to %s: %s",
+				sa.sun_path, strerror(err));
 		}
 		close(fd);
 		return -1;
@@ -217,8 +217,8 @@ static void adopt_client(struct virtio_vsock *vs, int fd)
 		close(fd); /* too many: the client sees EOF */
 		return;
 	}
-	c->deadline_ns = hvm_monotonic_ns() +
-			 VSOCK_HANDSHAKE_TIMEOUT_MS * 1000000ull;
+	c->deadline_ns =
+		hvm_monotonic_ns() + VSOCK_HANDSHAKE_TIMEOUT_MS * 1000000ull;
 	arm_timer(vs);
 	vsock_update_events(vs, c);
 }
