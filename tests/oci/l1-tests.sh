@@ -388,12 +388,19 @@ if l1_selected hvm-ctr-kill || l1_selected hvm-ctr-sandbox; then
 			"$t/status" 2>/dev/null)" >> "$work/hvm-sandbox.threads"
 	done
 	guest_facing=$(grep -E '^(hintvm-vcpu|hvm-)' "$work/hvm-sandbox.threads")
+	# And no thread of it is root: the runtime's VMs run as their --user.
+	root_threads=$(for t in /proc/"$vmm"/task/*; do
+		awk -v c="$(cat "$t/comm" 2>/dev/null)" '/^Uid:/ && $2 == 0 { print c }' \
+			"$t/status" 2>/dev/null
+	done | grep -v '^kvm-')
 	if ! echo "$guest_facing" | grep -q '^hintvm-vcpu'; then
 		result hvm-ctr-sandbox fail "no vCPU thread in VMM process $vmm: $(tr '\n' ';' < "$work/hvm-sandbox.threads")"
 	elif echo "$guest_facing" | grep -v ' 2 1 0000000000000000$' | grep -q .; then
 		result hvm-ctr-sandbox fail "threads not confined: $(echo "$guest_facing" | grep -v ' 2 1 0000000000000000$' | tr '\n' ';')"
+	elif [ -n "$root_threads" ]; then
+		result hvm-ctr-sandbox fail "threads of the VMM still root: $(echo "$root_threads" | tr '\n' ' ')"
 	else
-		result hvm-ctr-sandbox pass "$(echo "$guest_facing" | wc -l) guest-facing threads of the VMM ($(echo "$guest_facing" | awk '{ print $1 }' | sort -u | tr '\n' ' ')): Seccomp 2, no_new_privs, no capabilities"
+		result hvm-ctr-sandbox pass "$(echo "$guest_facing" | wc -l) guest-facing threads of the VMM ($(echo "$guest_facing" | awk '{ print $1 }' | sort -u | tr '\n' ' ')): Seccomp 2, no_new_privs, no capabilities; no thread of it is root"
 	fi
 	ctr task kill -s SIGKILL hvm-kill >> "$work/hvm-kill.err" 2>&1 || problems="$problems kill failed;"
 	i=0
