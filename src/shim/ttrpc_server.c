@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,6 +29,8 @@
 #define READ_CHUNK (64u << 10)
 /* Longest status message we send; names from the peer are cut shorter. */
 #define STATUS_MSG_MAX 256
+/* How long the listener rests after accept(2) failed (EMFILE, ENOMEM). */
+#define ACCEPT_BACKOFF_NS (100ull * 1000000)
 
 struct ttrpc_conn {
 	int fd; /* -1: free slot */
@@ -43,6 +46,9 @@ struct ttrpc_server {
 	unsigned int max_conns;
 	uint64_t stall_ns;
 	int listen_fd;
+	/* accept(2) failing for want of fds or memory leaves the listener
+	 * readable: it rests until then instead of waking poll at once. */
+	uint64_t accept_resume_ns;
 	uint64_t next_id;
 	struct ttrpc_conn *conns;
 	struct pollfd *pfds;
@@ -443,7 +449,12 @@ static void accept_conns(struct ttrpc_server *s)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			/* EAGAIN, or EMFILE and friends: try next round. */
+			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				pr_warn_ratelimited("ttrpc: accept: %s",
+						    strerror(errno));
+				s->accept_resume_ns =
+					hvm_monotonic_ns() + ACCEPT_BACKOFF_NS;
+			}
 			return;
 		}
 		if (ttrpc_server_add_conn(s, fd) == -EMFILE)
@@ -484,15 +495,29 @@ static bool conn_busy(const struct ttrpc_conn *c)
 	return ttrpc_reader_partial(&c->rd) || ttrpc_outbuf_pending(&c->out);
 }
 
+/* TIMEOUT_MS (-1: none), or less when something is due in LEFT_NS. */
+static int min_timeout(int timeout_ms, uint64_t left_ns)
+{
+	uint64_t ms = left_ns / 1000000 + 1;
+
+	if (ms > INT_MAX)
+		ms = INT_MAX;
+	if (timeout_ms < 0 || (int)ms < timeout_ms)
+		return (int)ms;
+	return timeout_ms;
+}
+
 int ttrpc_server_poll(struct ttrpc_server *s, int timeout_ms)
 {
 	unsigned int n = 0, i;
 	uint64_t now = hvm_monotonic_ns();
 	int r;
 
-	if (s->listen_fd >= 0)
+	if (s->listen_fd >= 0 && now >= s->accept_resume_ns)
 		s->pfds[n++] =
 			(struct pollfd){ .fd = s->listen_fd, .events = POLLIN };
+	else if (s->listen_fd >= 0)
+		timeout_ms = min_timeout(timeout_ms, s->accept_resume_ns - now);
 	for (i = 0; i < s->max_conns; i++) {
 		struct ttrpc_conn *c = &s->conns[i];
 		short ev = 0;
@@ -506,14 +531,10 @@ int ttrpc_server_poll(struct ttrpc_server *s, int timeout_ms)
 		s->pfds[n++] = (struct pollfd){ .fd = c->fd, .events = ev };
 		/* Wake up in time to close a stalled connection. */
 		if (conn_busy(c)) {
-			uint64_t left =
-				c->progress_ns + s->stall_ns > now
-					? c->progress_ns + s->stall_ns - now
-					: 0;
-			int ms = (int)(left / 1000000) + 1;
+			uint64_t due = c->progress_ns + s->stall_ns;
 
-			if (timeout_ms < 0 || ms < timeout_ms)
-				timeout_ms = ms;
+			timeout_ms = min_timeout(timeout_ms,
+						 due > now ? due - now : 0);
 		}
 	}
 	r = poll(s->pfds, n, timeout_ms);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -618,6 +619,55 @@ static void test_listen_max_conns(void **state)
 	rmdir(dir);
 }
 
+/* accept(2) failing for want of fds (EMFILE) leaves the listener
+ * readable: the server rests it rather than spin, and accepts the peer
+ * once fds are free again. */
+static void test_accept_emfile(void **state)
+{
+	char dir[] = "/tmp/ttrpc-test.XXXXXX", path[64];
+	struct ttrpc_server *s = new_server(0, 0);
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct rlimit old, low;
+	struct timespec t0, t1;
+	int fd, lowest;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/shim.sock", dir);
+	assert_int_equal(ttrpc_server_listen(s, path), 0);
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)),
+			 0);
+	/* Every fd below the lowest free one is in use: allow no more. */
+	lowest = dup(0);
+	assert_true(lowest >= 0);
+	close(lowest);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)lowest;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	pump(s, 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ttrpc_server_poll(s, 50), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	/* The pending peer did not wake it: it waited its 50 ms out. */
+	assert_true((t1.tv_sec - t0.tv_sec) * 1000 +
+			    (t1.tv_nsec - t0.tv_nsec) / 1000000 >=
+		    40);
+	assert_int_equal(ttrpc_server_conn_count(s), 0);
+	sleep_ms(120);
+	pump(s, 1);
+	assert_int_equal(ttrpc_server_conn_count(s), 1);
+	send_state(fd, 1, "e");
+	pump(s, 1);
+	expect_state(fd, 1, "e");
+	close(fd);
+	ttrpc_server_destroy(s);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_bad_config(void **state)
 {
 	ProtobufCServiceDescriptor fake = { .magic = 0 };
@@ -644,6 +694,7 @@ int main(void)
 		cmocka_unit_test(test_deferred),
 		cmocka_unit_test(test_handler_bugs),
 		cmocka_unit_test(test_listen_max_conns),
+		cmocka_unit_test(test_accept_emfile),
 		cmocka_unit_test(test_bad_config),
 	};
 
