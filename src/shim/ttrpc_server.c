@@ -40,6 +40,13 @@ struct ttrpc_conn {
 	uint64_t progress_ns; /* last byte moved while something was pending */
 };
 
+struct ttrpc_watch {
+	int fd; /* -1: free */
+	short events;
+	ttrpc_watch_fn fn;
+	void *opaque;
+};
+
 struct ttrpc_server {
 	struct ttrpc_service *services;
 	size_t n_services;
@@ -51,6 +58,8 @@ struct ttrpc_server {
 	uint64_t accept_resume_ns;
 	uint64_t next_id;
 	struct ttrpc_conn *conns;
+	struct ttrpc_watch watches[TTRPC_MAX_WATCHES];
+	/* The poll set: the listener, the connections, the watches. */
 	struct pollfd *pfds;
 };
 
@@ -537,6 +546,12 @@ int ttrpc_server_poll(struct ttrpc_server *s, int timeout_ms)
 						 due > now ? due - now : 0);
 		}
 	}
+	for (i = 0; i < TTRPC_MAX_WATCHES; i++)
+		if (s->watches[i].fd >= 0)
+			s->pfds[n++] =
+				(struct pollfd){ .fd = s->watches[i].fd,
+						 .events =
+							 s->watches[i].events };
 	r = poll(s->pfds, n, timeout_ms);
 	if (r < 0)
 		return -errno;
@@ -549,11 +564,23 @@ int ttrpc_server_poll(struct ttrpc_server *s, int timeout_ms)
 				accept_conns(s);
 			continue;
 		}
+		if (!p->revents)
+			continue;
 		for (unsigned int j = 0; j < s->max_conns; j++)
 			if (s->conns[j].fd == p->fd)
 				c = &s->conns[j];
-		if (!c)
+		if (!c) {
+			/* Looked up again: a callback may unwatch. */
+			for (unsigned int j = 0; j < TTRPC_MAX_WATCHES; j++) {
+				struct ttrpc_watch *w = &s->watches[j];
+
+				if (w->fd == p->fd) {
+					w->fn(w->opaque, w->fd, p->revents);
+					break;
+				}
+			}
 			continue;
+		}
 		if (p->revents & (POLLIN | POLLHUP | POLLERR))
 			conn_read(s, c);
 		if (c->fd >= 0)
@@ -570,6 +597,37 @@ int ttrpc_server_poll(struct ttrpc_server *s, int timeout_ms)
 					      : "the peer stopped mid-frame");
 	}
 	return 0;
+}
+
+int ttrpc_server_watch(struct ttrpc_server *s, int fd, short events,
+		       ttrpc_watch_fn fn, void *opaque)
+{
+	struct ttrpc_watch *free_slot = NULL;
+
+	for (unsigned int i = 0; i < TTRPC_MAX_WATCHES; i++) {
+		if (s->watches[i].fd == fd)
+			return hvm_set_error(
+				-EEXIST, "ttrpc: fd %d is watched already", fd);
+		if (s->watches[i].fd < 0 && !free_slot)
+			free_slot = &s->watches[i];
+	}
+	if (fd < 0 || !fn)
+		return hvm_set_error(-EINVAL, "ttrpc: watch of fd %d", fd);
+	if (!free_slot)
+		return hvm_set_error(-ENOSPC, "ttrpc: %d fds watched already",
+				     TTRPC_MAX_WATCHES);
+	*free_slot = (struct ttrpc_watch){ fd, events, fn, opaque };
+	return 0;
+}
+
+int ttrpc_server_unwatch(struct ttrpc_server *s, int fd)
+{
+	for (unsigned int i = 0; i < TTRPC_MAX_WATCHES; i++)
+		if (s->watches[i].fd == fd && fd >= 0) {
+			s->watches[i].fd = -1;
+			return 0;
+		}
+	return -ENOENT;
 }
 
 unsigned int ttrpc_server_conn_count(const struct ttrpc_server *s)
@@ -647,7 +705,8 @@ struct ttrpc_server *ttrpc_server_create(const struct ttrpc_server_config *cfg)
 	s->services = calloc(cfg->n_services ? cfg->n_services : 1,
 			     sizeof(*s->services));
 	s->conns = calloc(s->max_conns, sizeof(*s->conns));
-	s->pfds = calloc(s->max_conns + 1, sizeof(*s->pfds));
+	s->pfds =
+		calloc(s->max_conns + 1 + TTRPC_MAX_WATCHES, sizeof(*s->pfds));
 	if (!s->services || !s->conns || !s->pfds) {
 		ttrpc_server_destroy(s);
 		goto nomem;
@@ -657,6 +716,8 @@ struct ttrpc_server *ttrpc_server_create(const struct ttrpc_server_config *cfg)
 		       cfg->n_services * sizeof(*s->services));
 	for (unsigned int i = 0; i < s->max_conns; i++)
 		s->conns[i].fd = -1;
+	for (unsigned int i = 0; i < TTRPC_MAX_WATCHES; i++)
+		s->watches[i].fd = -1;
 	return s;
 nomem:
 	hvm_set_error(-ENOMEM, "ttrpc: out of memory for the server");

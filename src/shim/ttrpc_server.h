@@ -120,4 +120,18 @@ int ttrpc_server_add_conn(struct ttrpc_server *s, int fd);
 int ttrpc_server_poll(struct ttrpc_server *s, int timeout_ms);
 unsigned int ttrpc_server_conn_count(const struct ttrpc_server *s);
 
+/*
+ * The shim's other fds (a VMM's pidfd, a signalfd, agent sockets) in the
+ * same poll round, so that one thread serves requests and notices exits:
+ * FN runs on the server's thread with poll's revents, and may answer
+ * deferred calls (ttrpc_server_reply) or unwatch any fd. The server
+ * neither reads nor closes a watched fd.
+ */
+#define TTRPC_MAX_WATCHES 32
+typedef void (*ttrpc_watch_fn)(void *opaque, int fd, short revents);
+/* -EEXIST for an fd watched already, -ENOSPC past TTRPC_MAX_WATCHES. */
+int ttrpc_server_watch(struct ttrpc_server *s, int fd, short events,
+		       ttrpc_watch_fn fn, void *opaque);
+int ttrpc_server_unwatch(struct ttrpc_server *s, int fd);
+
 #endif

@@ -668,6 +668,77 @@ static void test_accept_emfile(void **state)
 	rmdir(dir);
 }
 
+/* A VMM's exit, as the shim will see it: a watched fd turns readable,
+ * its callback answers the deferred Wait and unwatches the fd. */
+static struct ttrpc_server *watch_server;
+static int watch_calls;
+
+static void on_exit_fd(void *opaque, int fd, short revents)
+{
+	Containerd__Task__V2__WaitResponse w =
+		CONTAINERD__TASK__V2__WAIT_RESPONSE__INIT;
+
+	watch_calls++;
+	assert_true(revents & POLLIN);
+	w.exit_status = 137;
+	assert_int_equal(ttrpc_server_reply(watch_server, &deferred, &w.base),
+			 0);
+	assert_int_equal(ttrpc_server_unwatch(watch_server, fd), 0);
+}
+
+static void test_watch(void **state)
+{
+	struct ttrpc_server *s = new_server(0, 0);
+	int fd = connect_pair(s), pipefd[2], dups[TTRPC_MAX_WATCHES];
+	Containerd__Task__V2__WaitRequest wreq =
+		CONTAINERD__TASK__V2__WAIT_REQUEST__INIT;
+	Hintvm__Ttrpc__Response *resp;
+	uint8_t buf[64];
+	size_t n;
+
+	watch_server = s;
+	watch_calls = 0;
+	assert_int_equal(pipe(pipefd), 0);
+	assert_int_equal(
+		ttrpc_server_watch(s, pipefd[0], POLLIN, on_exit_fd, NULL), 0);
+	assert_int_equal(
+		ttrpc_server_watch(s, pipefd[0], POLLIN, on_exit_fd, NULL),
+		-EEXIST);
+	wreq.id = "t";
+	n = containerd__task__v2__wait_request__pack(&wreq, buf);
+	send_request(fd, 1, TASK, "Wait", buf, n);
+	pump(s, 2);
+	assert_int_equal(watch_calls, 0);
+	assert_int_equal(write(pipefd[1], "x", 1), 1);
+	pump(s, 1);
+	assert_int_equal(watch_calls, 1);
+	resp = read_response(fd, 1);
+	assert_int_equal(resp->status->code, GOOGLE__RPC__CODE__OK);
+	hintvm__ttrpc__response__free_unpacked(resp, NULL);
+	/* Unwatched: the still readable pipe calls nobody. */
+	pump(s, 2);
+	assert_int_equal(watch_calls, 1);
+	assert_int_equal(ttrpc_server_unwatch(s, pipefd[0]), -ENOENT);
+	/* The bound. */
+	for (int i = 0; i < TTRPC_MAX_WATCHES; i++) {
+		dups[i] = dup(pipefd[1]);
+		assert_int_equal(ttrpc_server_watch(s, dups[i], POLLOUT,
+						    on_exit_fd, NULL),
+				 0);
+	}
+	assert_int_equal(
+		ttrpc_server_watch(s, pipefd[0], POLLIN, on_exit_fd, NULL),
+		-ENOSPC);
+	for (int i = 0; i < TTRPC_MAX_WATCHES; i++) {
+		assert_int_equal(ttrpc_server_unwatch(s, dups[i]), 0);
+		close(dups[i]);
+	}
+	close(pipefd[0]);
+	close(pipefd[1]);
+	close(fd);
+	ttrpc_server_destroy(s);
+}
+
 static void test_bad_config(void **state)
 {
 	ProtobufCServiceDescriptor fake = { .magic = 0 };
@@ -695,6 +766,7 @@ int main(void)
 		cmocka_unit_test(test_handler_bugs),
 		cmocka_unit_test(test_listen_max_conns),
 		cmocka_unit_test(test_accept_emfile),
+		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_bad_config),
 	};
 
