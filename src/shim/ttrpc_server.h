@@ -125,7 +125,9 @@ unsigned int ttrpc_server_conn_count(const struct ttrpc_server *s);
  * same poll round, so that one thread serves requests and notices exits:
  * FN runs on the server's thread with poll's revents, and may answer
  * deferred calls (ttrpc_server_reply) or unwatch any fd. The server
- * neither reads nor closes a watched fd.
+ * neither reads nor closes a watched fd: a callback that cannot clear
+ * what it was called for (POLLHUP, POLLERR, POLLNVAL) unwatches the fd,
+ * or poll reports it again at once.
  */
 #define TTRPC_MAX_WATCHES 32
 typedef void (*ttrpc_watch_fn)(void *opaque, int fd, short revents);
