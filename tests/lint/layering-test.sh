@@ -16,6 +16,8 @@ trap 'rm -rf "$tmp"' EXIT
 # fresh puts back what the last case planted.
 (cd "$top" && find src include guest-firmware tests bench examples \
 	-name '*.[chS]' -print0 | cpio -0pdm --quiet "$tmp/tree")
+# and the names of the shim's generated protobuf-c headers.
+cp "$top/src/shim/meson.build" "$tmp/tree/src/shim/"
 planted=()
 fresh() {
 	local f
