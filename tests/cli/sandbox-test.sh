@@ -209,13 +209,16 @@ landlock() {
 		fi
 		return
 	fi
-	[[ $line =~ outside=(EACCES|seccomp)\  ]] || bad="$bad; read $outside"
-	[[ $line =~ inside=($want_in)\  ]] || bad="$bad; inside the share"
+	# The patterns in variables: bash reads them unquoted there.
+	local re_out='outside=(EACCES|seccomp) ' re_in="inside=($want_in) "
+	local re_abs='abstract=(EPERM|seccomp) ' re_sig='signal=(EPERM|seccomp)$'
+	[[ $line =~ $re_out ]] || bad="$bad; read $outside"
+	[[ $line =~ $re_in ]] || bad="$bad; inside the share"
 	if [ "$ll_abi" -ge 6 ]; then
-		[[ $line =~ abstract=(EPERM|seccomp)\  ]] ||
+		[[ $line =~ $re_abs ]] ||
 			bad="$bad; connected to the host's abstract socket"
 		if [ $((ll_errata & 2)) != 0 ]; then
-			[[ $line =~ signal=(EPERM|seccomp)$ ]] ||
+			[[ $line =~ $re_sig ]] ||
 				bad="$bad; signalled a host process"
 		else
 			name="$name (signals not scoped: the kernel lacks erratum 2)"
