@@ -357,9 +357,12 @@ tk_vsock_case() {
 		return
 	fi
 	rm -rf /tmp/vsock
-	mkdir -p /tmp/vsock
+	# Started by root, the VM runs as its own uid (--user auto): its
+	# connections to UDS_7000 and its socket's removal at the end are that
+	# uid's, so the directory and the listener let it in (docs/sandbox.md).
+	mkdir /tmp/vsock && chmod 0777 /tmp/vsock
 	uds=/tmp/vsock/v.sock
-	$v host-hold ${uds}_7000 >/dev/null 2>&1 &
+	(umask 0; exec $v host-hold ${uds}_7000 >/dev/null 2>&1) &
 	hold=$!
 	# Empty now, as in the x86 vsock case: the wait below must never read
 	# an older run's "serving" before the VM's redirection truncates it.
