@@ -372,7 +372,7 @@ tk_vsock_case() {
 	: >"$log"
 	: >"$log.hintvm"
 	start=$(date +%s)
-	timeout $TIMEOUT "$HINTVM" run -k "$TESTKERNEL" -c 1 -m 64M \
+	timeout -k 10 $TIMEOUT "$HINTVM" run -k "$TESTKERNEL" -c 1 -m 64M \
 		-p "test=vsock vsock.ms=60000" --vsock cid=3,uds=$uds \
 		>"$log" 2>"$log.hintvm" &
 	vm=$!
@@ -386,8 +386,7 @@ tk_vsock_case() {
 	many_line=$($v host-many $uds 1234 64 2>&1)
 	refused_line=$($v host-connect $uds 4444 2>&1)
 	$v host-connect $uds 1 >/dev/null 2>&1
-	wait $vm
-	STATUS=$?
+	bg_vm_wait $name $vm $((TIMEOUT + 1))
 	kill $hold 2>/dev/null
 	cat "$log.hintvm" >>"$log"
 	line=$(grep -m 1 "^RESULT " "$log" | tr -d '\r')

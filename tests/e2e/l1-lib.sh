@@ -23,6 +23,30 @@ show_log() { # NAME LOG
 	dmesg 2>/dev/null | tail -n 15 | sed "s/^/E2E-LOG $1: L1 dmesg: /"
 }
 
+# bg_vm_wait NAME PID LIMIT_S: waits for a VM started in the background
+# (`timeout -k 10 LIMIT_S hintvm run ... &`, PID the timeout's) and sets
+# STATUS. A VM that is still there after LIMIT_S did not stop on SIGTERM:
+# before timeout's SIGKILL, each of its threads' name, state, wait channel
+# and kernel stack go to E2E-LOG lines, so that a hang names its thread
+# instead of costing the L1 its whole deadline. busybox sh.
+bg_vm_wait() {
+	bw_start=$(date +%s)
+	while kill -0 "$2" 2>/dev/null &&
+		[ $(($(date +%s) - bw_start)) -le "$3" ]; do
+		sleep 0.5
+	done
+	if kill -0 "$2" 2>/dev/null; then
+		for bw_pid in $(pgrep -P "$2"); do
+			for t in /proc/$bw_pid/task/*; do
+				echo "E2E-LOG $1: still running after SIGTERM: tid ${t##*/} $(cat $t/comm 2>/dev/null) state=$(awk '{ print $3 }' $t/stat 2>/dev/null) wchan=$(cat $t/wchan 2>/dev/null)"
+				sed "s/^/E2E-LOG $1:   /" $t/stack 2>/dev/null | head -n 12
+			done
+		done
+	fi
+	wait "$2"
+	STATUS=$?
+}
+
 field() { # KEY LINE -> value of KEY=... in LINE
 	echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1
 }

@@ -502,7 +502,7 @@ virtio_vsock_case() {
 	: >"$LOG"
 	: >"$LOG.hintvm"
 	start=$(date +%s)
-	timeout $TIMEOUT "$HINTVM" run -k "$VMLINUX" -i "$VIRTIO_INITRD" \
+	timeout -k 10 $TIMEOUT "$HINTVM" run -k "$VMLINUX" -i "$VIRTIO_INITRD" \
 		-p "$BASE_CMDLINE e2e.virtio=vsock" -c 1 -m "$MEM" \
 		--vsock cid=3,uds=$uds >"$LOG" 2>"$LOG.hintvm" &
 	vm=$!
@@ -516,8 +516,7 @@ virtio_vsock_case() {
 	many_line=$($v host-many $uds 1234 32 2>&1)
 	refused_line=$($v host-connect $uds 4444 2>&1)
 	$v host-connect $uds 1235 >/dev/null 2>&1
-	wait $vm
-	STATUS=$?
+	bg_vm_wait $name $vm $((TIMEOUT + 1))
 	kill $serve 2>/dev/null
 	cat "$LOG.hintvm" >>"$LOG"
 	GUEST=$(grep -a 'E2E-GUEST' "$LOG" | tr -d '\r')

@@ -136,6 +136,9 @@ ok $([ $? = 1 ] && has "$tmp/report.out" '1 of 1 L1 boots did not finish'; echo 
 report --result c
 ok $([ $? = 1 ] && has "$tmp/report.out" 'no result for c'; echo $?) \
 	"a case it never reached fails with 'no result'"
+ok $(tail -n 2 "$tmp/report.out" | head -n 1 | grep -q '^E2E-L1-HOST qemu_status=0 ' &&
+	tail -n 1 "$tmp/report.out" | grep -q '^no result for c'; echo $?) \
+	"and its output ends with how the boot ended, then the verdict (what a log's tail keeps)"
 
 boot_fake "panic:a panic:b done"
 ok $([ "$(echo "$boots" | wc -l)" = 2 ]; echo $?) "a second panic gets no third boot"

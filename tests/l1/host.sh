@@ -138,18 +138,21 @@ l1_report() {
 		return
 	fi
 	grep -E "^E2E-(TIME|INFO|LOG|BENCH) (name=)?($want|l1-panic)[ :]" "$results" || true
-	grep '^E2E-L1-HOST' "$results" || true
 	line=$(grep "^E2E-RESULT name=$want " "$results" | grep -m 1 ' status=fail ' ||
 		grep -m 1 "^E2E-RESULT name=$want " "$results" || true)
 	if [ -z "$line" ]; then
-		echo "no result for $want: the L1 did not get that far"
 		serial=$(sed -n 's/^E2E-L1-HOST .*serial=\([^ ]*\).*/\1/p' "$results" | tail -n 1)
 		[ -n "$serial" ] && { echo "(the end of $serial)"; tail -n 30 "$serial" | tr -d '\r'; }
+		# Last, where a log cut to its tail (scripts/failure-summary)
+		# still shows them: how each boot ended, and the verdict.
+		grep '^E2E-L1-HOST' "$results" || true
+		echo "no result for $want: the L1 did not get that far"
 		case " ${L1_INFO_ONLY:-} " in
 		*" $want "*) echo "SKIP: information only"; return 77 ;;
 		esac
 		return 1
 	fi
+	grep '^E2E-L1-HOST' "$results" || true
 	echo "$line"
 	case $line in
 	*" status=pass "*) return 0 ;;
