@@ -497,32 +497,18 @@ static void test_attack(enum sandbox_kind kind, const char *op)
 		return;
 }
 
-void sandbox_thread_enter(enum sandbox_kind kind)
+/*
+ * Test hooks (tests/cli/sandbox-test.sh), KIND[:what], run once a thread
+ * or process of KIND is confined: a call no kind allows; an attacker's
+ * TIOCSTI on stderr (the user's terminal, where the typed bytes would
+ * reach the user's shell), as is and with bits above the 32 the kernel
+ * reads set in the request; Landlock probes; test_attack's attacks.
+ */
+static void test_hooks(enum sandbox_kind kind)
 {
-	const char *test;
-	size_t name_len;
+	const char *test = getenv(SANDBOX_TEST_ENV);
+	size_t name_len = strlen(sandbox_kind_name(kind));
 
-	if (sandbox_become_vm_user() < 0) {
-		pr_err("%s; a %s thread that stays root must not run",
-		       hvm_error_message(), sandbox_kind_name(kind));
-		abort();
-	}
-	if (!requested)
-		return;
-	if (confine(kind) < 0) {
-		/* The filters were built once by sandbox_prepare: a bug. */
-		pr_err("%s; a %s thread that cannot confine itself must not run",
-		       hvm_error_message(), sandbox_kind_name(kind));
-		abort();
-	}
-	/*
-	 * Test hooks (tests/cli/sandbox-test.sh), KIND[:what]: a call no
-	 * kind allows; an attacker's TIOCSTI on stderr (the user's terminal,
-	 * where the typed bytes would reach the user's shell), as is and
-	 * with bits above the 32 the kernel reads set in the request.
-	 */
-	test = getenv(SANDBOX_TEST_ENV);
-	name_len = strlen(sandbox_kind_name(kind));
 	if (!test || strncmp(test, sandbox_kind_name(kind), name_len))
 		return;
 	if (!test[name_len])
@@ -538,12 +524,34 @@ void sandbox_thread_enter(enum sandbox_kind kind)
 		test_attack(kind, test + name_len + 1);
 }
 
+void sandbox_thread_enter(enum sandbox_kind kind)
+{
+	if (sandbox_become_vm_user() < 0) {
+		pr_err("%s; a %s thread that stays root must not run",
+		       hvm_error_message(), sandbox_kind_name(kind));
+		abort();
+	}
+	if (!requested)
+		return;
+	if (confine(kind) < 0) {
+		/* The filters were built once by sandbox_prepare: a bug. */
+		pr_err("%s; a %s thread that cannot confine itself must not run",
+		       hvm_error_message(), sandbox_kind_name(kind));
+		abort();
+	}
+	test_hooks(kind);
+}
+
 int sandbox_process_enter(enum sandbox_kind kind)
 {
 	int r;
 
-	if (requested)
-		return confine(kind);
+	if (requested) {
+		r = confine(kind);
+		if (!r)
+			test_hooks(kind);
+		return r;
+	}
 	r = drop_capabilities(sandbox_kinds[kind].keep_caps);
 	if (!r && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		r = hvm_set_errno_error("sandbox: no_new_privs");

@@ -65,7 +65,7 @@ run_and_inspect() {
 	echo $? >"$out.status"
 }
 
-echo "1..56"
+echo "1..57"
 
 run_and_inspect sb-on "$tmp/on"
 if [ "$(cat "$tmp/on.status")" = 10 ] &&
@@ -474,6 +474,29 @@ PY
 	attack control "${short[@]}"
 	attack brain "${short[@]}"
 	attack 9p-worker --share "$tmp/share,tag=t" "${short[@]}"
+	# The file server (server=process) stays root, to serve a root-owned
+	# share under its ids model: its mount namespace holds the share
+	# alone, Landlock grants that much, and its filter has no socket or
+	# kill. What its owner tries: each refused (the probe's line) or
+	# trapped (the report; the VM then fails to start, status 2).
+	bad=0
+	: >"$tmp/err"
+	for a in "${attacks[@]}" "read=/../../etc/shadow" "write=/../proc/sysrq-trigger"; do
+		echo | HINTVM_TEST_SANDBOX_VIOLATION=file-server:$a timeout 60 \
+			"$hintvm" run --share "$tmp/share,tag=t,server=process" "${short[@]}" \
+			>/dev/null 2>"$tmp/attack"
+		if grep -q "^sandbox-probe file-server ${a%%=*} ${a#*=}: " "$tmp/attack"; then
+			grep -q "^sandbox-probe file-server ${a%%=*} ${a#*=}: succeeded" "$tmp/attack" && bad=1
+		elif ! grep -q "(kind file-server) made the forbidden" "$tmp/attack"; then
+			bad=1 # neither refused nor trapped: the hook never ran
+		fi
+		grep -E "^sandbox-probe|forbidden" "$tmp/attack" | sed "s/^/# /" >>"$tmp/err"
+	done
+	if [ $bad = 0 ] && [ -s "$tmp/err" ]; then
+		ok "file-server process: root-only files, /proc, /dev/kvm, sockets, init, paths above its share: all refused"
+	else
+		not_ok "file-server process: root-only files, /proc, /dev/kvm, sockets, init, paths above its share: all refused"
+	fi
 	# The witness: the same thread, left root (caps dropped), reads a
 	# 0600 file of root's that its Landlock domain allows (beneath /proc).
 	echo | HINTVM_TEST_SANDBOX_VIOLATION="vcpu:read=/proc/sys/kernel/cad_pid" timeout 60 \
@@ -524,7 +547,7 @@ PY
 	   else not_ok "two VMs: one uid each, not root, not the same"; fi ;;
 	esac
 else
-	for k in main vcpu event-loop console-in console-out control brain 9p-worker witness jail two-vms; do
+	for k in main vcpu event-loop console-in console-out control brain 9p-worker file-server witness jail two-vms; do
 		skip "--user auto: $k" "needs root (started unprivileged, a VM keeps its uid)"
 	done
 fi
