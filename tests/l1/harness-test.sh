@@ -33,7 +33,8 @@ check() { # NAME COMMAND...
 # next word of $FAKE_PLAN: done (every case of $FAKE_CASES not in
 # l1.skip, then "E2E-L1 done"), panic:CASE / triple:CASE / gone:CASE (the
 # cases up to CASE, then a kernel panic, a triple fault in QEMU's
-# cpu_reset log, or nothing), hang (QEMU's timeout status, 124).
+# cpu_reset log, or nothing), hang (QEMU's timeout status, 124),
+# stall:CASE (the cases up to CASE, then silence until killed).
 mkdir -p "$tmp/bin"
 cat > "$tmp/bin/qemu-system-x86_64" <<'FAKE'
 #!/bin/bash
@@ -64,6 +65,7 @@ panic:*) echo "[ 9.9] Kernel panic - not syncing: sysrq triggered crash"
 triple:*) echo "Triple fault" > "$log" ;;
 gone:*) ;;
 hang) exit 124 ;;
+stall:*) exec sleep 60 ;;
 esac
 exit 0
 FAKE
@@ -149,6 +151,22 @@ boot_fake "hang"
 ok $([ "$(echo "$boots" | wc -l)" = 1 ] &&
 	grep -q 'qemu_status=124' "$w/results.txt"; echo $?) \
 	"a timeout gets no second boot (its status is in the host line)"
+
+boot_fake "stall:a done" L1_STALL_S=2
+ok $([ "$(echo "$boots" | wc -l)" = 2 ] &&
+	grep -q 'qemu_status=125 .*reset=stall (resumed in the next boot)' "$w/results.txt" &&
+	grep -q 'no serial output for 2 s' "$w/qemu-stderr.log.reset"; echo $?) \
+	"an L1 silent for L1_STALL_S is stopped (status 125) and resumed"
+report --all
+ok $? "the resumed run passes"
+report --result b
+ok $(has "$tmp/report.out" 'detail=boot 2'; echo $?) \
+	"the case after the stall has its verdict from the second boot"
+
+boot_fake "stall:a stall:b" L1_STALL_S=2
+report --result c
+ok $([ $? = 1 ] && [ "$(echo "$boots" | wc -l)" = 2 ]; echo $?) \
+	"a second stall gets no third boot, and the case neither reached fails"
 
 boot_fake "panic:a done" L1_RESUME=0
 ok $([ "$(echo "$boots" | wc -l)" = 1 ]; echo $?) \

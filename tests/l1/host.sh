@@ -53,7 +53,10 @@ l1_once() {
 # resets; a wedge of both emulated CPUs becomes one through
 # softlockup_panic) or its emulated CPU triple-faulted outside guest mode
 # was ended by QEMU's TCG, not by a process in it, which hintvm is (issue
-# 12, docs/linux-guests.md). It boots once more, with l1.skip= naming the
+# 12, docs/linux-guests.md); so was one whose console stayed silent for
+# L1_STALL_S (tiers whose cases all print within seconds set it: qemu.sh's
+# l1_stall_watch; a case's own hung VM is bounded by the case's timeout
+# and logged there, so the L1 went on printing). It boots once more, with l1.skip= naming the
 # cases that already have a verdict (guest.sh's l1_wanted), so the case
 # that was running runs again and no verdict is given twice. A second
 # such end, one of unknown cause, or a timeout fails the cases that have
@@ -69,17 +72,21 @@ l1_boot() {
 	[ -n "${HINTVM_L1_CRASH_AFTER:-}" ] &&
 		first="$first l1.crash_after=$HINTVM_L1_CRASH_AFTER"
 	l1_boot_once "$label" "$first" "$serial" "$err" "$@"
-	[ "$L1_RC" = 0 ] && ! grep -q '^E2E-L1 done' "$L1_WORKDIR/boot.txt" ||
-		return 0
-	cause=$(l1_reset_cause "$serial" "$err")
+	case $L1_RC in
+	0) ! grep -q '^E2E-L1 done' "$L1_WORKDIR/boot.txt" || return 0
+		cause=$(l1_reset_cause "$serial" "$err") ;;
+	125) cause=stall ;;
+	*) return 0 ;;
+	esac
 	sed -i "\$s/\$/ reset=$cause/" "$L1_WORKDIR/results.txt"
 	case $cause in
-	triple-fault|panic) [ "${L1_RESUME:-1}" = 1 ] || return 0 ;;
+	triple-fault|panic|stall) [ "${L1_RESUME:-1}" = 1 ] || return 0 ;;
 	*) return 0 ;;
 	esac
 	sed -i '$s/$/ (resumed in the next boot)/' "$L1_WORKDIR/results.txt"
 	[ "$cause" = panic ] && l1_panic_head "$serial" >> "$L1_WORKDIR/results.txt"
 	mv "$serial" "$serial.reset"
+	mv "$err" "$err.reset" 2>/dev/null || true
 	mv "$err.cpu-reset" "$err.cpu-reset.reset" 2>/dev/null || true
 	names=$(sed -n 's/^E2E-RESULT name=\([^ ]*\) .*/\1/p' "$L1_WORKDIR/boot.txt" |
 		sort -u | paste -sd, -)

@@ -10,8 +10,8 @@
 # console= argument is added here). CPU empty: the tiers' default model
 # (EPYC; arm64: max,pauth-impdef=on, 3x faster than plain max with the
 # cheap pointer-auth algorithm; cortex-a72 gives nVHE). Returns QEMU's
-# status (124 when TIMEOUT_S ran out; 0 also when the L1 reset itself:
-# -no-reboot). QEMU's own record of CPU resets and triple faults (-d
+# status (124 when TIMEOUT_S ran out; 125 when L1_STALL_S seconds passed
+# without console output; 0 also when the L1 reset itself: -no-reboot). QEMU's own record of CPU resets and triple faults (-d
 # cpu_reset) goes to STDERR_LOG.cpu-reset: l1_reset_cause reads it.
 l1_qemu() {
 	local arch=$1 cpu=$2 timeout=$3 kernel=$4 initrd=$5 cmdline=$6
@@ -33,7 +33,38 @@ l1_qemu() {
 		-nodefaults -nographic -serial stdio -no-reboot \
 		-d cpu_reset -D "$err.cpu-reset" \
 		-kernel "$kernel" -initrd "$initrd" -append "$cmdline" "$@" \
-		< /dev/null > "$serial" 2> "$err"
+		< /dev/null > "$serial" 2> "$err" &
+	l1_stall_watch $! "$serial" "$err"
+}
+
+# l1_stall_watch PID SERIAL_LOG STDERR_LOG: waits for the L1's QEMU
+# (PID, its timeout) and returns its status. With L1_STALL_S set, an L1
+# whose serial console stayed silent that long is stopped: status 125,
+# and a line in STDERR_LOG. Every case of the tiers that set it prints
+# within seconds (the longest silence seen in their logs is under 40 s of
+# L1 uptime), so such an L1 is wedged: with both emulated CPUs stuck no
+# soft lockup can panic it, and its whole deadline would be lost.
+l1_stall_watch() {
+	local pid=$1 serial=$2 err=$3 size last=-1 still=0
+	while [ "${L1_STALL_S:-0}" -gt 0 ] && kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		size=$(stat -c %s "$serial" 2>/dev/null || echo 0)
+		if [ "$size" != "$last" ]; then
+			last=$size still=0
+			continue
+		fi
+		still=$((still + 1))
+		[ "$still" -ge "$L1_STALL_S" ] || continue
+		echo "l1_qemu: no serial output for ${still} s (L1_STALL_S): stopping the L1" >> "$err"
+		kill -TERM "$pid" 2>/dev/null
+		for still in 1 2 3 4 5 6 7 8 9 10; do
+			kill -0 "$pid" 2>/dev/null && sleep 1
+		done
+		pkill -KILL -P "$pid" 2>/dev/null
+		wait "$pid"
+		return 125
+	done
+	wait "$pid"
 }
 
 # Why an L1 that QEMU ended with status 0 before its tests were done went
