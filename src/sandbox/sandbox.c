@@ -22,6 +22,7 @@
 #include <seccomp.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -482,8 +483,17 @@ static void test_attack(enum sandbox_kind kind, const char *op)
 	} else if (len == 7 && !strncmp(op, "connect", 7)) {
 		fd = (int)syscall(SYS_socket, AF_UNIX,
 				  SOCK_STREAM | SOCK_CLOEXEC, 0);
+		/* @NAME: the abstract socket NAME (its address has no NUL). */
 		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", target);
-		r = fd < 0 ? -1 : syscall(SYS_connect, fd, &sun, sizeof(sun));
+		if (sun.sun_path[0] == '@')
+			sun.sun_path[0] = '\0';
+		r = fd < 0 ? -1
+			   : syscall(SYS_connect, fd, &sun,
+				     target[0] == '@'
+					     ? offsetof(struct sockaddr_un,
+							sun_path) +
+						       strlen(target)
+					     : sizeof(sun));
 	} else if (len == 4 && !strncmp(op, "kill", 4)) {
 		r = syscall(SYS_kill, atoi(target), 0);
 	}

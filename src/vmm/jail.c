@@ -2,16 +2,19 @@
 /*
  * --jail DIR and --cgroup PATH (hvm_jail() in hintvm.h, docs/sandbox.md);
  * Firecracker's jailer is the anchor, done in-process: the caller, still
- * single-threaded, moves a child into new mount, PID and IPC namespaces
- * rooted at DIR with rlimits and waits for it, relaying the signals that
- * stop a VM; the child creates and runs the VM as if nothing had happened.
+ * single-threaded, moves a child into new mount, PID, IPC and network
+ * namespaces rooted at DIR with rlimits and waits for it, relaying the
+ * signals that stop a VM; the child creates and runs the VM as if nothing
+ * had happened.
  *
- * Inside DIR, before pivot_root: the KVM device and (with --net)
- * /dev/net/tun are bind-mounted in at their own paths, a fresh proc is
- * mounted on DIR/proc (the scheduling brain reads /proc/self/task) and
- * DIR/run is created for the control socket's runtime directory. Every
- * other file the VM opens (kernel, initrd, images, share directories)
- * must already be in DIR, and is named by its path inside it.
+ * First, in the host's network namespace, every --net tap is attached
+ * (the devices take those descriptors); then the namespaces. Inside DIR,
+ * before pivot_root: the KVM device is bind-mounted in at its own path, a
+ * fresh proc is mounted on DIR/proc (the scheduling brain reads
+ * /proc/self/task) and DIR/run is created for the control socket's
+ * runtime directory. Every other file the VM opens (kernel, initrd,
+ * images, share directories) must already be in DIR, and is named by its
+ * path inside it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +36,7 @@
 
 #include "base/log.h"
 #include "core/config.h"
+#include "devices/virtio/virtio_net.h"
 #include "sandbox/identity.h"
 #include "vmm/vm_user.h"
 
@@ -283,9 +287,20 @@ static int enter(const struct hvm_config *cfg)
 	const char *dir = cfg->jail_dir;
 	int root, r;
 
-	if (unshare(CLONE_NEWNS | CLONE_NEWIPC) < 0)
+	/*
+	 * Every tap is attached here, in the host's network namespace, and
+	 * kept for its device: the jail's own namespace has no interface
+	 * but a loopback that is down, and no host abstract socket.
+	 */
+	for (unsigned int i = 0; i < cfg->nr_nets; i++) {
+		int fd = virtio_net_attach_tap(cfg->nets[i].tap);
+
+		if (fd < 0 || virtio_net_adopt_tap(cfg->nets[i].tap, fd) < 0)
+			return fd < 0 ? fd : -ENOSPC;
+	}
+	if (unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET) < 0)
 		return hvm_set_errno_error(
-			"--jail: new mount and IPC namespaces");
+			"--jail: new mount, IPC and network namespaces");
 	/* Nothing mounted here may reach the host's namespace. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return hvm_set_errno_error("--jail: making mounts private");
@@ -296,8 +311,6 @@ static int enter(const struct hvm_config *cfg)
 	if (root < 0)
 		return hvm_set_errno_error("--jail: %s", dir);
 	r = bind_into(root, dir, cfg->kvm_path ? cfg->kvm_path : "/dev/kvm");
-	if (!r && cfg->nr_nets)
-		r = bind_into(root, dir, "/dev/net/tun");
 	if (!r)
 		r = mount_proc(root, dir);
 	if (!r)

@@ -65,7 +65,7 @@ run_and_inspect() {
 	echo $? >"$out.status"
 }
 
-echo "1..57"
+echo "1..61"
 
 run_and_inspect sb-on "$tmp/on"
 if [ "$(cat "$tmp/on.status")" = 10 ] &&
@@ -526,6 +526,68 @@ PY
 		ok "--jail: the supervisor and the jailed VM are not root; SIGTERM relayed (10)"
 	   else not_ok "--jail: the supervisor and the jailed VM are not root; SIGTERM relayed (10)"; fi ;;
 	esac
+	# Inside --jail: the same attacks, from the two kinds that may
+	# open sockets or are the guest's (event-loop, vcpu).
+	jd=$(mktemp -d)
+	attack vcpu --jail "$jd" "${short[@]}"
+	attack event-loop --jail "$jd" --rng "${short[@]}"
+	# The jail's own network namespace: a host abstract socket (which no
+	# file permission guards) is not there. Outside a jail Landlock's
+	# scope refuses it (EPERM); inside, the name is not found at all.
+	python3 - <<'PY' &
+import socket, time
+s = socket.socket(socket.AF_UNIX)
+s.bind("\0hintvm-sandbox-test")
+s.listen(8)
+time.sleep(30)
+PY
+	abs_pid=$!
+	for _ in $(seq 100); do
+		python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect("\0hintvm-sandbox-test")' 2>/dev/null && break
+		sleep 0.05
+	done
+	echo | HINTVM_TEST_SANDBOX_VIOLATION=event-loop:connect=@hintvm-sandbox-test \
+		timeout 60 "$hintvm" run --jail "$jd" --rng "${short[@]}" >/dev/null 2>"$tmp/err"
+	if python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect("\0hintvm-sandbox-test")' &&
+		grep -q "^sandbox-probe event-loop connect @hintvm-sandbox-test: Connection refused" "$tmp/err"; then
+		ok "--jail: a host abstract socket the host reaches is not in the jail's network namespace"
+	else
+		not_ok "--jail: a host abstract socket the host reaches is not in the jail's network namespace"
+	fi
+	kill $abs_pid 2>/dev/null
+	# --net in a jail: the tap is attached in the host's namespace
+	# before the jail leaves it (an up tap has carrier while a process
+	# holds it attached), and the VM's
+	# namespace holds nothing but lo.
+	tap=hvmjail$$
+	tap=${tap:0:15}
+	if ip tuntap add "$tap" mode tap 2>"$tmp/err" && ip link set "$tap" up 2>>"$tmp/err"; then
+		"$hintvm" run --jail "$jd" --net tap="$tap" -p "test=spinlock ms=20000" \
+			</dev/null >/dev/null 2>"$tmp/jail-net.err" &
+		sup=$!
+		carrier=0 ifs=""
+		for _ in $(seq 100); do
+			carrier=$(cat /sys/class/net/"$tap"/carrier 2>/dev/null)
+			[ "$carrier" = 1 ] && break
+			sleep 0.05
+		done
+		vmpid=$(pgrep -P $sup | head -n 1)
+		[ -n "$vmpid" ] && ifs=$(awk -F: 'NR > 2 { gsub(/ /, "", $1); print $1 }' /proc/"$vmpid"/net/dev | tr '\n' ' ')
+		kill -TERM $sup
+		wait $sup
+		st=$?
+		ip tuntap del "$tap" mode tap
+		echo "# carrier=$carrier interfaces in the jail: $ifs status $st" >"$tmp/err"
+		sed 's/^/# /' "$tmp/jail-net.err" >>"$tmp/err"
+		if [ "$carrier" = 1 ] && [ "$ifs" = "lo " ] && [ $st = 10 ]; then
+			ok "--jail --net: the tap attached before the jail's network namespace, which has only lo"
+		else
+			not_ok "--jail --net: the tap attached before the jail's network namespace, which has only lo"
+		fi
+	else
+		skip "--jail --net: the tap attached before the jail's network namespace, which has only lo" "cannot create a tap: $(head -n 1 "$tmp/err")"
+	fi
+	rm -rf "$jd"
 	# Two VMs at once: two uids, neither root, so neither can signal the other.
 	"$hintvm" run --name uid-a -p "test=spinlock ms=20000" </dev/null >/dev/null 2>&1 &
 	pa=$!
@@ -547,7 +609,7 @@ PY
 	   else not_ok "two VMs: one uid each, not root, not the same"; fi ;;
 	esac
 else
-	for k in main vcpu event-loop console-in console-out control brain 9p-worker file-server witness jail two-vms; do
+	for k in main vcpu event-loop console-in console-out control brain 9p-worker file-server witness jail jail-vcpu jail-event-loop jail-abstract jail-net two-vms; do
 		skip "--user auto: $k" "needs root (started unprivileged, a VM keeps its uid)"
 	done
 fi

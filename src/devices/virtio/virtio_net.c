@@ -14,6 +14,7 @@
 #include <linux/virtio_ring.h>
 
 #include "base/log.h"
+#include "core/config.h"
 #include "devices/virtio/rate_limiter.h"
 #include "devices/virtio/virtio_net.h"
 
@@ -285,10 +286,10 @@ static const struct virtio_device_ops net_ops = {
 	.destroy = net_destroy,
 };
 
-static int open_tap(struct virtio_net *net, const char *tap, uint64_t *features)
+int virtio_net_attach_tap(const char *tap)
 {
 	struct ifreq ifr = { 0 };
-	int hdr = VNET_HDR_LEN;
+	int fd;
 
 	/*
 	 * TUNSETIFF creates a missing interface (given CAP_NET_ADMIN): a typo
@@ -299,17 +300,68 @@ static int open_tap(struct virtio_net *net, const char *tap, uint64_t *features)
 			-ENODEV,
 			"--net tap=%s: there is no network interface %s (create it first: ip tuntap add %s mode tap user $USER)",
 			tap, tap, tap);
-	net->tap_fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (net->tap_fd < 0)
+	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
 		return hvm_set_errno_error(
 			"--net tap=%s: cannot open /dev/net/tun", tap);
 	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", tap);
-	if (ioctl(net->tap_fd, TUNSETIFF, &ifr) < 0)
-		return hvm_set_error(
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+		int r = hvm_set_error(
 			-errno,
 			"--net tap=%s: cannot attach to the tap interface: %s (create it first: ip tuntap add %s mode tap user $USER)",
 			tap, strerror(errno), tap);
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/*
+ * Taps attached before a jail left the host's network namespace
+ * (vmm/jail.c), by name, each taken once by the device created for it.
+ * The jailed process is single-threaded when it fills the table.
+ */
+static struct {
+	char name[IFNAMSIZ];
+	int fd;
+} adopted[HVM_MAX_NETS];
+
+int virtio_net_adopt_tap(const char *tap, int fd)
+{
+	for (unsigned int i = 0; i < HVM_MAX_NETS; i++) {
+		if (adopted[i].name[0])
+			continue;
+		snprintf(adopted[i].name, sizeof(adopted[i].name), "%s", tap);
+		adopted[i].fd = fd;
+		return 0;
+	}
+	close(fd);
+	return hvm_set_error(-ENOSPC, "--net tap=%s: more than %d taps", tap,
+			     HVM_MAX_NETS);
+}
+
+static int take_adopted(const char *tap)
+{
+	for (unsigned int i = 0; i < HVM_MAX_NETS; i++) {
+		if (adopted[i].name[0] && !strcmp(adopted[i].name, tap)) {
+			adopted[i].name[0] = '\0';
+			return adopted[i].fd;
+		}
+	}
+	return -1;
+}
+
+static int open_tap(struct virtio_net *net, const char *tap, uint64_t *features)
+{
+	int hdr = VNET_HDR_LEN;
+
+	net->tap_fd = take_adopted(tap);
+	if (net->tap_fd < 0)
+		net->tap_fd = virtio_net_attach_tap(tap);
+	if (net->tap_fd < 0)
+		return net->tap_fd;
 	if (ioctl(net->tap_fd, TUNSETVNETHDRSZ, &hdr) < 0)
 		return hvm_set_errno_error("--net tap=%s: TUNSETVNETHDRSZ",
 					   tap);

@@ -29,6 +29,19 @@ struct virtio_device *virtio_net_create_fd(const struct virtio_host *host,
 					   unsigned int index);
 
 /*
+ * Open /dev/net/tun and attach to the existing tap TAP (IFF_VNET_HDR):
+ * the descriptor, or -errno with the reason set naming TAP.
+ */
+int virtio_net_attach_tap(const char *tap);
+
+/*
+ * FD, from virtio_net_attach_tap(), is what the next device created on
+ * TAP uses instead of attaching itself: a jail attaches every tap in the
+ * host's network namespace, then leaves it (vmm/jail.c). Takes FD.
+ */
+int virtio_net_adopt_tap(const char *tap, int fd);
+
+/*
  * Limit the NIC to BYTES_PER_S bytes per second each way (0: no limit;
  * devices/virtio/rate_limiter.h). Call after create, before the guest runs.
  */
