@@ -127,6 +127,8 @@ struct vm {
 	struct budget guest_objects;
 	/* Shares whose file-server process died (server=process, --stats). */
 	_Atomic uint64_t share_server_deaths;
+	/* What the file-server processes hold for the guest, summed. */
+	struct budget share_objects;
 	struct console_out *console_out; /* guest output, for every device */
 	struct control *control;
 	char name[66]; /* --name or generated; set when the VM starts */

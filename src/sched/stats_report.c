@@ -249,6 +249,13 @@ VM_STAT(m_guest_objects_limit, s->vm->guest_objects.limit)
 VM_STAT(m_guest_objects_refused, atomic_load(&s->vm->guest_objects.refused))
 VM_STAT(m_share_server_deaths, atomic_load(&s->vm->share_server_deaths))
 /*
+ * server=process shares: the same kind of memory, held in the file-server
+ * processes, each under a budget of its own of --guest-objects' size.
+ */
+VM_STAT(m_share_objects, atomic_load(&s->vm->share_objects.used))
+VM_STAT(m_share_objects_peak, atomic_load(&s->vm->share_objects.peak))
+VM_STAT(m_share_objects_refused, atomic_load(&s->vm->share_objects.refused))
+/*
  * --agent: exit-report connections (host port 1025) refused because the
  * bound of pending ones was reached (agent/agent_host.c): a guest that
  * opens many of them shows here.
@@ -397,6 +404,15 @@ static const struct stat_desc vm_stats[] = {
 	{ .name = "share_servers_died",
 	  .json = "shares.servers_died",
 	  .get = m_share_server_deaths },
+	{ .name = "share_server_objects",
+	  .json = "shares.server_objects.used",
+	  .get = m_share_objects },
+	{ .name = "share_server_objects_peak",
+	  .json = "shares.server_objects.peak",
+	  .get = m_share_objects_peak },
+	{ .name = "share_server_objects_refused",
+	  .json = "shares.server_objects.refused",
+	  .get = m_share_objects_refused },
 	{ .name = "agent_reports_refused",
 	  .json = "agent.reports_refused",
 	  .get = m_agent_reports_refused },
@@ -606,6 +622,14 @@ static void format_table(struct sched_vm *s, struct stat_text *t)
 		(unsigned long long)(m_guest_objects_peak(s, 0) >> 10),
 		(unsigned long long)(m_guest_objects_limit(s, 0) >> 10),
 		(unsigned long long)m_guest_objects_refused(s, 0));
+	if (m_share_objects_peak(s, 0) || m_share_objects_refused(s, 0))
+		stat_put(
+			t,
+			"  file servers: %llu KiB held, %llu KiB at most, of %llu KiB each; %llu refused\n",
+			(unsigned long long)(m_share_objects(s, 0) >> 10),
+			(unsigned long long)(m_share_objects_peak(s, 0) >> 10),
+			(unsigned long long)(m_guest_objects_limit(s, 0) >> 10),
+			(unsigned long long)m_share_objects_refused(s, 0));
 	/* server=process: its requests fail with EIO since (docs/shares.md). */
 	if (m_share_server_deaths(s, 0))
 		stat_put(

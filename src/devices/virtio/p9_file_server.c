@@ -49,6 +49,8 @@ struct wire_request {
 struct wire_reply {
 	uint32_t len; /* bytes that follow; 0: no reply */
 	uint32_t msize; /* the server's negotiated msize */
+	/* Its budget after this request (--stats: shares.objects). */
+	uint64_t used, peak, refused;
 };
 
 /* How long setup may take, and exiting after its sockets closed. */
@@ -94,6 +96,7 @@ static int send_full(int fd, const void *buf, size_t len)
 
 struct serve_state {
 	struct p9_server *s;
+	struct budget *budget; /* the server's own (its fid table's) */
 	pthread_mutex_t lock;
 	uint32_t generation;
 };
@@ -150,7 +153,7 @@ static void *serve_one(void *arg)
 
 	while (req && out) {
 		struct wire_request h;
-		struct wire_reply r = { 0, 0 };
+		struct wire_reply r = { 0 };
 
 		if (read_full(c->fd, &h, sizeof(h)) <= 0 ||
 		    !request_valid(&h, max) ||
@@ -161,6 +164,11 @@ static void *serve_one(void *arg)
 			r.len = (uint32_t)p9_server_handle(
 				s, req, h.len, out + sizeof(r), h.cap);
 		r.msize = p9_server_msize(s);
+		if (c->st->budget) {
+			r.used = atomic_load(&c->st->budget->used);
+			r.peak = atomic_load(&c->st->budget->peak);
+			r.refused = atomic_load(&c->st->budget->refused);
+		}
 		memcpy(out, &r, sizeof(r));
 		if (send_full(c->fd, out, sizeof(r) + r.len) < 0)
 			break;
@@ -173,7 +181,9 @@ static void *serve_one(void *arg)
 
 void p9_file_server_serve(struct p9_server *s, const int *fds, unsigned int n)
 {
-	struct serve_state st = { .s = s, .generation = 0 };
+	struct serve_state st = { .s = s,
+				  .budget = s->fids.budget,
+				  .generation = 0 };
 	struct serve_channel c[P9_FILE_SERVER_MAX_CHANNELS];
 
 	if (n > P9_FILE_SERVER_MAX_CHANNELS)
@@ -402,6 +412,7 @@ int p9_file_server_start(struct p9_file_server *fs,
 	memset(fs, 0, sizeof(*fs));
 	fs->pidfd = -1;
 	fs->deaths = cfg->deaths;
+	fs->report = cfg->report;
 	atomic_store(&fs->msize, cfg->max_msize);
 	snprintf(fs->name, sizeof(fs->name), "%s", cfg->name);
 	if (n < 1 || n > P9_FILE_SERVER_MAX_CHANNELS)
@@ -514,6 +525,29 @@ int p9_file_server_watch(struct p9_file_server *fs, struct event_loop *loop)
 				pidfd_ready);
 }
 
+/*
+ * The server's figures into the VM's sum: replies on several channels may
+ * come in any order, so each swaps in its figure and adds the difference
+ * to the one before (the sum is then at most one reply stale). The peak
+ * is the sum's own, which no single server's peak can give.
+ */
+static void report_budget(struct p9_file_server *fs, const struct wire_reply *r)
+{
+	uint64_t used, peak;
+
+	if (!fs->report)
+		return;
+	used = r->used - atomic_exchange(&fs->last_used, r->used);
+	used = atomic_fetch_add(&fs->report->used, used) + used;
+	peak = atomic_load(&fs->report->peak);
+	while (used > peak &&
+	       !atomic_compare_exchange_weak(&fs->report->peak, &peak, used))
+		;
+	atomic_fetch_add(
+		&fs->report->refused,
+		r->refused - atomic_exchange(&fs->last_refused, r->refused));
+}
+
 /* One request and its reply on CHAN; the reply's length or -1. */
 static ssize_t exchange(struct p9_file_server *fs, unsigned int chan,
 			const struct wire_request *h, const uint8_t *req,
@@ -533,6 +567,7 @@ static ssize_t exchange(struct p9_file_server *fs, unsigned int chan,
 		return -1;
 	}
 	atomic_store(&fs->msize, r.msize);
+	report_budget(fs, &r);
 	return r.len;
 }
 

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/budget.h"
 #include "core/event_loop.h"
 #include "core/guest_memory.h"
 #include "devices/virtio/p9_fs.h"
@@ -44,6 +45,13 @@ struct p9_file_server {
 	atomic_bool dead; /* a channel broke: every request gets EIO */
 	atomic_bool stopping; /* p9_file_server_stop(): EOF is expected */
 	_Atomic uint64_t *deaths; /* bumped once when it dies; may be NULL */
+	/*
+	 * The VM's view of what the guest made the file servers hold (their
+	 * budgets live in their processes): each reply carries the server's
+	 * figures, and the difference to the last ones goes to REPORT.
+	 */
+	struct budget *report; /* may be NULL */
+	_Atomic uint64_t last_used, last_refused;
 	char name[48]; /* for the log: "virtio-9p0 (tag t)" */
 	struct event_watch watch; /* its pidfd: a death is known at once */
 };
@@ -61,6 +69,7 @@ struct p9_file_server_config {
 	/* Unmapped in the child at once: it never holds guest memory. */
 	const struct guest_memory *mem;
 	_Atomic uint64_t *deaths;
+	struct budget *report; /* the sum over the VM's file servers */
 };
 
 /*

@@ -427,6 +427,7 @@ static int start_server(struct virtio_9p *p9, const struct virtio_host *host,
 		.channels = VIRTIO_9P_WORKERS,
 		.mem = host->mem,
 		.deaths = host->share_server_deaths,
+		.report = host->share_objects,
 	};
 	char name[64];
 

@@ -37,6 +37,11 @@ struct virtio_host {
 	struct budget *guest_objects;
 	/* Bumped when a share's file-server process dies; NULL: not counted. */
 	_Atomic uint64_t *share_server_deaths;
+	/*
+	 * What the guest made the file-server processes hold, summed: each
+	 * has a budget of guest_objects' limit of its own; NULL: not counted.
+	 */
+	struct budget *share_objects;
 };
 
 #endif

@@ -135,6 +135,7 @@ int virtio_vm_create(struct vm *vm)
 		.msi = { .send = kvm_signal_msi, .ctx = vm },
 		.guest_objects = &vm->guest_objects,
 		.share_server_deaths = &vm->share_server_deaths,
+		.share_objects = &vm->share_objects,
 	};
 	for (unsigned int i = 0; !r && i < cfg->nr_disks; i++) {
 		r = add(v, virtio_blk_create(&v->host, cfg->disks[i].path,

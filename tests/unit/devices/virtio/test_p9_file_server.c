@@ -44,6 +44,7 @@ struct fx {
 	pthread_t serving;
 	bool threaded;
 	_Atomic uint64_t deaths;
+	struct budget report; /* the VM's sum of its servers' budgets */
 	uint32_t generation;
 	uint8_t req[BUF], rep[BUF];
 	struct p9_writer w;
@@ -330,6 +331,7 @@ static int setup_process(void **state)
 	make_share(f);
 	cfg.dir = f->dir;
 	cfg.deaths = &f->deaths;
+	cfg.report = &f->report;
 	/* The child loads the file-server filter: the session runs under it. */
 	assert_int_equal(sandbox_prepare(), 0);
 	sandbox_set_requested(true);
@@ -393,6 +395,14 @@ static void test_process(void **state)
 	/* ".." at its root is its root. */
 	assert_int_equal(walk1(f, 1, 4, ".."), 0);
 	assert_int_equal(walk1(f, 4, 5, "hello"), 0);
+	/*
+	 * Its fids are charged to its own budget, and the VM sees the sum
+	 * (--stats: shares.server_objects), five fids' worth by now.
+	 */
+	assert_true(atomic_load(&f->report.used) > 0);
+	assert_true(atomic_load(&f->report.peak) >=
+		    atomic_load(&f->report.used));
+	assert_int_equal(atomic_load(&f->report.refused), 0);
 
 	/* Its death: EIO to the guest, counted, and it is reaped later. */
 	assert_int_equal(
