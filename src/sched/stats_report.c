@@ -551,6 +551,20 @@ static const struct stat_desc vm_stats[] = {
 	  .get = m_boot_exits_ioapic_eoi },
 };
 
+/* One budget's line (base/budget.h): bytes as KiB. */
+static void put_budget(struct stat_text *t, const char *what, uint64_t used,
+		       uint64_t peak, uint64_t limit, const char *of,
+		       uint64_t refused)
+{
+	stat_put(
+		t,
+		"  %s: %llu KiB held, %llu KiB at most, of %llu KiB%s; %llu refused\n",
+		what, (unsigned long long)(used >> 10),
+		(unsigned long long)(peak >> 10),
+		(unsigned long long)(limit >> 10), of,
+		(unsigned long long)refused);
+}
+
 /*
  * The boot phases as two text lines: ms from process start, and the
  * exits before the first console byte (core/boot_trace.h).
@@ -615,21 +629,14 @@ static void format_table(struct sched_vm *s, struct stat_text *t)
 		 (unsigned long long)m_console_dropped(s, 0),
 		 (unsigned long long)m_console_in(s, 0),
 		 (unsigned long long)m_console_in_waits(s, 0));
-	stat_put(
-		t,
-		"  guest objects: %llu KiB held, %llu KiB at most, of %llu KiB (--guest-objects); %llu refused\n",
-		(unsigned long long)(m_guest_objects(s, 0) >> 10),
-		(unsigned long long)(m_guest_objects_peak(s, 0) >> 10),
-		(unsigned long long)(m_guest_objects_limit(s, 0) >> 10),
-		(unsigned long long)m_guest_objects_refused(s, 0));
+	put_budget(t, "guest objects", m_guest_objects(s, 0),
+		   m_guest_objects_peak(s, 0), m_guest_objects_limit(s, 0),
+		   " (--guest-objects)", m_guest_objects_refused(s, 0));
 	if (m_share_objects_peak(s, 0) || m_share_objects_refused(s, 0))
-		stat_put(
-			t,
-			"  file servers: %llu KiB held, %llu KiB at most, of %llu KiB each; %llu refused\n",
-			(unsigned long long)(m_share_objects(s, 0) >> 10),
-			(unsigned long long)(m_share_objects_peak(s, 0) >> 10),
-			(unsigned long long)(m_guest_objects_limit(s, 0) >> 10),
-			(unsigned long long)m_share_objects_refused(s, 0));
+		put_budget(t, "file servers", m_share_objects(s, 0),
+			   m_share_objects_peak(s, 0),
+			   m_guest_objects_limit(s, 0), " each",
+			   m_share_objects_refused(s, 0));
 	/* server=process: its requests fail with EIO since (docs/shares.md). */
 	if (m_share_server_deaths(s, 0))
 		stat_put(

@@ -444,26 +444,30 @@ PY
 		"unlink=$tmp/pub/secret" "connect=$tmp/pub/root.sock"
 		"write=/proc/sys/kernel/core_pattern" "write=/dev/kvm" "kill=1")
 	short=(-p "test=spinlock ms=200")
-	# attack KIND ARGS...: every attack from a thread of KIND.
+	# attack KIND ARGS...: every attack from a thread of KIND. A process
+	# kind is trapped with ATTACK_TRAP (hintvm's status when it dies),
+	# tries ATTACK_EXTRA too and reports as ATTACK_LABEL.
 	attack() {
-		local kind=$1 bad=0 a st
+		local kind=$1 bad=0 a st trap=${ATTACK_TRAP:-159}
+		local label=${ATTACK_LABEL:-"$1 thread as its --user: root-only files, /proc/sys, /dev/kvm, root's socket, init: all refused"}
 		shift
 		: >"$tmp/err"
-		for a in "${attacks[@]}"; do
+		# shellcheck disable=SC2086 # ATTACK_EXTRA: words
+		for a in "${attacks[@]}" ${ATTACK_EXTRA:-}; do
 			echo | HINTVM_TEST_SANDBOX_VIOLATION=$kind:$a timeout 60 \
 				"$hintvm" run "$@" >/dev/null 2>"$tmp/attack"
 			st=$?
 			if grep -q "^sandbox-probe $kind ${a%%=*} ${a#*=}: " "$tmp/attack"; then
 				grep -q "^sandbox-probe $kind ${a%%=*} ${a#*=}: succeeded" "$tmp/attack" && bad=1
-			elif [ $st != 159 ] || ! grep -q "(kind $kind) made the forbidden" "$tmp/attack"; then
+			elif [ $st != "$trap" ] || ! grep -q "(kind $kind) made the forbidden" "$tmp/attack"; then
 				bad=1 # neither refused nor killed: the hook never ran
 			fi
 			grep -E "^sandbox-probe|forbidden" "$tmp/attack" | sed "s/^/# /" >>"$tmp/err"
 		done
 		if [ $bad = 0 ] && [ -s "$tmp/err" ]; then
-			ok "$kind thread as its --user: root-only files, /proc/sys, /dev/kvm, root's socket, init: all refused"
+			ok "$label"
 		else
-			not_ok "$kind thread as its --user: root-only files, /proc/sys, /dev/kvm, root's socket, init: all refused"
+			not_ok "$label"
 		fi
 	}
 	attack main "${short[@]}"
@@ -479,24 +483,9 @@ PY
 	# alone, Landlock grants that much, and its filter has no socket or
 	# kill. What its owner tries: each refused (the probe's line) or
 	# trapped (the report; the VM then fails to start, status 2).
-	bad=0
-	: >"$tmp/err"
-	for a in "${attacks[@]}" "read=/../../etc/shadow" "write=/../proc/sysrq-trigger"; do
-		echo | HINTVM_TEST_SANDBOX_VIOLATION=file-server:$a timeout 60 \
-			"$hintvm" run --share "$tmp/share,tag=t,server=process" "${short[@]}" \
-			>/dev/null 2>"$tmp/attack"
-		if grep -q "^sandbox-probe file-server ${a%%=*} ${a#*=}: " "$tmp/attack"; then
-			grep -q "^sandbox-probe file-server ${a%%=*} ${a#*=}: succeeded" "$tmp/attack" && bad=1
-		elif ! grep -q "(kind file-server) made the forbidden" "$tmp/attack"; then
-			bad=1 # neither refused nor trapped: the hook never ran
-		fi
-		grep -E "^sandbox-probe|forbidden" "$tmp/attack" | sed "s/^/# /" >>"$tmp/err"
-	done
-	if [ $bad = 0 ] && [ -s "$tmp/err" ]; then
-		ok "file-server process: root-only files, /proc, /dev/kvm, sockets, init, paths above its share: all refused"
-	else
-		not_ok "file-server process: root-only files, /proc, /dev/kvm, sockets, init, paths above its share: all refused"
-	fi
+	ATTACK_TRAP=2 ATTACK_EXTRA="read=/../../etc/shadow write=/../proc/sysrq-trigger" \
+		ATTACK_LABEL="file-server process: root-only files, /proc, /dev/kvm, sockets, init, paths above its share: all refused" \
+		attack file-server --share "$tmp/share,tag=t,server=process" "${short[@]}"
 	# The witness: the same thread, left root (caps dropped), reads a
 	# 0600 file of root's that its Landlock domain allows (beneath /proc).
 	echo | HINTVM_TEST_SANDBOX_VIOLATION="vcpu:read=/proc/sys/kernel/cad_pid" timeout 60 \
