@@ -22,10 +22,24 @@
  * it (both sequentially consistent), so an unlock either sees the flag or
  * the waiter sees its turn and sends nothing.
  *
+ * lock= picks the lock, for issue 35's guest-lock matrix (the best a
+ * guest can do without hintvm's ABI, beside what the ABI gives):
+ *   ticket  the FIFO ticket lock above (default; hint=1 only with it);
+ *   tas     test-and-test-and-set, as Linux's virt_spin_lock() falls back
+ *           to under a hypervisor: unfair, so a preempted waiter does not
+ *           hold up the others;
+ *   halt    the ticket lock whose waiter, after spin_us of spinning, flags
+ *           itself and halts until the unlocker kicks it with an IPI (or
+ *           HALT_BOUND_MS passes): paravirtual waiting as pv-qspinlock's
+ *           pv_wait/pv_kick, with a plain IPI where Linux uses the
+ *           KVM_HC_KICK_CPU hypercall, so it needs no ABI of hintvm's.
+ *           Halting and kicking are CPL0 work: the CPL3 loop returns to
+ *           CPL0 for them and resumes where it was (struct worker's phase).
+ *
  * Verdict: every search found its key, and the count of critical sections
  * (a plain, unlocked increment inside the lock) equals the records done,
  * which would not hold if the lock ever let two vCPUs in.
- * Parameters: ms=N hint=0|1 spin_us=N.
+ * Parameters: ms=N hint=0|1 spin_us=N lock=ticket|tas|halt.
  */
 #include "arch/x86/platform.h"
 #include "cmdline.h"
@@ -40,6 +54,8 @@
 #define CHUNK_RECORDS 512 /* 4 KiB of keys per chunk */
 #define NR_BLOCKS 64
 #define TICKET_SLOTS 64 /* >= MAX_CPUS: one waiter per CPU at most */
+/* A halted waiter looks again after this even without a kick. */
+#define HALT_BOUND_MS 10
 
 _Static_assert(TICKET_SLOTS >= MAX_CPUS, "a slot per possible waiter");
 
@@ -50,7 +66,24 @@ struct ticket_lock {
 	volatile uint32_t waiter[TICKET_SLOTS];
 	/* Set while ticket T's waiter may be parked by the host. */
 	volatile uint32_t in_host[TICKET_SLOTS];
+	/* lock=halt: the CPU number of ticket T's waiter, and whether it is
+	 * (about to be) halted and needs a kick. */
+	volatile uint32_t waiter_nr[TICKET_SLOTS];
+	volatile uint32_t halted[TICKET_SLOTS];
 };
+
+enum lock_kind { LOCK_TICKET, LOCK_TAS, LOCK_HALT };
+
+/* Where the CPL3 loop is when it returns to CPL0 and resumes. */
+enum phase {
+	PHASE_START, /* fill the chunks, meet the others, start the clock */
+	PHASE_WORK, /* search, then draw a ticket */
+	PHASE_LOCK, /* waiting for w->ticket (lock=halt) */
+	PHASE_COUNT, /* unlocked: count the record */
+};
+
+/* What the CPL3 loop asks CPL0 to do before resuming it. */
+enum cpl0_op { OP_DONE, OP_HALT, OP_KICK };
 
 struct block {
 	struct block *next;
@@ -66,10 +99,16 @@ struct worker {
 	uint64_t misses;
 	uint64_t hints;
 	uint64_t releases;
+	enum phase phase;
+	uint64_t deadline;
+	uint32_t ticket; /* lock=halt: the ticket being waited for */
+	uint32_t kick_nr; /* OP_KICK: the CPU to wake */
+	uint64_t halts, kicks, halt_timeouts;
 	uint64_t buf[CHUNK_RECORDS];
 } __attribute__((aligned(64)));
 
 static uint64_t duration_ms, hint_enabled, spin_us;
+static enum lock_kind lock_kind;
 static bool hint_channel_present;
 static uint64_t spin_threshold; /* TSC ticks */
 static uint64_t chunks[NR_CHUNKS][CHUNK_RECORDS];
@@ -77,6 +116,7 @@ static struct block blocks[NR_BLOCKS];
 static struct block *free_list;
 static uint64_t critical_sections; /* only touched under the lock */
 static struct ticket_lock lock;
+static volatile uint32_t tas_locked;
 static struct worker workers[MAX_CPUS];
 static volatile uint32_t ready_count;
 
@@ -154,20 +194,85 @@ static void ticket_unlock(struct worker *w)
 	}
 }
 
-/* The allocator-like critical section: take a block, use it, return it. */
-static void allocate_and_free(struct worker *w)
+/* virt_spin_lock()'s shape: read until free, then try to take it. */
+static void tas_lock(void)
 {
-	struct block *b;
+	while (__atomic_load_n(&tas_locked, __ATOMIC_RELAXED) ||
+	       __atomic_exchange_n(&tas_locked, 1, __ATOMIC_ACQUIRE))
+		cpu_relax();
+}
 
-	ticket_lock(w);
-	b = free_list;
+static void tas_unlock(void)
+{
+	__atomic_store_n(&tas_locked, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * lock=halt, CPL3: spin for w->ticket up to spin_us; true once it is
+ * ours. Otherwise flag the slot as halted and look once more (both
+ * sequentially consistent, as the unlock's store and load are), so that
+ * either the unlock sees the flag and kicks, or we see our turn; false:
+ * CPL0 is to halt until our turn (halt_for_turn).
+ */
+static bool halt_lock_try(struct worker *w)
+{
+	uint32_t slot = w->ticket % TICKET_SLOTS;
+	uint64_t start = rdtsc();
+
+	while (__atomic_load_n(&lock.serving, __ATOMIC_ACQUIRE) != w->ticket) {
+		cpu_relax();
+		if (rdtsc() - start < spin_threshold)
+			continue;
+		__atomic_store_n(&lock.halted[slot], 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&lock.serving, __ATOMIC_SEQ_CST) !=
+		    w->ticket)
+			return false;
+		__atomic_store_n(&lock.halted[slot], 0, __ATOMIC_SEQ_CST);
+	}
+	return true;
+}
+
+/* lock=halt, CPL3: hand over; true when the next waiter needs a kick. */
+static bool halt_unlock(struct worker *w)
+{
+	uint32_t next = lock.serving + 1;
+	uint32_t slot = next % TICKET_SLOTS;
+
+	__atomic_store_n(&lock.serving, next, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&lock.halted[slot], __ATOMIC_SEQ_CST))
+		return false;
+	w->kick_nr = lock.waiter_nr[slot];
+	return w->kick_nr != w->nr;
+}
+
+static bool my_turn(void *arg)
+{
+	const struct worker *w = arg;
+
+	return __atomic_load_n(&lock.serving, __ATOMIC_ACQUIRE) == w->ticket;
+}
+
+/* lock=halt, CPL0: sleep until the unlock's kick (or the bound). */
+static void halt_for_turn(struct worker *w)
+{
+	w->halts++;
+	if (!wait_halted(my_turn, w, rdtsc() + ms_to_tsc(HALT_BOUND_MS)))
+		w->halt_timeouts++;
+	__atomic_store_n(&lock.halted[w->ticket % TICKET_SLOTS], 0,
+			 __ATOMIC_SEQ_CST);
+}
+
+/* The allocator-like critical section: take a block, use it, return it. */
+static void critical_section(struct worker *w)
+{
+	struct block *b = free_list;
+
 	free_list = b->next;
 	b->owner = w->apic_id;
 	b->uses++;
 	critical_sections++;
 	b->next = free_list;
 	free_list = b;
-	ticket_unlock(w);
 }
 
 static bool search(const uint64_t *records, uint64_t key)
@@ -187,12 +292,10 @@ static bool search(const uint64_t *records, uint64_t key)
 	return false;
 }
 
-/* Runs at CPL3 on every CPU. */
-static uint64_t spinlock_user(void *arg)
+/* Once per CPU, before the clock starts. */
+static void start_together(struct worker *w)
 {
-	struct worker *w = arg;
 	unsigned int n = smp_online_count();
-	uint64_t deadline;
 
 	/* Each CPU fills its share of the chunks, then all start together. */
 	for (unsigned int c = w->nr; c < NR_CHUNKS; c += n) {
@@ -202,28 +305,92 @@ static uint64_t spinlock_user(void *arg)
 	__atomic_add_fetch(&ready_count, 1, __ATOMIC_ACQ_REL);
 	while (__atomic_load_n(&ready_count, __ATOMIC_ACQUIRE) < n)
 		cpu_relax();
+	w->deadline = rdtsc() + ms_to_tsc(duration_ms);
+}
 
-	deadline = rdtsc() + ms_to_tsc(duration_ms);
-	while (rdtsc() < deadline) {
-		uint64_t r = next_random(&w->seed);
-		unsigned int c = (unsigned int)(r % NR_CHUNKS);
-		unsigned int i = (unsigned int)((r >> 16) % CHUNK_RECORDS);
+static void search_one(struct worker *w)
+{
+	uint64_t r = next_random(&w->seed);
+	unsigned int c = (unsigned int)(r % NR_CHUNKS);
+	unsigned int i = (unsigned int)((r >> 16) % CHUNK_RECORDS);
 
-		memcpy(w->buf, chunks[c], sizeof(w->buf));
-		if (!search(w->buf, key_of(c, i)))
-			w->misses++;
-		allocate_and_free(w);
-		w->records++;
+	memcpy(w->buf, chunks[c], sizeof(w->buf));
+	if (!search(w->buf, key_of(c, i)))
+		w->misses++;
+}
+
+/*
+ * Runs at CPL3 on every CPU: records until the deadline, returning to CPL0
+ * only when lock=halt has to halt or kick (enum cpl0_op), then resumed at
+ * w->phase. A ticket drawn before the deadline is always served, or the
+ * waiters behind it would wait forever.
+ */
+static uint64_t spinlock_user(void *arg)
+{
+	struct worker *w = arg;
+
+	if (w->phase == PHASE_START) {
+		start_together(w);
+		w->phase = PHASE_WORK;
 	}
-	return 0;
+	while (w->phase != PHASE_WORK || rdtsc() < w->deadline) {
+		if (w->phase == PHASE_WORK) {
+			search_one(w);
+			if (lock_kind != LOCK_HALT) {
+				if (lock_kind == LOCK_TAS)
+					tas_lock();
+				else
+					ticket_lock(w);
+				critical_section(w);
+				if (lock_kind == LOCK_TAS)
+					tas_unlock();
+				else
+					ticket_unlock(w);
+				w->records++;
+				continue;
+			}
+			w->ticket = __atomic_fetch_add(&lock.next, 1,
+						       __ATOMIC_RELAXED);
+			lock.waiter_nr[w->ticket % TICKET_SLOTS] = w->nr;
+			w->phase = PHASE_LOCK;
+		}
+		if (w->phase == PHASE_LOCK) {
+			if (!halt_lock_try(w))
+				return OP_HALT; /* resumed in PHASE_LOCK */
+			critical_section(w);
+			w->phase = PHASE_COUNT;
+			if (halt_unlock(w))
+				return OP_KICK; /* resumed in PHASE_COUNT */
+		}
+		w->records++;
+		w->phase = PHASE_WORK;
+	}
+	return OP_DONE;
 }
 
 static bool spinlock_setup(void)
 {
+	const char *kind = cmdline_get("lock");
+
 	if (!cmdline_get_u64("ms", 1000, 1, 600000, &duration_ms) ||
 	    !cmdline_get_u64("hint", 0, 0, 1, &hint_enabled) ||
 	    !cmdline_get_u64("spin_us", 50, 1, 1000000, &spin_us))
 		return false;
+	if (!kind || !strcmp(kind, "ticket")) {
+		lock_kind = LOCK_TICKET;
+	} else if (!strcmp(kind, "tas")) {
+		lock_kind = LOCK_TAS;
+	} else if (!strcmp(kind, "halt")) {
+		lock_kind = LOCK_HALT;
+	} else {
+		printk("spinlock: lock=%s, expected ticket, tas or halt", kind);
+		return false;
+	}
+	/* The hint ABI's park is its own lock of the matrix: not mixed. */
+	if (hint_enabled && lock_kind != LOCK_TICKET) {
+		printk("spinlock: hint=1 needs lock=ticket");
+		return false;
+	}
 	for (unsigned int b = 0; b < NR_BLOCKS; b++) {
 		blocks[b].next = free_list;
 		free_list = &blocks[b];
@@ -244,18 +411,46 @@ static void spinlock_run(struct cpu *cpu)
 	w->nr = cpu->nr;
 	w->apic_id = cpu->apic_id;
 	w->seed = 0x9e3779b97f4a7c15ULL * (cpu->nr + 1);
-	run_at_cpl3(spinlock_user, w);
+	for (;;) {
+		uint64_t op = run_at_cpl3(spinlock_user, w);
+
+		if (op == OP_HALT) {
+			halt_for_turn(w);
+		} else if (op == OP_KICK) {
+			smp_wake(smp_cpu(w->kick_nr));
+			w->kicks++;
+		} else {
+			break;
+		}
+	}
+}
+
+static const char *lock_name(void)
+{
+	switch (lock_kind) {
+	case LOCK_TAS:
+		return "tas";
+	case LOCK_HALT:
+		return "halt";
+	case LOCK_TICKET:
+		break;
+	}
+	return "ticket";
 }
 
 static bool spinlock_report(struct result *r)
 {
 	uint64_t records = 0, misses = 0, hints = 0, releases = 0;
+	uint64_t halts = 0, kicks = 0, halt_timeouts = 0;
 
 	for (unsigned int i = 0; i < smp_online_count(); i++) {
 		records += workers[i].records;
 		misses += workers[i].misses;
 		hints += workers[i].hints;
 		releases += workers[i].releases;
+		halts += workers[i].halts;
+		kicks += workers[i].kicks;
+		halt_timeouts += workers[i].halt_timeouts;
 	}
 	result_add(r, "records_per_s", "%lu", records * 1000 / duration_ms);
 	/* Exact span for a benchmark that knows the TSC rate better. */
@@ -264,6 +459,12 @@ static bool spinlock_report(struct result *r)
 	result_add(r, "hint", "%d", hint_channel_present);
 	result_add(r, "hints", "%lu", hints);
 	result_add(r, "releases", "%lu", releases);
+	result_add(r, "lock", "%s", lock_name());
+	if (lock_kind == LOCK_HALT) {
+		result_add(r, "halts", "%lu", halts);
+		result_add(r, "kicks", "%lu", kicks);
+		result_add(r, "halt_timeouts", "%lu", halt_timeouts);
+	}
 	if (misses)
 		result_add(r, "misses", "%lu", misses);
 	if (critical_sections != records)

@@ -879,7 +879,7 @@ static const struct option_def options[] = {
 	    "set the kernel/ series' per-VM controls, e.g. ple-window=0" },
 	  sched_parse_kvm_control },
 	{ { "sched-hints", 0, "on|off",
-	    "scheduling awareness; off: behave like a plain VMM (default on)" },
+	    "scheduling awareness; off: behave like a plain VMM, which still applies an explicit --pin and --halt-poll (default on)" },
 	  sched_parse_hints },
 	{ { "stats", 0, NULL,
 	    "print exit, halt-poll and scheduling statistics at exit" },

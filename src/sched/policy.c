@@ -212,9 +212,12 @@ static void plan_pinning(const struct sched_settings *set,
 	for (unsigned int i = 0; i < POLICY_MAX_VCPUS; i++)
 		a->vcpu_cpu[i] = -1;
 	a->nr_cpu_set = 0;
-	if (!set->hints)
-		return;
 
+	/*
+	 * An explicit pin (dedicated, a CPU list) is the user's decision, not
+	 * the brain's: it holds with --sched-hints off too, so a hand-tuned
+	 * plain VMM can be compared with the brain (issue 35).
+	 */
 	switch (set->pin) {
 	case PIN_NONE:
 		return;
@@ -231,6 +234,8 @@ static void plan_pinning(const struct sched_settings *set,
 			plan_shared(a, set->pin_cpus, set->nr_pin_cpus);
 		return;
 	case PIN_AUTO:
+		if (!set->hints)
+			return; /* auto is the brain's choice: none without it */
 		break;
 	}
 
@@ -361,8 +366,12 @@ static void plan_halt_poll(const struct sched_settings *set,
 
 	a->set_halt_poll = false;
 	a->halt_poll_ns = st->halt_poll_ns;
-	if (!set->hints)
-		return; /* KVM's default stays in effect */
+	/*
+	 * Off or a fixed cap is the user's decision and holds with
+	 * --sched-hints off too; auto without the brain is KVM's default.
+	 */
+	if (!set->hints && set->halt_poll == HALT_POLL_AUTO)
+		return;
 
 	if (set->halt_poll != HALT_POLL_AUTO && st->vcpu_poll_active) {
 		/* The user's value is for every vCPU: drop their own. */
@@ -469,10 +478,24 @@ void policy_decide(const struct policy_snapshot *s, struct policy_action *a)
 	memset(a, 0, sizeof(*a));
 	a->next = s->state;
 	if (!set->hints) {
-		/* The plain-VMM baseline: observe, never act... */
-		a->pin = PIN_PLAN_NONE;
-		a->halt_poll_ns = s->state.halt_poll_ns;
-		/* ...but give back the priority headroom taken for boosts. */
+		/*
+		 * The plain-VMM baseline: no observation drives anything. What
+		 * the user set explicitly (--pin dedicated or a list,
+		 * --halt-poll off or a cap) stays applied, and a change of it
+		 * through `ctl set` is applied as a stock VMM would.
+		 */
+		if (set->pin == PIN_AUTO) {
+			/* `set sched-hints off`: auto's plan stays frozen. */
+			a->pin = a->next.pin;
+			memcpy(a->vcpu_cpu, a->next.vcpu_cpu,
+			       sizeof(a->vcpu_cpu));
+		} else {
+			plan_pinning(set, &a->next, s->nr_vcpus,
+				     s->allowed_cpus, s->nr_allowed, a);
+			finish_action(a, s->nr_vcpus);
+		}
+		plan_halt_poll(set, s, &a->next, a);
+		/* ...and the priority headroom taken for boosts goes back. */
 		plan_rest_nice(set, s->nr_vcpus, &a->next, a);
 		return;
 	}
@@ -545,13 +568,6 @@ int policy_vm_create(const struct policy_create_input *in,
 	st->pin = PIN_PLAN_NONE;
 	for (unsigned int i = 0; i < POLICY_MAX_VCPUS; i++)
 		st->vcpu_cpu[i] = -1;
-	if (!set->hints) {
-		a->pin = PIN_PLAN_NONE;
-		for (unsigned int i = 0; i < POLICY_MAX_VCPUS; i++)
-			a->vcpu_cpu[i] = -1;
-		return 0;
-	}
-
 	if (in->nr_vcpus > POLICY_MAX_VCPUS && set->pin != PIN_NONE)
 		return hvm_set_error(
 			-EINVAL, "--pin: %u vCPUs, at most %u can be pinned",
@@ -594,6 +610,9 @@ int policy_vm_create(const struct policy_create_input *in,
 	every_vcpu_dedicated =
 		a->pin == PIN_PLAN_DEDICATED &&
 		(set->pin != PIN_AUTO || st->commit == COMMIT_UNDER);
+	/* A plain VMM keeps its exits: giving them up is the brain's call. */
+	if (!set->hints)
+		every_vcpu_dedicated = false;
 	out->disable_hlt_exits =
 		every_vcpu_dedicated && in->host_can_disable_hlt;
 	out->disable_pause_exits =
@@ -601,10 +620,10 @@ int policy_vm_create(const struct policy_create_input *in,
 	st->exits_disabled = out->disable_hlt_exits;
 
 	plan_halt_poll(set, NULL, st, a);
-	plan_ple(in->ple_control, st, a);
+	plan_ple(in->ple_control && set->hints, st, a);
 	st->vm_poll = HALTPOLL_WINDOW_INIT;
 	st->vm_poll.window_ns = st->halt_poll_ns;
-	a->act_on_hints = st->commit != COMMIT_UNDER;
+	a->act_on_hints = set->hints && st->commit != COMMIT_UNDER;
 	plan_rest_nice(set, in->nr_vcpus, st, a);
 	return 0;
 }

@@ -19,7 +19,10 @@
  *     raise the lock holder (bounded duration);
  *   - at VM creation only: whether to disable HLT/PAUSE exits (only when
  *     every vCPU gets a dedicated host CPU).
- * With --sched-hints off every function returns "do nothing": a plain VMM.
+ * With --sched-hints off the policy decides nothing: a plain VMM, which
+ * still applies what the user set explicitly (--pin dedicated or a CPU
+ * list, --halt-poll off or a fixed cap) and nothing else: no HLT/PAUSE
+ * exits given up, no PLE window, no boosts, no adaptation.
  */
 #ifndef HVM_SCHED_POLICY_H
 #define HVM_SCHED_POLICY_H

@@ -80,7 +80,7 @@ int sched_set_option(struct vm *vm, const char *key, const char *value)
 		s->opt.stats = opt.stats;
 		s->opt.stats_interval_ms = opt.stats_interval_ms;
 		/* Off or fixed polling is a decision already taken: apply it. */
-		if (!strcmp(key, "halt-poll") && opt.settings.hints &&
+		if (!strcmp(key, "halt-poll") &&
 		    opt.settings.halt_poll != HALT_POLL_AUTO) {
 			brain_set_halt_poll(s, opt.settings.halt_poll_ns);
 			brain_reset_vcpu_halt_poll(s);

@@ -186,7 +186,8 @@ static void vcpu_tables(const struct sched_vm *s, struct stat_table tabs[2])
 
 static const char *halt_poll_mode(const struct sched_options *o)
 {
-	if (!o->settings.hints)
+	/* Off and fixed are the user's and hold without the brain too. */
+	if (!o->settings.hints && o->settings.halt_poll == HALT_POLL_AUTO)
 		return "KVM default, --sched-hints off";
 	switch (o->settings.halt_poll) {
 	case HALT_POLL_AUTO:

@@ -107,17 +107,63 @@ static void test_create_hints_off_is_plain_vmm(void **state)
 	struct policy_create_input in = create_input(2, 4);
 	struct policy_create_decision d;
 
+	/* Defaults (pin auto, halt-poll auto): nothing is touched. */
 	in.settings.hints = false;
-	in.settings.pin = PIN_DEDICATED;
-	in.settings.halt_poll = HALT_POLL_FIXED;
-	in.settings.halt_poll_ns = 5000;
+	in.pressure_avg10_centi = 9000;
 	assert_int_equal(policy_vm_create(&in, &d), 0);
 	assert_false(d.disable_hlt_exits);
 	assert_false(d.disable_pause_exits);
 	assert_false(d.first.apply_pin);
 	assert_int_equal(d.first.pin, PIN_PLAN_NONE);
 	assert_false(d.first.set_halt_poll);
+	assert_false(d.first.set_ple);
+	assert_false(d.first.set_rest_nice);
 	assert_false(d.first.act_on_hints);
+}
+
+/*
+ * A hand-tuned plain VMM (issue 35's stock baseline): an explicit pin and
+ * halt-poll cap hold with hints off, but the exits stay (giving them up is
+ * the brain's decision) and nothing acts on hints.
+ */
+static void test_create_hints_off_honours_explicit_settings(void **state)
+{
+	struct policy_create_input in = create_input(2, 4);
+	struct policy_create_decision d;
+
+	in.settings.hints = false;
+	in.settings.pin = PIN_DEDICATED;
+	in.settings.halt_poll = HALT_POLL_FIXED;
+	in.settings.halt_poll_ns = 5000;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_true(d.first.apply_pin);
+	assert_int_equal(d.first.pin, PIN_PLAN_DEDICATED);
+	assert_int_equal(d.first.vcpu_cpu[0], 2);
+	assert_int_equal(d.first.vcpu_cpu[1], 3);
+	assert_true(d.first.set_halt_poll);
+	assert_int_equal(d.first.halt_poll_ns, 5000);
+	assert_false(d.disable_hlt_exits);
+	assert_false(d.disable_pause_exits);
+	assert_false(d.first.act_on_hints);
+
+	/* A CPU list with fewer CPUs than vCPUs: shared, as with hints on. */
+	in = create_input(2, 4);
+	in.settings.hints = false;
+	in.settings.pin = PIN_LIST;
+	in.settings.pin_cpus[0] = 3;
+	in.settings.nr_pin_cpus = 1;
+	in.settings.halt_poll = HALT_POLL_OFF;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_true(d.first.apply_pin);
+	assert_int_equal(d.first.pin, PIN_PLAN_SHARED);
+	assert_int_equal(d.first.nr_cpu_set, 1);
+	assert_int_equal(d.first.cpu_set[0], 3);
+	assert_true(d.first.set_halt_poll);
+	assert_int_equal(d.first.halt_poll_ns, 0);
+
+	/* Explicit values are validated as with hints on. */
+	in.settings.pin_cpus[0] = 40;
+	assert_int_equal(policy_vm_create(&in, &d), -EINVAL);
 }
 
 static void test_create_auto_undercommitted_dedicates(void **state)
@@ -868,6 +914,68 @@ static void test_ple_follows_commit_state(void **state)
 	}
 }
 
+/*
+ * Hints off with an explicit pin list and halt-poll cap: applied once at
+ * creation, held whatever the load does, and a `ctl set` of either is
+ * applied; a VM switched off at run time with pin auto keeps its plan.
+ */
+static void test_hints_off_holds_explicit_settings(void **state)
+{
+	struct policy_create_input in = create_input(2, 2);
+	struct policy_create_decision d;
+	struct policy_snapshot s;
+	struct policy_action a;
+
+	in.settings.hints = false;
+	in.settings.pin = PIN_LIST;
+	in.settings.pin_cpus[0] = 2;
+	in.settings.pin_cpus[1] = 3;
+	in.settings.nr_pin_cpus = 2;
+	in.settings.halt_poll = HALT_POLL_FIXED;
+	in.settings.halt_poll_ns = 50000;
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_true(d.first.apply_pin);
+	assert_true(d.first.set_halt_poll);
+	s = snapshot_after(&in, &d);
+	for (unsigned int i = 0; i < 20; i++) {
+		set_wait_share(&s, i % 2 ? 900 : 0);
+		s.pressure_avg10_centi = i % 2 ? 9000 : 0;
+		s.halt.attempted_polls = 100;
+		step(&s, &a);
+		assert_false(a.apply_pin);
+		assert_false(a.set_halt_poll);
+		assert_false(a.act_on_hints);
+		assert_int_equal(s.state.pin, PIN_PLAN_DEDICATED);
+		assert_int_equal(s.state.halt_poll_ns, 50000);
+	}
+	/* `ctl set pin 3`: both vCPUs share CPU 3 from the next interval. */
+	s.settings.pin_cpus[0] = 3;
+	s.settings.nr_pin_cpus = 1;
+	step(&s, &a);
+	assert_true(a.apply_pin);
+	assert_int_equal(a.pin, PIN_PLAN_SHARED);
+	assert_int_equal(a.cpu_set[0], 3);
+	/* `ctl set halt-poll 0`. */
+	s.settings.halt_poll = HALT_POLL_OFF;
+	s.settings.halt_poll_ns = 0;
+	step(&s, &a);
+	assert_true(a.set_halt_poll);
+	assert_int_equal(a.halt_poll_ns, 0);
+
+	/* Pin auto, undercommitted (dedicated), then `set sched-hints off`. */
+	in = create_input(2, 2);
+	assert_int_equal(policy_vm_create(&in, &d), 0);
+	assert_int_equal(d.first.pin, PIN_PLAN_DEDICATED);
+	s = snapshot_after(&in, &d);
+	s.settings.hints = false;
+	for (unsigned int i = 0; i < 5; i++) {
+		set_wait_share(&s, 900);
+		step(&s, &a);
+		assert_false(a.apply_pin);
+		assert_int_equal(s.state.pin, PIN_PLAN_DEDICATED);
+	}
+}
+
 /* vCPU threads rest below the base only while hints are acted on. */
 static void test_rest_nice_headroom(void **state)
 {
@@ -1020,6 +1128,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_create_hints_off_is_plain_vmm),
+		cmocka_unit_test(
+			test_create_hints_off_honours_explicit_settings),
 		cmocka_unit_test(test_create_auto_undercommitted_dedicates),
 		cmocka_unit_test(test_create_exits_follow_host_caps),
 		cmocka_unit_test(test_create_auto_with_pressure),
@@ -1030,6 +1140,7 @@ int main(void)
 		cmocka_unit_test(test_create_pin_none),
 		cmocka_unit_test(test_create_halt_poll_modes),
 		cmocka_unit_test(test_hints_off_never_acts),
+		cmocka_unit_test(test_hints_off_holds_explicit_settings),
 		cmocka_unit_test(test_under_to_over_needs_two_intervals),
 		cmocka_unit_test(test_single_spike_does_not_flap),
 		cmocka_unit_test(test_over_to_under_needs_five_quiet_intervals),
