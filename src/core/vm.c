@@ -25,6 +25,19 @@ int vm_map_memory(struct vm *vm)
 			-EINVAL,
 			"--mem %llu MiB is not a multiple of the 2 MiB huge page size (--hugepages)",
 			(unsigned long long)(size >> 20));
+	if (vm->restore_mem_fd >= 0) {
+		if (vm->cfg->hugepages)
+			return hvm_set_error(
+				-EINVAL,
+				"--hugepages: a restored VM's memory is its snapshot's file, which is not on hugetlbfs");
+		r = guest_memory_map_file(&vm->mem, size, vm->restore_mem_fd);
+		if (r < 0)
+			return hvm_set_error(
+				r,
+				"cannot map the snapshot's %llu MiB of memory: %s",
+				(unsigned long long)(size >> 20), strerror(-r));
+		return 0;
+	}
 	r = guest_memory_map(&vm->mem, size, vm->cfg->hugepages);
 	if (r == -ENOMEM && vm->cfg->hugepages)
 		return hvm_set_error(
@@ -303,6 +316,7 @@ struct vm *vm_alloc(const struct hvm_config *cfg, const struct vm_hooks *hooks)
 	}
 	vm->fd = -1;
 	vm->kvm.fd = -1;
+	vm->restore_mem_fd = -1;
 	vm->events.wake_fd = -1;
 	vm->hooks = hooks;
 	pthread_mutex_init(&vm->lock, NULL);

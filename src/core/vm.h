@@ -143,6 +143,12 @@ struct vm {
 	_Atomic uint64_t agent_reports_refused;
 	struct agent_stdio *agent_stdio; /* agent/agent_stdio.c */
 	struct boot_trace boot; /* when each start/exit phase was reached */
+	/*
+	 * hvm_vm_restore: guest RAM is this snapshot memory file, mapped
+	 * MAP_PRIVATE (-1 for a fresh boot), and the arch loads no kernel
+	 * and writes no boot tables: the memory already holds them.
+	 */
+	int restore_mem_fd;
 	/* --core-sched vm|vcpu: the cookie the building thread took (GET). */
 	uint64_t core_cookie;
 
