@@ -122,6 +122,8 @@ int arch_virtio_mmio_slot(struct vm *vm, struct arch_virtio_mmio_slot *slot);
  * after arch_vm_finalize. An architecture that cannot returns -EOPNOTSUPP
  * with the reason.
  */
+/* The VM's interrupt controller mode as --irqchip takes it, or NULL. */
+const char *arch_irqchip_name(struct vm *vm);
 int arch_snapshot_identity(struct vm *vm, struct snap_identity *id);
 int arch_snapshot_save(struct vm *vm, struct snap_writer *w);
 int arch_snapshot_check(struct vm *vm, const struct snap_file *f,

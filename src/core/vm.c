@@ -363,6 +363,8 @@ void vm_free(struct vm *vm)
 	if (vm->fd >= 0)
 		close(vm->fd);
 	guest_memory_unmap(&vm->mem);
+	if (vm->restore_mem_fd >= 0)
+		close(vm->restore_mem_fd);
 	kvm_host_close(&vm->kvm);
 	pthread_mutex_destroy(&vm->coalesced_lock);
 	pthread_mutex_destroy(&vm->lock);

@@ -91,6 +91,8 @@ struct vcpu {
 	struct kvm_run *run;
 	pthread_t thread;
 	bool thread_started; /* joinable; owned by the starting thread */
+	/* No exit awaits completion by KVM_RUN (vcpu.c, vcpu_settle). */
+	bool settled;
 	pthread_t self; /* set by the vCPU thread itself */
 	atomic_bool kickable; /* self is valid and SIGUSR1 unblocked */
 	_Atomic pid_t tid; /* for the scheduling brain; 0 until running */

@@ -632,6 +632,11 @@ static int arm64_no_snapshot(void)
 		"snapshots are not supported on arm64 yet (the vGIC, timer and PV time state are not saved)");
 }
 
+const char *arch_irqchip_name(struct vm *vm)
+{
+	return NULL; /* arm64 has no --irqchip */
+}
+
 int arch_snapshot_identity(struct vm *vm, struct snap_identity *id)
 {
 	return arm64_no_snapshot();

@@ -160,6 +160,11 @@ struct x86_irqchip *x86_irqchip_of(struct vm *vm)
 	return &x86(vm)->irqchip;
 }
 
+const char *arch_irqchip_name(struct vm *vm)
+{
+	return x86_irqchip_name(&x86(vm)->irqchip);
+}
+
 struct irq_line arch_irq_line(struct vm *vm, uint32_t irq)
 {
 	return x86_irqchip_line(&x86(vm)->irqchip, irq);
