@@ -64,6 +64,12 @@ struct vm_hooks {
 	 */
 	int (*format_stats)(struct vm *vm, bool json, char *buf, size_t len);
 	int (*stat)(struct vm *vm, const char *name, uint64_t *value);
+	/*
+	 * A snapshot into two files the control client opened (vmm/
+	 * snapshot_save.c); the VM stays paused after it when STAY_PAUSED.
+	 */
+	int (*snapshot)(struct vm *vm, int state_fd, int mem_fd,
+			bool stay_paused);
 };
 
 /* Exit reasons are counted per vCPU; KVM's numbers are below this. */

@@ -353,6 +353,8 @@ static int check_section(const char *path, const struct snap_file *f,
 /* Every required section present; vCPUs numbered 0..n-1 without a gap. */
 static int check_complete(const char *path, struct snap_file *f)
 {
+	const size_t nr_required =
+		sizeof(required_vcpu) / sizeof(required_vcpu[0]);
 	uint32_t max_vcpu = 0;
 	bool any = false;
 
@@ -371,11 +373,10 @@ static int check_complete(const char *path, struct snap_file *f)
 		}
 	}
 	f->nr_vcpus = any ? max_vcpu + 1 : 0;
-	if (!f->nr_vcpus && sizeof(required_vcpu))
+	if (!f->nr_vcpus && nr_required)
 		return bad(path, "no vCPU state in it");
 	for (uint32_t v = 0; v < f->nr_vcpus; v++)
-		for (size_t i = 0;
-		     i < sizeof(required_vcpu) / sizeof(required_vcpu[0]); i++)
+		for (size_t i = 0; i < nr_required; i++)
 			if (!snap_find(f, required_vcpu[i], v))
 				return bad(
 					path,

@@ -67,6 +67,7 @@ static const struct vm_hooks builder_hooks = {
 	.describe = sched_describe,
 	.format_stats = sched_format_stats,
 	.stat = sched_stat,
+	.snapshot = snapshot_save_fds,
 };
 
 /*
