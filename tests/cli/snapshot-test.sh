@@ -74,6 +74,28 @@ else
 	not_ok "restored output continues where it stopped"
 fi
 
+# The restored VM drops root as a booted one does (--user auto).
+if [ "$(id -u)" = 0 ]; then
+	"$hintvm" run --restore "$snap" --name restored </dev/null >"$tmp/restored.out" 2>&1 &
+	rpid=$!
+	pids+=($rpid)
+	uid=0
+	for _ in $(seq 200); do
+		uid=$(awk '/^Uid:/ { print $3 }' "/proc/$rpid/status" 2>/dev/null)
+		[ -n "$uid" ] && [ "$uid" != 0 ] && break
+		sleep 0.01
+	done
+	if [ -n "$uid" ] && [ "$uid" != 0 ]; then
+		ok "a restored VM runs as its --user (uid $uid), not root"
+	else
+		echo "# uid ${uid:-gone}" >"$tmp/err"
+		not_ok "a restored VM runs as its --user, not root"
+	fi
+	wait "$rpid" 2>/dev/null
+else
+	skip "a restored VM runs as its --user, not root" "needs root"
+fi
+
 # Each refusal on a copy of the good snapshot.
 bad() { rm -rf "$tmp/bad"; cp -a "$snap" "$tmp/bad"; }
 size=$(stat -c %s "$snap/state")
