@@ -354,8 +354,7 @@ static int check_section(const char *path, const struct snap_file *f,
 static int check_complete(const char *path, struct snap_file *f)
 {
 	/* A variable: clang warns of && on a constant (arm64: zero). */
-	size_t nr_required =
-		sizeof(required_vcpu) / sizeof(required_vcpu[0]);
+	size_t nr_required = sizeof(required_vcpu) / sizeof(required_vcpu[0]);
 	uint32_t max_vcpu = 0;
 	bool any = false;
 
