@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "arch/x86/cpuid.h"
 #include "arch/x86/ioapic.h"
 #include "arch/x86/irqchip.h"
 #include "base/log.h"
@@ -348,6 +349,66 @@ static int check_cpuid(struct vm *vm, const struct snap_file *f,
 	return r;
 }
 
+/*
+ * The PV features (CPUID 0x40000001 EAX) are the brain's choice at VM
+ * creation and may differ on restore (HLT exits disabled or not, with
+ * the host's load): the guest keeps the ones it saw, where this host's
+ * KVM offers each of them, on every vCPU (before its first KVM_RUN, when
+ * KVM_SET_CPUID2 may still change).
+ */
+static int restore_pv_features(struct vm *vm, const struct snap_file *f,
+			       const char *path)
+{
+	const struct snap_section *s = snap_find(f, SNAP_SEC_CPUID, 0);
+	const struct kvm_cpuid_entry2 *saved = (const void *)s->data,
+				      *pv = NULL;
+	struct kvm_cpuid2 *supported = NULL, *c;
+	struct kvm_cpuid_entry2 *e;
+	int r;
+
+	for (size_t i = 0; i < s->len / sizeof(*saved); i++)
+		if (saved[i].function == KVM_CPUID_FEATURES_LEAF)
+			pv = &saved[i];
+	if (!pv)
+		return 0;
+	r = cpuid_get_supported(vm->kvm.fd, &supported);
+	if (r < 0)
+		return r;
+	e = cpuid_find(supported, KVM_CPUID_FEATURES_LEAF, 0);
+	if (!e || pv->eax & ~e->eax) {
+		r = hvm_set_error(
+			-EINVAL,
+			"snapshot %s: CPU-incompatible: the guest has KVM PV features 0x%x, this host's KVM offers 0x%x",
+			path, pv->eax, e ? e->eax : 0);
+		free(supported);
+		return r;
+	}
+	free(supported);
+	c = calloc(1, sizeof(*c) + 256 * sizeof(c->entries[0]));
+	if (!c)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	for (unsigned int i = 0; r == 0 && i < vm->nr_vcpus; i++) {
+		c->nent = 256;
+		if (ioctl(vm->vcpus[i].fd, KVM_GET_CPUID2, c) < 0) {
+			r = hvm_set_errno_error("KVM_GET_CPUID2 on vCPU %u", i);
+			break;
+		}
+		e = NULL;
+		for (uint32_t j = 0; j < c->nent; j++)
+			if (c->entries[j].function == KVM_CPUID_FEATURES_LEAF)
+				e = &c->entries[j];
+		if (!e || e->eax == pv->eax)
+			continue;
+		e->eax = pv->eax;
+		if (ioctl(vm->vcpus[i].fd, KVM_SET_CPUID2, c) < 0)
+			r = hvm_set_errno_error(
+				"snapshot %s: KVM_SET_CPUID2 of the saved PV features on vCPU %u",
+				path, i);
+	}
+	free(c);
+	return r;
+}
+
 static int set(int fd, unsigned long req, const void *arg, const char *what,
 	       unsigned int vcpu, const char *path)
 {
@@ -561,6 +622,8 @@ int arch_snapshot_load(struct vm *vm, const struct snap_file *f,
 			"snapshot %s: state for %u vCPUs, the VM has %u", path,
 			f->nr_vcpus, vm->nr_vcpus);
 	r = check_cpuid(vm, f, path);
+	if (!r)
+		r = restore_pv_features(vm, f, path);
 	if (!r)
 		r = msr_index_list(vm, &msrs);
 	if (!r)
