@@ -313,7 +313,8 @@ static struct json_object *answer_snapshot(struct control *ctl,
 	if (r < 0) {
 		snprintf(msg, sizeof(msg), "%s", hvm_error_message());
 		return ctl_reply_error(req,
-				       r == -EOPNOTSUPP || r == -EINVAL
+				       r == -EBUSY ? CTL_E_BUSY
+				       : r == -EOPNOTSUPP || r == -EINVAL
 					       ? CTL_E_STATE
 					       : CTL_E_INTERNAL,
 				       msg);

@@ -444,6 +444,10 @@ int vm_resume(struct vm *vm)
 
 	if (!vm->started)
 		return hvm_set_error(-EINVAL, "the VM is not running");
+	/* Running again mid-snapshot would save a moving guest. */
+	if (atomic_load(&vm->snapshotting))
+		return hvm_set_error(
+			-EBUSY, "a snapshot is being written; resume after it");
 	pthread_mutex_lock(&vm->lock);
 	was_paused = atomic_exchange(&vm->paused, false);
 	pthread_cond_broadcast(&vm->cond);

@@ -165,6 +165,8 @@ struct vm {
 	pthread_cond_t cond;
 	atomic_bool stopping;
 	atomic_bool paused;
+	/* A snapshot is being written: resume waits for it (vmm/snapshot). */
+	atomic_bool snapshotting;
 	unsigned int parked_vcpus; /* vCPUs waiting in vcpu_park() */
 	_Atomic uint32_t park_seq; /* futex: bumped to wake parked vCPUs */
 	bool started;

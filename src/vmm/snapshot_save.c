@@ -163,15 +163,23 @@ int snapshot_save_fds(struct vm *vm, int state_fd, int mem_fd, bool stay_paused)
 		r = check_not_own_memory(vm, mem_fd);
 	if (r < 0)
 		return r;
+	/* One at a time, and no resume until it is written. */
+	if (atomic_exchange(&vm->snapshotting, true))
+		return hvm_set_error(
+			-EBUSY,
+			"cannot snapshot: another snapshot is being written");
 	was_paused = atomic_load(&vm->paused);
 	r = vm_pause(vm);
-	if (r < 0)
+	if (r < 0) {
+		atomic_store(&vm->snapshotting, false);
 		return r;
+	}
 	if (atomic_load(&vm->stopping))
 		r = hvm_set_error(-EINVAL,
 				  "cannot snapshot: the VM stopped meanwhile");
 	else
 		r = save_paused(vm, state_fd, mem_fd);
+	atomic_store(&vm->snapshotting, false);
 	if (!was_paused && !stay_paused)
 		vm_resume(vm);
 	if (r == 0)
