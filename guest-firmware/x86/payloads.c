@@ -5,6 +5,7 @@
 extern const struct payload payload_hello;
 extern const struct payload payload_ipi;
 extern const struct payload payload_smp_count;
+extern const struct payload payload_snap_count;
 extern const struct payload payload_fault;
 extern const struct payload payload_cpuid;
 extern const struct payload payload_hint;
@@ -26,6 +27,7 @@ const struct payload *const payloads[] = {
 	&payload_hello,
 	&payload_ipi,
 	&payload_smp_count,
+	&payload_snap_count,
 	&payload_fault,
 	&payload_cpuid,
 	&payload_hint,

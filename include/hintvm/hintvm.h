@@ -208,6 +208,26 @@ HVM_API void hvm_vm_stop(struct hvm_vm *vm);
 HVM_API int hvm_vm_pause(struct hvm_vm *vm);
 HVM_API int hvm_vm_resume(struct hvm_vm *vm);
 
+/*
+ * Snapshots (docs/snapshot.md). hvm_vm_snapshot: pause the running VM at
+ * a clean point, write DIR/state and DIR/memory (created mode 0600, DIR
+ * must exist), then let it run on, or keep it paused when STAY_PAUSED.
+ * Returns 0 or -errno (hvm_last_error() names the reason, e.g. a device
+ * that cannot be snapshotted yet). x86 only for now.
+ *
+ * hvm_vm_restore: a VM built from the snapshot in DIR, not started (call
+ * hvm_vm_start): its machine options (cpus, mem, irqchip) come from the
+ * snapshot, the rest (console, name, user, sandbox, ...) from CFG, which
+ * must add no device. The same as hvm_vm_create with the "restore" option
+ * set. NULL on error: a truncated, corrupt, other-version, other-arch or
+ * CPU-incompatible snapshot, a missing file, or one not owned by the
+ * caller or root, with the file and the fault in hvm_last_error().
+ */
+HVM_API int hvm_vm_snapshot(struct hvm_vm *vm, const char *dir,
+			    int stay_paused);
+HVM_API struct hvm_vm *hvm_vm_restore(const struct hvm_config *cfg,
+				      const char *dir);
+
 /* Stop the VM if it runs and free everything it holds. */
 HVM_API void hvm_vm_destroy(struct hvm_vm *vm);
 

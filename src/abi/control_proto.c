@@ -15,11 +15,16 @@ static const struct {
 	const char *name;
 	unsigned int nr_args; /* words after the command */
 } commands[CTL_CMD_COUNT] = {
-	[CTL_CMD_STATUS] = { "status", 0 }, [CTL_CMD_INFO] = { "info", 0 },
-	[CTL_CMD_STATS] = { "stats", 0 },   [CTL_CMD_STAT] = { "stat", 1 },
-	[CTL_CMD_PAUSE] = { "pause", 0 },   [CTL_CMD_RESUME] = { "resume", 0 },
-	[CTL_CMD_STOP] = { "stop", 0 },	    [CTL_CMD_SET] = { "set", 2 },
+	[CTL_CMD_STATUS] = { "status", 0 },
+	[CTL_CMD_INFO] = { "info", 0 },
+	[CTL_CMD_STATS] = { "stats", 0 },
+	[CTL_CMD_STAT] = { "stat", 1 },
+	[CTL_CMD_PAUSE] = { "pause", 0 },
+	[CTL_CMD_RESUME] = { "resume", 0 },
+	[CTL_CMD_STOP] = { "stop", 0 },
+	[CTL_CMD_SET] = { "set", 2 },
 	[CTL_CMD_EVENTS] = { "events", 0 },
+	[CTL_CMD_SNAPSHOT] = { "snapshot", 1 },
 };
 
 const char *const ctl_set_keys[] = {

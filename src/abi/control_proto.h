@@ -28,6 +28,16 @@ struct json_object;
 /* Longest argument (a stat name, a key, a value). */
 #define CTL_MAX_ARG 256
 
+/*
+ * `snapshot` carries two open, writable files as SCM_RIGHTS with its
+ * line, in this order: DIR/state and DIR/memory (src/snapshot/format.h
+ * names them the same), which the client creates mode 0600. The VM thus
+ * writes a snapshot without any access to the file system of its own.
+ */
+#define CTL_SNAPSHOT_FDS 2
+#define CTL_SNAPSHOT_STATE "state"
+#define CTL_SNAPSHOT_MEMORY "memory"
+
 enum ctl_cmd {
 	CTL_CMD_STATUS,
 	CTL_CMD_INFO,
@@ -38,6 +48,7 @@ enum ctl_cmd {
 	CTL_CMD_STOP,
 	CTL_CMD_SET,
 	CTL_CMD_EVENTS,
+	CTL_CMD_SNAPSHOT, /* "snapshot run|paused", with two fds (below) */
 	CTL_CMD_COUNT
 };
 

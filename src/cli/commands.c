@@ -66,7 +66,9 @@ const struct cli_command cli_commands[] = {
 	  "the VM's one-line JSON reply. Requests: status, info, stats,\n"
 	  "stat NAME, pause, resume, stop, set KEY VALUE (a setting that\n"
 	  "changes at run time, listed below), events (one line per event\n"
-	  "until the VM ends), or a protocol v1 JSON object, sent as it is.\n"
+	  "until the VM ends), snapshot DIR [paused] (write the VM's\n"
+	  "snapshot into DIR for `hintvm run --restore DIR`, docs/snapshot.md),\n"
+	  "or a protocol v1 JSON object, sent as it is.\n"
 	  "Exit status: 0 the VM answered ok, 1 it refused, 2 nobody answered.",
 	  ctl_options },
 	{ "ls", "list the running VMs", cmd_ls, "[--json]",

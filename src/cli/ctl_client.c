@@ -161,3 +161,36 @@ struct json_object *json_path(struct json_object *obj, const char *path)
 	}
 	return obj;
 }
+
+int ctl_conn_send_fds(struct ctl_conn *c, const char *line, const int *fds,
+		      unsigned int nr)
+{
+	union {
+		struct cmsghdr hdr;
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+	} ctrl;
+	size_t len = strlen(line);
+	struct iovec iov = { (void *)line, len };
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = ctrl.buf,
+			      .msg_controllen = CMSG_SPACE(sizeof(int) * nr) };
+	struct cmsghdr *h;
+	ssize_t n;
+
+	if (nr > 4)
+		return -EINVAL;
+	memset(&ctrl, 0, sizeof(ctrl));
+	h = CMSG_FIRSTHDR(&msg);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(int) * nr);
+	memcpy(CMSG_DATA(h), fds, sizeof(int) * nr);
+	do
+		n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	/* The files went with the first byte; the rest is plain text. */
+	return (size_t)n < len ? ctl_conn_send(c, line + n) : 0;
+}

@@ -23,6 +23,9 @@ void ctl_conn_close(struct ctl_conn *c);
 
 /* Send LINE (which ends in '\n'). */
 int ctl_conn_send(struct ctl_conn *c, const char *line);
+/* The same, passing NR open files along with it (SCM_RIGHTS). */
+int ctl_conn_send_fds(struct ctl_conn *c, const char *line, const int *fds,
+		      unsigned int nr);
 
 /*
  * The next line (without '\n', NUL-terminated, valid until the next call)

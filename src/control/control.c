@@ -60,6 +60,9 @@ struct client {
 	uint64_t deadline_ms; /* 0: none */
 	uint64_t line_start_ms; /* first byte of the pending line came */
 	uint64_t idle_since_ms; /* last complete line (or the connection) */
+	/* Files passed with the pending request (SCM_RIGHTS): snapshot's. */
+	int passed[CTL_SNAPSHOT_FDS];
+	unsigned int nr_passed;
 	size_t in_used;
 	char in[CTL_MAX_REQUEST + 1];
 	char *out;
@@ -88,6 +91,9 @@ struct control {
 	/* Guest console bytes dropped, as last reported to subscribers. */
 	uint64_t console_dropped;
 	uint64_t next_console_check_ms;
+	/* The files the request being answered came with. */
+	const int *req_fds;
+	unsigned int nr_req_fds;
 	/* Socket clients (at most MAX_CLIENTS), then event fds. */
 	struct client clients[MAX_CLIENTS + MAX_SUBSCRIBERS];
 };
@@ -283,6 +289,44 @@ static enum ctl_error set_option(struct vm *vm, const char *key,
 	return CTL_E_UNKNOWN_KEY;
 }
 
+/* snapshot run|paused, with the state and memory files passed along. */
+static struct json_object *answer_snapshot(struct control *ctl,
+					   const struct ctl_request *req)
+{
+	struct vm *vm = ctl->vm;
+	bool paused = !strcmp(req->arg, "paused");
+	char msg[600];
+	int r;
+
+	if (!paused && strcmp(req->arg, "run"))
+		return ctl_reply_error(
+			req, CTL_E_BAD_VALUE,
+			"snapshot: after it the VM is to 'run' or stay 'paused'");
+	if (ctl->nr_req_fds != CTL_SNAPSHOT_FDS)
+		return ctl_reply_error(
+			req, CTL_E_BAD_REQUEST,
+			"snapshot: the request must carry the state and memory files (SCM_RIGHTS), as `hintvm ctl VM snapshot DIR` sends them");
+	if (!vm->hooks || !vm->hooks->snapshot)
+		return ctl_reply_error(req, CTL_E_INTERNAL,
+				       "snapshot: not available in this VM");
+	r = vm->hooks->snapshot(vm, ctl->req_fds[0], ctl->req_fds[1], paused);
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "%s", hvm_error_message());
+		return ctl_reply_error(req,
+				       r == -EBUSY ? CTL_E_BUSY
+				       : r == -EOPNOTSUPP || r == -EINVAL
+					       ? CTL_E_STATE
+					       : CTL_E_INTERNAL,
+				       msg);
+	}
+	{
+		struct json_object *reply = ctl_reply_ok(req);
+
+		add_str(reply, "state", vm_state(vm));
+		return reply;
+	}
+}
+
 static struct json_object *answer(struct control *ctl,
 				  const struct ctl_request *req, int *subscribe)
 {
@@ -357,6 +401,8 @@ static struct json_object *answer(struct control *ctl,
 		add_str(reply, "value", req->value);
 		json_object_object_add(reply, "sched", sched_settings(vm));
 		return reply;
+	case CTL_CMD_SNAPSHOT:
+		return answer_snapshot(ctl, req);
 	case CTL_CMD_EVENTS:
 		if (atomic_load(&ctl->nr_subscribers) >= MAX_SUBSCRIBERS) {
 			snprintf(msg, sizeof(msg),
@@ -396,8 +442,16 @@ static uint64_t now_ms(void)
 	return hvm_monotonic_ns() / 1000000;
 }
 
+static void close_passed(struct client *c)
+{
+	for (unsigned int i = 0; i < c->nr_passed; i++)
+		close(c->passed[i]);
+	c->nr_passed = 0;
+}
+
 static void client_close(struct control *ctl, struct client *c)
 {
+	close_passed(c);
 	close(c->fd);
 	accept_guard_refill(&ctl->accept);
 	if (c->subscriber) {
@@ -468,7 +522,14 @@ static void client_line(struct control *ctl, struct client *c, const char *line,
 {
 	size_t reply_len;
 	int sub;
-	char *reply = control_answer(ctl, line, len, &reply_len, &sub);
+	char *reply;
+
+	ctl->req_fds = c->passed;
+	ctl->nr_req_fds = c->nr_passed;
+	reply = control_answer(ctl, line, len, &reply_len, &sub);
+	ctl->nr_req_fds = 0;
+	/* Files come with one request; the next brings its own. */
+	close_passed(c);
 
 	if (reply && queue(c, reply, reply_len) < 0)
 		pr_debug("control: no memory for a reply");
@@ -509,11 +570,50 @@ static void set_deadline(struct client *c)
 		c->deadline_ms = c->idle_since_ms + IDLE_TIMEOUT_MS;
 }
 
+/*
+ * Read what C sent, keeping files passed with it (at most
+ * CTL_SNAPSHOT_FDS; more are closed at once, as are files from a client
+ * that already holds some).
+ */
+static ssize_t recv_with_fds(struct client *c)
+{
+	union {
+		struct cmsghdr hdr;
+		char buf[CMSG_SPACE(sizeof(int) * CTL_SNAPSHOT_FDS)];
+	} ctrl;
+	struct iovec iov = { c->in + c->in_used, sizeof(c->in) - c->in_used };
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = ctrl.buf,
+			      .msg_controllen = sizeof(ctrl.buf) };
+	ssize_t n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(&msg); h;
+	     h = CMSG_NXTHDR(&msg, h)) {
+		size_t nfds = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int fds[CTL_SNAPSHOT_FDS];
+
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		if (nfds > CTL_SNAPSHOT_FDS)
+			nfds = CTL_SNAPSHOT_FDS;
+		memcpy(fds, CMSG_DATA(h), nfds * sizeof(int));
+		for (size_t i = 0; i < nfds; i++) {
+			if (c->nr_passed < CTL_SNAPSHOT_FDS)
+				c->passed[c->nr_passed++] = fds[i];
+			else
+				close(fds[i]);
+		}
+	}
+	return n;
+}
+
 /* Take what C sent and answer each complete line. */
 static void client_read(struct control *ctl, struct client *c)
 {
-	ssize_t n = recv(c->fd, c->in + c->in_used, sizeof(c->in) - c->in_used,
-			 MSG_DONTWAIT);
+	ssize_t n = recv_with_fds(c);
 	size_t start = 0;
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))

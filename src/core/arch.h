@@ -25,6 +25,9 @@
 struct kvm_host;
 struct vm;
 struct vcpu;
+struct snap_file;
+struct snap_identity;
+struct snap_writer;
 
 int arch_check_kvm(struct kvm_host *kvm);
 int arch_vm_init(struct vm *vm);
@@ -109,6 +112,24 @@ struct arch_virtio_mmio_slot {
 	uint32_t irq_gsi; /* for vm_irq_line_set() / KVM_IRQFD */
 };
 int arch_virtio_mmio_slot(struct vm *vm, struct arch_virtio_mmio_slot *slot);
+
+/*
+ * Snapshots (docs/snapshot.md). The host facts a restore depends on; the
+ * architecture's VM-wide and per-vCPU state as sections, with every vCPU
+ * parked outside KVM_RUN; a snapshot's identity checked against this host
+ * before anything is built (-EINVAL naming PATH); and the state loaded
+ * into a VM built with vm->restore_mem_fd set (no kernel, no tables),
+ * after arch_vm_finalize. An architecture that cannot returns -EOPNOTSUPP
+ * with the reason.
+ */
+/* The VM's interrupt controller mode as --irqchip takes it, or NULL. */
+const char *arch_irqchip_name(struct vm *vm);
+int arch_snapshot_identity(struct vm *vm, struct snap_identity *id);
+int arch_snapshot_save(struct vm *vm, struct snap_writer *w);
+int arch_snapshot_check(struct vm *vm, const struct snap_file *f,
+			const char *path);
+int arch_snapshot_load(struct vm *vm, const struct snap_file *f,
+		       const char *path);
 
 /* The guest PC at the current exit when it costs no ioctl, else 0. */
 uint64_t arch_vcpu_exit_pc(const struct vcpu *vcpu);

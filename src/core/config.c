@@ -710,6 +710,12 @@ static int parse_kvm_device(struct hvm_config *cfg, const char *name,
 	return set_string(&cfg->kvm_path, name, value);
 }
 
+static int parse_restore(struct hvm_config *cfg, const char *name,
+			 const char *value)
+{
+	return set_string(&cfg->restore, name, value);
+}
+
 static int parse_rr_partner(struct hvm_config *cfg, const char *name,
 			    const char *value)
 {
@@ -857,6 +863,9 @@ static const struct option_def options[] = {
 	{ { "dtb-dump", 0, "FILE",
 	    "arm64: also write the generated device tree blob to FILE" },
 	  parse_dtb_dump },
+	{ { "restore", 0, "DIR",
+	    "run the VM saved in snapshot DIR (hintvm ctl VM snapshot DIR) instead of booting; its machine options come from the snapshot" },
+	  parse_restore },
 	{ { "name", 0, "NAME",
 	    "name the VM for hintvm ctl, ls and top (default vm-PID)" },
 	  parse_name },
@@ -977,6 +986,7 @@ void config_free_fields(struct hvm_config *cfg)
 	free(cfg->initrd);
 	free(cfg->cmdline);
 	free(cfg->kvm_path);
+	free(cfg->restore);
 	free(cfg->arch.dtb_dump);
 	free(cfg->control_path);
 	free(cfg->name);
@@ -1027,6 +1037,7 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 		return NULL;
 	*copy = *cfg;
 	copy->kernel = copy->initrd = copy->cmdline = copy->kvm_path = NULL;
+	copy->restore = NULL;
 	copy->control_path = copy->arch.dtb_dump = copy->name = NULL;
 	copy->sched = NULL;
 	copy->vsock.uds = NULL;
@@ -1042,6 +1053,7 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 	    dup_field(&copy->initrd, cfg->initrd) ||
 	    dup_field(&copy->cmdline, cfg->cmdline) ||
 	    dup_field(&copy->kvm_path, cfg->kvm_path) ||
+	    dup_field(&copy->restore, cfg->restore) ||
 	    dup_field(&copy->control_path, cfg->control_path) ||
 	    dup_field(&copy->name, cfg->name) ||
 	    dup_field(&copy->arch.dtb_dump, cfg->arch.dtb_dump) ||

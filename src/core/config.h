@@ -110,6 +110,8 @@ struct hvm_config {
 	int console_out_fd;
 	int verbosity;
 	char *kvm_path;
+	/* --restore DIR: build the VM from this snapshot (docs/snapshot.md). */
+	char *restore;
 	char *name; /* --name; NULL: generated when the VM starts */
 	char *control_path; /* --control PATH; NULL: in the runtime directory */
 	bool control_none; /* --control none: no control socket at all */

@@ -94,6 +94,28 @@ int guest_memory_map(struct guest_memory *mem, uint64_t size, bool hugetlb)
 	return 0;
 }
 
+int guest_memory_map_file(struct guest_memory *mem, uint64_t size, int fd)
+{
+	void *p;
+
+	if (size == 0 || size > SIZE_MAX)
+		return -EINVAL;
+	/*
+	 * Private: the guest's writes stay in this VM (copy on write), so N
+	 * clones of one snapshot share every page none of them wrote, and
+	 * pages come from the file on first touch, not at restore.
+	 */
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_NORESERVE, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	madvise(p, size, MADV_DONTDUMP);
+	mem->mapping = p;
+	mem->mapping_size = size;
+	mem->hugetlb = false;
+	return 0;
+}
+
 void guest_memory_unmap(struct guest_memory *mem)
 {
 	if (mem->mapping)

@@ -43,6 +43,11 @@ int guest_memory_add_region(struct guest_memory *mem, uint64_t gpa,
  * from it with guest_memory_add_region(). Returns 0 or -errno.
  */
 int guest_memory_map(struct guest_memory *mem, uint64_t size, bool hugetlb);
+/*
+ * Guest RAM of SIZE bytes from the file FD (a snapshot's memory file),
+ * MAP_PRIVATE: pages are read on first touch, writes stay private.
+ */
+int guest_memory_map_file(struct guest_memory *mem, uint64_t size, int fd);
 void guest_memory_unmap(struct guest_memory *mem);
 
 /* Host pointer for [GPA, GPA + LEN) when it is all RAM, else NULL. */

@@ -310,6 +310,41 @@ static void vcpu_park(struct vcpu *vcpu)
 	pthread_mutex_unlock(&vm->lock);
 }
 
+/*
+ * Before parking: finish the instruction whose exit was just handled. KVM
+ * completes an I/O or MMIO read on the next KVM_RUN, so registers read
+ * while parked (a snapshot) would be those of a half-done instruction;
+ * KVM_RUN with immediate_exit set completes it and returns EINTR without
+ * entering the guest (KVM's API doc, KVM_CAP_IMMEDIATE_EXIT). Returns 0
+ * when settled, 1 when the completion exited again (handled: look again),
+ * -1 when the VM must stop.
+ */
+static int vcpu_settle(struct vcpu *vcpu)
+{
+	struct vm *vm = vcpu->vm;
+	int r, err;
+
+	if (vcpu->settled || !vm->kvm.immediate_exit)
+		return 0;
+	__atomic_store_n(&vcpu->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	r = ioctl(vcpu->fd, KVM_RUN, 0);
+	err = errno;
+	__atomic_store_n(&vcpu->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+	drain_coalesced(vm);
+	if (r < 0 && (err == EINTR || err == EAGAIN)) {
+		vcpu->settled = true;
+		return 0;
+	}
+	if (r < 0) {
+		vm_request_stop(
+			vm, HVM_EXIT_HOST_ERROR, 0, (int)vcpu->id,
+			"vCPU %u: KVM_RUN (settling for a pause) failed: %s",
+			vcpu->id, strerror(err));
+		return -1;
+	}
+	return vcpu_handle_exit(vcpu) ? 1 : -1;
+}
+
 static void vcpu_run_loop(struct vcpu *vcpu)
 {
 	struct vm *vm = vcpu->vm;
@@ -317,7 +352,12 @@ static void vcpu_run_loop(struct vcpu *vcpu)
 
 	while (!atomic_load(&vm->stopping)) {
 		if (atomic_load(&vm->paused)) {
-			vcpu_park(vcpu);
+			int s = vcpu_settle(vcpu);
+
+			if (s < 0)
+				return;
+			if (s == 0)
+				vcpu_park(vcpu);
 			continue;
 		}
 		if (first_run) {
@@ -326,6 +366,8 @@ static void vcpu_run_loop(struct vcpu *vcpu)
 		}
 		int r = ioctl(vcpu->fd, KVM_RUN, 0);
 		int err = errno;
+
+		vcpu->settled = false;
 
 		drain_coalesced(vm);
 		if (r < 0) {

@@ -25,6 +25,19 @@ int vm_map_memory(struct vm *vm)
 			-EINVAL,
 			"--mem %llu MiB is not a multiple of the 2 MiB huge page size (--hugepages)",
 			(unsigned long long)(size >> 20));
+	if (vm->restore_mem_fd >= 0) {
+		if (vm->cfg->hugepages)
+			return hvm_set_error(
+				-EINVAL,
+				"--hugepages: a restored VM's memory is its snapshot's file, which is not on hugetlbfs");
+		r = guest_memory_map_file(&vm->mem, size, vm->restore_mem_fd);
+		if (r < 0)
+			return hvm_set_error(
+				r,
+				"cannot map the snapshot's %llu MiB of memory: %s",
+				(unsigned long long)(size >> 20), strerror(-r));
+		return 0;
+	}
 	r = guest_memory_map(&vm->mem, size, vm->cfg->hugepages);
 	if (r == -ENOMEM && vm->cfg->hugepages)
 		return hvm_set_error(
@@ -303,6 +316,7 @@ struct vm *vm_alloc(const struct hvm_config *cfg, const struct vm_hooks *hooks)
 	}
 	vm->fd = -1;
 	vm->kvm.fd = -1;
+	vm->restore_mem_fd = -1;
 	vm->events.wake_fd = -1;
 	vm->hooks = hooks;
 	pthread_mutex_init(&vm->lock, NULL);
@@ -349,6 +363,8 @@ void vm_free(struct vm *vm)
 	if (vm->fd >= 0)
 		close(vm->fd);
 	guest_memory_unmap(&vm->mem);
+	if (vm->restore_mem_fd >= 0)
+		close(vm->restore_mem_fd);
 	kvm_host_close(&vm->kvm);
 	pthread_mutex_destroy(&vm->coalesced_lock);
 	pthread_mutex_destroy(&vm->lock);
@@ -428,6 +444,10 @@ int vm_resume(struct vm *vm)
 
 	if (!vm->started)
 		return hvm_set_error(-EINVAL, "the VM is not running");
+	/* Running again mid-snapshot would save a moving guest. */
+	if (atomic_load(&vm->snapshotting))
+		return hvm_set_error(
+			-EBUSY, "a snapshot is being written; resume after it");
 	pthread_mutex_lock(&vm->lock);
 	was_paused = atomic_exchange(&vm->paused, false);
 	pthread_cond_broadcast(&vm->cond);

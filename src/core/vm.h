@@ -64,6 +64,12 @@ struct vm_hooks {
 	 */
 	int (*format_stats)(struct vm *vm, bool json, char *buf, size_t len);
 	int (*stat)(struct vm *vm, const char *name, uint64_t *value);
+	/*
+	 * A snapshot into two files the control client opened (vmm/
+	 * snapshot_save.c); the VM stays paused after it when STAY_PAUSED.
+	 */
+	int (*snapshot)(struct vm *vm, int state_fd, int mem_fd,
+			bool stay_paused);
 };
 
 /* Exit reasons are counted per vCPU; KVM's numbers are below this. */
@@ -91,6 +97,8 @@ struct vcpu {
 	struct kvm_run *run;
 	pthread_t thread;
 	bool thread_started; /* joinable; owned by the starting thread */
+	/* No exit awaits completion by KVM_RUN (vcpu.c, vcpu_settle). */
+	bool settled;
 	pthread_t self; /* set by the vCPU thread itself */
 	atomic_bool kickable; /* self is valid and SIGUSR1 unblocked */
 	_Atomic pid_t tid; /* for the scheduling brain; 0 until running */
@@ -145,6 +153,12 @@ struct vm {
 	_Atomic uint64_t agent_reports_refused;
 	struct agent_stdio *agent_stdio; /* agent/agent_stdio.c */
 	struct boot_trace boot; /* when each start/exit phase was reached */
+	/*
+	 * hvm_vm_restore: guest RAM is this snapshot memory file, mapped
+	 * MAP_PRIVATE (-1 for a fresh boot), and the arch loads no kernel
+	 * and writes no boot tables: the memory already holds them.
+	 */
+	int restore_mem_fd;
 	/* --core-sched vm|vcpu: the cookie the building thread took (GET). */
 	uint64_t core_cookie;
 
@@ -153,6 +167,8 @@ struct vm {
 	pthread_cond_t cond;
 	atomic_bool stopping;
 	atomic_bool paused;
+	/* A snapshot is being written: resume waits for it (vmm/snapshot). */
+	atomic_bool snapshotting;
 	unsigned int parked_vcpus; /* vCPUs waiting in vcpu_park() */
 	_Atomic uint32_t park_seq; /* futex: bumped to wake parked vCPUs */
 	bool started;

@@ -14,10 +14,12 @@
  * access at offset 1 of PM1_EVT touches the high byte of STS and the low
  * byte of EN). Bytes beyond a block read as 0xff and are not written.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "base/log.h"
 #include "devices/acpi_pm.h"
 
 #define PM1_STS_WAK 0x8000
@@ -204,4 +206,34 @@ void acpi_pm_destroy(struct acpi_pm *pm)
 		return;
 	pthread_mutex_destroy(&pm->lock);
 	free(pm);
+}
+
+void acpi_pm_save(struct acpi_pm *pm, struct acpi_pm_state *s)
+{
+	pthread_mutex_lock(&pm->lock);
+	*s = (struct acpi_pm_state){ .pm1_sts = pm->pm1_sts,
+				     .pm1_en = pm->pm1_en,
+				     .pm1_cnt = pm->pm1_cnt,
+				     .reset_reg = pm->reset_reg };
+	pthread_mutex_unlock(&pm->lock);
+}
+
+int acpi_pm_load(struct acpi_pm *pm, const struct acpi_pm_state *s)
+{
+	if (s->pm1_sts & ~PM1_STS_WAK || s->pm1_en & ~PM1_EN_DEFINED ||
+	    s->pm1_cnt & ~PM1_CNT_STORED || s->reset_reg & ~RESET_KEPT_BITS ||
+	    s->reserved)
+		return hvm_set_error(
+			-EINVAL,
+			"ACPI PM state: sts 0x%x en 0x%x cnt 0x%x reset 0x%x: expected only the bits 0x%x, 0x%x, 0x%x, 0x%x",
+			s->pm1_sts, s->pm1_en, s->pm1_cnt, s->reset_reg,
+			PM1_STS_WAK, PM1_EN_DEFINED, PM1_CNT_STORED,
+			RESET_KEPT_BITS);
+	pthread_mutex_lock(&pm->lock);
+	pm->pm1_sts = s->pm1_sts;
+	pm->pm1_en = s->pm1_en;
+	pm->pm1_cnt = s->pm1_cnt;
+	pm->reset_reg = s->reset_reg;
+	pthread_mutex_unlock(&pm->lock);
+	return 0;
 }

@@ -25,4 +25,14 @@ extern const struct bus_ops acpi_pm1_evt_bus_ops;
 extern const struct bus_ops acpi_pm1_cnt_bus_ops;
 extern const struct bus_ops acpi_reset_bus_ops; /* 1 byte */
 
+/* Snapshot (docs/snapshot.md): the PM1 registers and the reset register. */
+#define ACPI_PM_STATE_VERSION 1
+struct acpi_pm_state {
+	uint16_t pm1_sts, pm1_en, pm1_cnt;
+	uint8_t reset_reg;
+	uint8_t reserved;
+};
+void acpi_pm_save(struct acpi_pm *pm, struct acpi_pm_state *s);
+int acpi_pm_load(struct acpi_pm *pm, const struct acpi_pm_state *s);
+
 #endif

@@ -13,11 +13,14 @@
  * offsets, as the ISA bus does (so `outw` to 0x70 sets the index and writes
  * the data); bytes beyond the two ports read all-ones and write nothing.
  */
+#include <errno.h>
 #include <pthread.h>
+
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "devices/cmos_rtc.h"
 
 #define CMOS_SIZE 128
@@ -383,4 +386,46 @@ void cmos_rtc_destroy(struct cmos_rtc *rtc)
 		return;
 	pthread_mutex_destroy(&rtc->lock);
 	free(rtc);
+}
+
+void cmos_rtc_save(struct cmos_rtc *rtc, struct cmos_rtc_state *s)
+{
+	struct tm frozen;
+
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_lock(&rtc->lock);
+	frozen = rtc->frozen;
+	s->offset = rtc->offset;
+	s->last_update_seen = rtc->last_update_seen;
+	s->frozen = timegm(&frozen);
+	s->index = rtc->index;
+	memcpy(s->ram, rtc->ram, sizeof(s->ram));
+	pthread_mutex_unlock(&rtc->lock);
+}
+
+/* A century either way: what a guest can set (years 1900-2099 in BCD). */
+#define RTC_OFFSET_MAX (200LL * 366 * 24 * 3600)
+
+int cmos_rtc_load(struct cmos_rtc *rtc, const struct cmos_rtc_state *s)
+{
+	static const uint8_t zero[sizeof(s->reserved)];
+	time_t frozen = (time_t)s->frozen;
+	struct tm tm;
+
+	if (s->index > CMOS_INDEX_MASK ||
+	    memcmp(s->reserved, zero, sizeof(zero)) ||
+	    s->offset > RTC_OFFSET_MAX || s->offset < -RTC_OFFSET_MAX ||
+	    !gmtime_r(&frozen, &tm))
+		return hvm_set_error(
+			-EINVAL,
+			"CMOS RTC state: index 0x%x, offset %lld s: expected an index up to 0x%x and an offset within 200 years",
+			s->index, (long long)s->offset, CMOS_INDEX_MASK);
+	pthread_mutex_lock(&rtc->lock);
+	rtc->offset = (time_t)s->offset;
+	rtc->last_update_seen = (time_t)s->last_update_seen;
+	rtc->frozen = tm;
+	rtc->index = s->index;
+	memcpy(rtc->ram, s->ram, sizeof(rtc->ram));
+	pthread_mutex_unlock(&rtc->lock);
+	return 0;
 }

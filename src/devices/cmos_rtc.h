@@ -10,6 +10,7 @@
 #define HVM_DEVICES_CMOS_RTC_H
 
 #include <time.h>
+#include <stdint.h>
 
 #include "core/bus.h"
 
@@ -20,5 +21,22 @@ struct cmos_rtc *cmos_rtc_create(time_t (*now)(void));
 void cmos_rtc_destroy(struct cmos_rtc *rtc);
 
 extern const struct bus_ops cmos_rtc_bus_ops; /* 2 ports: index, data */
+
+/*
+ * Snapshot (docs/snapshot.md): the guest's offset from host time (so the
+ * restored clock runs on from the host's wall time, as after a suspend),
+ * the time being set while SET is on, the index and the CMOS bytes.
+ */
+#define CMOS_RTC_STATE_VERSION 1
+struct cmos_rtc_state {
+	int64_t offset;
+	int64_t last_update_seen;
+	int64_t frozen; /* timegm() of the frozen time */
+	uint8_t index;
+	uint8_t reserved[7];
+	uint8_t ram[128];
+};
+void cmos_rtc_save(struct cmos_rtc *rtc, struct cmos_rtc_state *s);
+int cmos_rtc_load(struct cmos_rtc *rtc, const struct cmos_rtc_state *s);
 
 #endif

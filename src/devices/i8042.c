@@ -21,11 +21,13 @@
  * first byte and reads the others as 0; an access starting beyond the port
  * reads all-ones and writes nothing.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "devices/i8042.h"
 
 #define STS_OBF 0x01 /* output buffer full */
@@ -268,4 +270,36 @@ void i8042_destroy(struct i8042 *kbc)
 		return;
 	pthread_mutex_destroy(&kbc->lock);
 	free(kbc);
+}
+
+void i8042_save(struct i8042 *kbc, struct i8042_state *s)
+{
+	pthread_mutex_lock(&kbc->lock);
+	*s = (struct i8042_state){ .ctr = kbc->ctr,
+				   .output_port = kbc->output_port,
+				   .awaiting_data = kbc->awaiting_data,
+				   .last_write_was_cmd =
+					   kbc->last_write_was_cmd,
+				   .output_full = kbc->output_full,
+				   .output = kbc->output };
+	pthread_mutex_unlock(&kbc->lock);
+}
+
+int i8042_load(struct i8042 *kbc, const struct i8042_state *s)
+{
+	if (s->last_write_was_cmd > 1 || s->output_full > 1 || s->reserved[0] ||
+	    s->reserved[1])
+		return hvm_set_error(
+			-EINVAL,
+			"i8042 state: flags %u/%u: expected 0 or 1 and zero reserved bytes",
+			s->last_write_was_cmd, s->output_full);
+	pthread_mutex_lock(&kbc->lock);
+	kbc->ctr = s->ctr;
+	kbc->output_port = s->output_port;
+	kbc->awaiting_data = s->awaiting_data;
+	kbc->last_write_was_cmd = s->last_write_was_cmd;
+	kbc->output_full = s->output_full;
+	kbc->output = s->output;
+	pthread_mutex_unlock(&kbc->lock);
+	return 0;
 }

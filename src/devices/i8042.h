@@ -19,4 +19,14 @@ void i8042_destroy(struct i8042 *kbc);
 extern const struct bus_ops i8042_data_bus_ops; /* port 0x60, 1 byte */
 extern const struct bus_ops i8042_cmd_bus_ops; /* port 0x64, 1 byte */
 
+/* Snapshot (docs/snapshot.md): the controller's bytes and flags. */
+#define I8042_STATE_VERSION 1
+struct i8042_state {
+	uint8_t ctr, output_port, awaiting_data, last_write_was_cmd;
+	uint8_t output_full, output;
+	uint8_t reserved[2];
+};
+void i8042_save(struct i8042 *kbc, struct i8042_state *s);
+int i8042_load(struct i8042 *kbc, const struct i8042_state *s);
+
 #endif

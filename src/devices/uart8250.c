@@ -27,9 +27,11 @@
  * byte and reads the others as 0; an access that starts beyond the eight
  * registers reads all-ones and writes nothing, like an undecoded port.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/log.h"
 #include "core/console_out.h"
 #include "devices/uart8250.h"
 
@@ -452,4 +454,64 @@ static size_t console_deliver(void *ctx, const uint8_t *buf, size_t len)
 struct console_sink uart8250_console_sink(struct uart8250 *uart)
 {
 	return (struct console_sink){ .deliver = console_deliver, .ctx = uart };
+}
+
+void uart8250_save(struct uart8250 *uart, struct uart8250_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_lock(&uart->lock);
+	*s = (struct uart8250_state){
+		.ier = uart->ier,
+		.fcr = uart->fcr,
+		.lcr = uart->lcr,
+		.mcr = uart->mcr,
+		.lsr_errors = uart->lsr_errors,
+		.msr = uart->msr,
+		.scr = uart->scr,
+		.dll = uart->dll,
+		.dlm = uart->dlm,
+		.thri_pending = uart->thri_pending,
+		.loop_count = (uint8_t)uart->loop.count,
+	};
+	for (size_t i = 0; i < uart->loop.count; i++)
+		s->loop[i] =
+			uart->loop.buf[(uart->loop.head + i) % uart->loop.cap];
+	pthread_mutex_unlock(&uart->lock);
+}
+
+int uart8250_load(struct uart8250 *uart, const struct uart8250_state *s)
+{
+	static const uint8_t zero[sizeof(s->reserved)];
+
+	if (s->ier & ~IER_MASK || s->fcr & ~FCR_KEPT_BITS ||
+	    s->mcr & ~MCR_MASK || s->lsr_errors & ~LSR_OE ||
+	    s->thri_pending > 1 || s->loop_count > sizeof(s->loop) ||
+	    s->loop_count > UART_FIFO_DEPTH ||
+	    memcmp(s->reserved, zero, sizeof(zero)))
+		return hvm_set_error(
+			-EINVAL,
+			"serial port state: ier 0x%x fcr 0x%x mcr 0x%x lsr 0x%x thri %u loop %u: a bit no 16550A register holds",
+			s->ier, s->fcr, s->mcr, s->lsr_errors, s->thri_pending,
+			s->loop_count);
+	pthread_mutex_lock(&uart->lock);
+	uart->ier = s->ier;
+	uart->fcr = s->fcr;
+	uart->lcr = s->lcr;
+	uart->mcr = s->mcr;
+	uart->lsr_errors = s->lsr_errors;
+	uart->msr = s->msr;
+	uart->scr = s->scr;
+	uart->dll = s->dll;
+	uart->dlm = s->dlm;
+	uart->thri_pending = s->thri_pending;
+	uart->loop.head = 0;
+	uart->loop.count = 0;
+	for (unsigned int i = 0; i < s->loop_count; i++)
+		ring_push(&uart->loop, s->loop[i]);
+	/* The line follows the restored registers (the irqchip's state
+	 * says what the pin was; a level it missed is raised here). */
+	uart->irq_level = false;
+	uart_update_irq(uart);
+	pthread_mutex_unlock(&uart->lock);
+	return 0;
 }

@@ -49,4 +49,20 @@ struct console_sink uart8250_console_sink(struct uart8250 *uart);
 
 extern const struct bus_ops uart8250_bus_ops;
 
+/*
+ * Snapshot (docs/snapshot.md): the registers and the loopback bytes, not
+ * host input the guest has not read (a restored VM reads its new console).
+ * Every field is a byte, so the layout has no padding to leak or check.
+ */
+#define UART8250_STATE_VERSION 1
+struct uart8250_state {
+	uint8_t ier, fcr, lcr, mcr, lsr_errors, msr, scr, dll, dlm;
+	uint8_t thri_pending, loop_count;
+	uint8_t reserved[5];
+	uint8_t loop[16];
+};
+void uart8250_save(struct uart8250 *uart, struct uart8250_state *s);
+/* Refuses (-EINVAL, reason recorded) a bit no register can hold. */
+int uart8250_load(struct uart8250 *uart, const struct uart8250_state *s);
+
 #endif

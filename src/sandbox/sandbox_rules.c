@@ -203,6 +203,13 @@ static const struct sandbox_rule control_rules[] = {
 	ANY("pread64"), /* KVM binary statistics */
 	ANY("sched_getaffinity"),
 	ANY("sched_setaffinity"),
+	/*
+	 * `snapshot` (docs/snapshot.md): into the two files its client
+	 * passed (SCM_RIGHTS), never a path.
+	 */
+	ANY("pwrite64"),
+	ANY("ftruncate"),
+	ANY("fdatasync"),
 };
 
 static const struct sandbox_rule brain_rules[] = {

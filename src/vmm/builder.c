@@ -56,6 +56,7 @@
 #include "sched/sched_config.h"
 #include "sched/stats_report.h"
 #include "vmm/platform.h"
+#include "vmm/snapshot.h"
 #include "vmm/vm_user.h"
 
 static const struct vm_hooks builder_hooks = {
@@ -66,6 +67,7 @@ static const struct vm_hooks builder_hooks = {
 	.describe = sched_describe,
 	.format_stats = sched_format_stats,
 	.stat = sched_stat,
+	.snapshot = snapshot_save_fds,
 };
 
 /*
@@ -116,6 +118,7 @@ static void builder_teardown(struct vm *vm)
 }
 
 static int builder_assemble(struct vm *vm);
+static int builder_assemble_or_restore(struct vm *vm);
 
 struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 {
@@ -144,12 +147,36 @@ struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 	}
 	caller = enter_vm(vm);
 	if ((vm->cfg->sandbox && sandbox_prepare() < 0) ||
-	    builder_assemble(vm) < 0) {
+	    builder_assemble_or_restore(vm) < 0) {
 		builder_teardown(vm);
 		vm = NULL;
 	}
 	leave_vm(caller);
 	return (struct hvm_vm *)vm;
+}
+
+/*
+ * --restore DIR: the snapshot's files are checked and its machine options
+ * set before KVM is opened; the VM is assembled around its memory file
+ * (which vm_free closes), then the saved state is loaded into it.
+ */
+static int builder_assemble_or_restore(struct vm *vm)
+{
+	struct snapshot_restore rs;
+	int r;
+
+	if (!vm->cfg->restore)
+		return builder_assemble(vm);
+	r = snapshot_restore_open(vm->cfg, &rs);
+	if (r < 0)
+		return r;
+	vm->restore_mem_fd = rs.mem_fd;
+	rs.mem_fd = -1;
+	r = builder_assemble(vm);
+	if (r == 0)
+		r = snapshot_restore_load(vm, &rs);
+	snapshot_restore_release(&rs);
+	return r;
 }
 
 /*
@@ -373,6 +400,48 @@ int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
 	sched_vm_stopped(vm); /* --stats, --stats-json */
 	leave_vm(caller);
 	return 0;
+}
+
+int hvm_vm_snapshot(struct hvm_vm *handle, const char *dir, int stay_paused)
+{
+	struct vm *vm = (struct vm *)handle;
+	struct caller_state caller;
+	int state_fd, mem_fd, r;
+
+	if (!vm || !dir)
+		return hvm_set_error(-EINVAL,
+				     "hvm_vm_snapshot: no VM or directory");
+	caller = enter_vm(vm);
+	r = snapshot_open_dir(dir, &state_fd, &mem_fd);
+	if (r == 0) {
+		r = snapshot_save_fds(vm, state_fd, mem_fd, stay_paused);
+		close(state_fd);
+		close(mem_fd);
+	}
+	leave_vm(caller);
+	return r;
+}
+
+struct hvm_vm *hvm_vm_restore(const struct hvm_config *cfg, const char *dir)
+{
+	struct hvm_config *copy;
+	struct hvm_vm *vm;
+
+	if (!cfg || !dir) {
+		hvm_set_error(-EINVAL,
+			      "hvm_vm_restore: no config or directory");
+		return NULL;
+	}
+	copy = config_dup(cfg);
+	if (!copy || hvm_config_set(copy, "restore", dir) < 0) {
+		if (!copy)
+			hvm_set_error(-ENOMEM, "out of memory");
+		hvm_config_free(copy);
+		return NULL;
+	}
+	vm = hvm_vm_create(copy);
+	hvm_config_free(copy);
+	return vm;
 }
 
 int hvm_vm_pause(struct hvm_vm *vm)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "arch/x86/ioapic.h"
+#include "base/log.h"
 
 /* Bits of the low dword the guest cannot write. */
 #define RTE_READ_ONLY (IOAPIC_RTE_DELIVERY_STATUS | IOAPIC_RTE_REMOTE_IRR)
@@ -255,3 +256,85 @@ const struct bus_ops ioapic_bus_ops = {
 	.read = ioapic_mmio_read,
 	.write = ioapic_mmio_write,
 };
+
+void ioapic_save(struct ioapic *io, struct ioapic_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_lock(&io->lock);
+	s->version = IOAPIC_STATE_VERSION;
+	s->select = io->select;
+	s->id = io->id;
+	s->line = io->line;
+	s->edge_pending = io->edge_pending;
+	for (unsigned int pin = 0; pin < IOAPIC_PINS; pin++) {
+		s->rte[pin] = io->rte[pin];
+		if (io->routes[pin].valid)
+			s->route_valid |= 1u << pin;
+		s->route_address[pin] = io->routes[pin].address;
+		s->route_data[pin] = io->routes[pin].data;
+	}
+	pthread_mutex_unlock(&io->lock);
+}
+
+static int check_state(const struct ioapic_state *s)
+{
+	const uint32_t pins = (1u << IOAPIC_PINS) - 1;
+
+	if (s->version != IOAPIC_STATE_VERSION)
+		return hvm_set_error(-EINVAL,
+				     "I/O APIC state version %u, expected %d",
+				     s->version, IOAPIC_STATE_VERSION);
+	if (s->select > 0xff || s->id > 0xf || s->line & ~pins ||
+	    s->edge_pending & ~pins || s->route_valid & ~pins)
+		return hvm_set_error(
+			-EINVAL,
+			"I/O APIC state: select 0x%x id %u lines 0x%x edges 0x%x routes 0x%x: expected a byte, a 4-bit ID and %d pins",
+			s->select, s->id, s->line, s->edge_pending,
+			s->route_valid, IOAPIC_PINS);
+	for (unsigned int pin = 0; pin < IOAPIC_PINS; pin++) {
+		uint64_t rte = s->rte[pin];
+
+		if (rte & ~RTE_IMPLEMENTED ||
+		    rte & IOAPIC_RTE_DELIVERY_STATUS ||
+		    (rte & IOAPIC_RTE_REMOTE_IRR && !(rte & IOAPIC_RTE_LEVEL)))
+			return hvm_set_error(
+				-EINVAL,
+				"I/O APIC state: pin %u's entry 0x%016llx has bits no guest can set",
+				pin, (unsigned long long)rte);
+		/* A route is only ever the message of an entry: an address
+		 * in the MSI window, as ioapic_rte_to_msi() makes. */
+		if (s->route_valid & 1u << pin &&
+		    (s->route_address[pin] & ~0xff004ull) != MSI_ADDR_BASE)
+			return hvm_set_error(
+				-EINVAL,
+				"I/O APIC state: pin %u's route address 0x%llx is not an MSI address (0xfee00000 + destination)",
+				pin, (unsigned long long)s->route_address[pin]);
+	}
+	return 0;
+}
+
+int ioapic_load(struct ioapic *io, const struct ioapic_state *s)
+{
+	int r = check_state(s);
+
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&io->lock);
+	io->select = s->select;
+	io->id = (uint8_t)s->id;
+	io->line = s->line;
+	io->edge_pending = s->edge_pending;
+	for (unsigned int pin = 0; pin < IOAPIC_PINS; pin++) {
+		io->rte[pin] = s->rte[pin];
+		io->routes[pin] = (struct ioapic_route){
+			.valid = s->route_valid & 1u << pin,
+			.address = s->route_address[pin],
+			.data = s->route_data[pin],
+		};
+	}
+	r = io->ops.routes_changed
+		    ? io->ops.routes_changed(io->ops.ctx, io->routes)
+		    : 0;
+	pthread_mutex_unlock(&io->lock);
+	return r;
+}

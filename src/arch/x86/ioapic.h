@@ -108,4 +108,28 @@ extern const struct bus_ops ioapic_bus_ops;
 /* The MSI that redirection entry RTE sends (pure, for tests). */
 void ioapic_rte_to_msi(uint64_t rte, uint64_t *address, uint32_t *data);
 
+/*
+ * Snapshot (docs/snapshot.md, section "ioapic"): IOREGSEL, the ID, every
+ * redirection entry, the input lines, pending edges and the last route of
+ * each pin (a masked pin keeps its route for a due EOI).
+ */
+#define IOAPIC_STATE_VERSION 1
+struct ioapic_state {
+	uint32_t version;
+	uint32_t select;
+	uint32_t id;
+	uint32_t line;
+	uint32_t edge_pending;
+	uint32_t route_valid; /* a bit per pin */
+	uint64_t rte[IOAPIC_PINS];
+	uint64_t route_address[IOAPIC_PINS];
+	uint32_t route_data[IOAPIC_PINS];
+};
+void ioapic_save(struct ioapic *io, struct ioapic_state *s);
+/*
+ * Checks every field against what the guest could have written (-EINVAL,
+ * reason recorded), then loads it and hands the routes to the owner.
+ */
+int ioapic_load(struct ioapic *io, const struct ioapic_state *s);
+
 #endif

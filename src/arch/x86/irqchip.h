@@ -48,6 +48,9 @@ struct irq_line x86_irqchip_line(struct x86_irqchip *chip, uint32_t gsi);
  */
 int x86_irqchip_vcpu_exit(struct x86_irqchip *chip, struct vcpu *vcpu);
 
+/* VM's controllers (x86.c owns them). */
+struct x86_irqchip *x86_irqchip_of(struct vm *vm);
+
 /* "split" or "kernel", for logs and statistics. */
 const char *x86_irqchip_name(const struct x86_irqchip *chip);
 

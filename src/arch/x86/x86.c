@@ -155,6 +155,16 @@ const struct platform_slot *arch_platform(size_t *count)
 	return x86_platform;
 }
 
+struct x86_irqchip *x86_irqchip_of(struct vm *vm)
+{
+	return &x86(vm)->irqchip;
+}
+
+const char *arch_irqchip_name(struct vm *vm)
+{
+	return x86_irqchip_name(&x86(vm)->irqchip);
+}
+
 struct irq_line arch_irq_line(struct vm *vm, uint32_t irq)
 {
 	return x86_irqchip_line(&x86(vm)->irqchip, irq);
@@ -293,6 +303,9 @@ int arch_vm_init(struct vm *vm)
 	r = x86_irqchip_create(vm, &a->irqchip);
 	if (!r)
 		r = x86_setup_memory(vm);
+	/* A restored VM's memory holds its kernel, running already. */
+	if (!r && vm->restore_mem_fd >= 0)
+		return 0;
 	if (!r)
 		r = x86_load_kernel(vm);
 	if (!r)
@@ -440,8 +453,9 @@ int arch_vcpu_init(struct vm *vm, struct vcpu *vcpu)
 	if (vm->kvm.sync_regs)
 		vcpu->run->kvm_valid_regs =
 			KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
-	/* APs wait for the guest's INIT/SIPI in the in-kernel LAPIC. */
-	if (vcpu->id == 0)
+	/* APs wait for the guest's INIT/SIPI in the in-kernel LAPIC; a
+	 * restored vCPU gets its registers from the snapshot. */
+	if (vcpu->id == 0 && vm->restore_mem_fd < 0)
 		return x86_vcpu_set_boot_regs(vm, vcpu);
 	return 0;
 }
@@ -500,8 +514,14 @@ int arch_vm_finalize(struct vm *vm)
 {
 	/* ACPI for Linux; the MP table stays for acpi=off and tiny kernels. */
 	bool legacy_pic = !x86(vm)->irqchip.split;
-	int r = mptable_write(&vm->mem, X86_MPTABLE_GPA, X86_MPTABLE_MAX,
-			      vm->nr_vcpus, legacy_pic);
+	int r;
+
+	/* The guest's tables are in its restored memory, maybe changed by
+	 * it: writing them again would corrupt a running system. */
+	if (vm->restore_mem_fd >= 0)
+		return 0;
+	r = mptable_write(&vm->mem, X86_MPTABLE_GPA, X86_MPTABLE_MAX,
+			  vm->nr_vcpus, legacy_pic);
 
 	if (!r)
 		r = acpi_build_tables(&vm->mem, vm->nr_vcpus, legacy_pic, NULL);

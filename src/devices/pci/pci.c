@@ -334,3 +334,37 @@ const struct bus_ops pci_host_mmio_ops = {
 	.read = window_read,
 	.write = window_write,
 };
+
+void pci_host_save(struct pci_host *host, struct pci_host_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_lock(&host->lock);
+	s->cfg_addr = host->cfg_addr;
+	memcpy(s->bridge_cfg, host->bridge.cfg, sizeof(s->bridge_cfg));
+	pthread_mutex_unlock(&host->lock);
+}
+
+int pci_host_load(struct pci_host *host, const struct pci_host_state *s)
+{
+	const struct pci_device *b = &host->bridge;
+
+	if (s->cfg_addr & ~0x80fffffcu || s->reserved)
+		return hvm_set_error(
+			-EINVAL,
+			"PCI host state: config address 0x%08x has reserved bits set (expected within 0x80fffffc)",
+			s->cfg_addr);
+	for (unsigned int i = 0; i < PCI_CFG_SIZE; i++)
+		if ((s->bridge_cfg[i] ^ b->cfg[i]) & ~b->wmask[i])
+			return hvm_set_error(
+				-EINVAL,
+				"PCI host bridge config byte 0x%02x is 0x%02x; the guest cannot write it and this hintvm's is 0x%02x",
+				i, s->bridge_cfg[i], b->cfg[i]);
+	pthread_mutex_lock(&host->lock);
+	host->cfg_addr = s->cfg_addr;
+	for (unsigned int i = 0; i < PCI_CFG_SIZE; i++)
+		host->bridge.cfg[i] =
+			(uint8_t)((b->cfg[i] & ~b->wmask[i]) |
+				  (s->bridge_cfg[i] & b->wmask[i]));
+	pthread_mutex_unlock(&host->lock);
+	return 0;
+}

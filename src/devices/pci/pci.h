@@ -159,4 +159,19 @@ void pci_host_config_read(struct pci_host *host, unsigned int slot,
 void pci_host_config_write(struct pci_host *host, unsigned int slot,
 			   uint32_t off, const uint8_t *data, uint32_t len);
 
+/*
+ * Snapshot (docs/snapshot.md) of the host itself: the config address
+ * register and the host bridge's config space. The functions on the bus
+ * are their devices' to save (virtio cannot be snapshotted yet).
+ */
+#define PCI_HOST_STATE_VERSION 1
+struct pci_host_state {
+	uint32_t cfg_addr;
+	uint32_t reserved;
+	uint8_t bridge_cfg[PCI_CFG_SIZE];
+};
+void pci_host_save(struct pci_host *host, struct pci_host_state *s);
+/* Refuses a byte the guest cannot write that differs from this build's. */
+int pci_host_load(struct pci_host *host, const struct pci_host_state *s);
+
 #endif

@@ -33,6 +33,12 @@ struct virtio_device *virtio_vm_vsock(const struct vm *vm);
 unsigned int virtio_vm_count(const struct vm *vm);
 
 /*
+ * Snapshots: 0 when the VM has no virtio device, else -EOPNOTSUPP with
+ * "device NAME cannot be snapshotted yet" (virtio state is not saved).
+ */
+int virtio_vm_check_snapshot(const struct vm *vm);
+
+/*
  * x86: put every device on HOST's bus, which the DSDT describes as the PCI
  * root bridge (src/arch/x86/dsdt.c).
  */

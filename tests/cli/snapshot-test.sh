@@ -1,0 +1,167 @@
+#!/bin/bash
+# Snapshots from the command line (docs/snapshot.md): `hintvm ctl VM
+# snapshot DIR paused` of a running test kernel, `hintvm run --restore DIR`
+# running it to its end, and each way a snapshot is refused (status 2,
+# nothing started) with its exact message: truncated, corrupt, another
+# format version or architecture, a missing or resized memory file, a file
+# another user owns or others may write. TAP output; skips without
+# /dev/kvm. usage: snapshot-test.sh HINTVM
+set -u
+hintvm=$1
+tmp=$(mktemp -d)
+export HINTVM_RUNTIME_DIR=$tmp/run
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+. "$(dirname "$0")/tap.sh"
+
+if [ ! -w /dev/kvm ]; then
+	echo "1..0 # SKIP no usable /dev/kvm"
+	exit 0
+fi
+
+# expect_line NAME STATUS LINE -- ARGS...: the exit status, and LINE as a
+# whole line of stderr.
+expect_line() {
+	local name=$1 want=$2 line=$3
+	shift 4
+	timeout 60 "$hintvm" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+	local got=$?
+	if [ "$got" -ne "$want" ]; then
+		echo "# exit status $got, expected $want" >>"$tmp/err"
+		not_ok "$name"
+	elif ! grep -Fxq -- "$line" "$tmp/err"; then
+		echo "# no line: $line" >>"$tmp/err"
+		not_ok "$name"
+	else
+		ok "$name"
+	fi
+}
+
+wait_for_line() { # FILE PATTERN
+	for _ in $(seq 200); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
+	return 1
+}
+
+# A snapshot of snap-count, taken mid-run and left paused, then stopped.
+snap=$tmp/snap
+mkdir "$snap"
+"$hintvm" run --name snapvm -c 2 -m 64M \
+	-p "test=snap-count chunk=20000000 lines=60" </dev/null >"$tmp/orig.out" 2>&1 &
+pids+=($!)
+vm_pid=$!
+if wait_for_line "$tmp/orig.out" 'seq=3 '; then
+	expect "ctl snapshot DIR paused" 0 '"ok":true,"state":"paused"' -- ctl snapvm snapshot "$snap" paused
+else
+	not_ok "the VM to snapshot printed nothing"
+fi
+"$hintvm" ctl snapvm stop >/dev/null 2>&1
+wait "$vm_pid" 2>/dev/null
+mode=$(stat -c %a "$snap/state" "$snap/memory" | sort -u)
+[ "$mode" = 600 ] && ok "snapshot files are 0600" || { echo "modes: $mode" >"$tmp/err"; not_ok "snapshot files are 0600"; }
+
+last=$(grep -o 'seq=[0-9]*' "$tmp/orig.out" | tail -1 | cut -d= -f2)
+expect "run --restore goes on to the end" 0 'RESULT test=snap-count cpus=2 ok=1 lines=60' -- run --restore "$snap"
+first=$(grep -o 'seq=[0-9]*' "$tmp/out" | head -1 | cut -d= -f2)
+if [ -n "$last" ] && [ "$first" = $((last + 1)) ] && ! grep -q testkernel: "$tmp/out"; then
+	ok "restored output continues at seq=$first after seq=$last, no boot"
+else
+	echo "# before: last seq=$last; after: first seq=$first" >"$tmp/err"
+	not_ok "restored output continues where it stopped"
+fi
+
+# The restored VM drops root as a booted one does (--user auto).
+if [ "$(id -u)" = 0 ]; then
+	"$hintvm" run --restore "$snap" --name restored </dev/null >"$tmp/restored.out" 2>&1 &
+	rpid=$!
+	pids+=($rpid)
+	uid=0
+	for _ in $(seq 200); do
+		uid=$(awk '/^Uid:/ { print $3 }' "/proc/$rpid/status" 2>/dev/null)
+		[ -n "$uid" ] && [ "$uid" != 0 ] && break
+		sleep 0.01
+	done
+	if [ -n "$uid" ] && [ "$uid" != 0 ]; then
+		ok "a restored VM runs as its --user (uid $uid), not root"
+	else
+		echo "# uid ${uid:-gone}" >"$tmp/err"
+		not_ok "a restored VM runs as its --user, not root"
+	fi
+	wait "$rpid" 2>/dev/null
+else
+	skip "a restored VM runs as its --user, not root" "needs root"
+fi
+
+# Each refusal on a copy of the good snapshot.
+bad() { rm -rf "$tmp/bad"; cp -a "$snap" "$tmp/bad"; }
+size=$(stat -c %s "$snap/state")
+
+bad
+truncate -s $((size - 100)) "$tmp/bad/state"
+expect_line "truncated state refused" 2 \
+	"hintvm: snapshot $tmp/bad/state: truncated: the header says $size bytes, the file has $((size - 100))" \
+	-- run --restore "$tmp/bad"
+
+bad
+printf '\x02' | dd of="$tmp/bad/state" bs=1 seek=8 conv=notrunc status=none
+expect_line "another format version refused" 2 \
+	"hintvm: snapshot $tmp/bad/state: format version 2, but this hintvm reads version 1 only" \
+	-- run --restore "$tmp/bad"
+
+bad
+printf '\x02' | dd of="$tmp/bad/state" bs=1 seek=12 conv=notrunc status=none
+expect_line "another architecture refused" 2 \
+	"hintvm: snapshot $tmp/bad/state: taken on architecture arm64 (2), but this host is x86_64" \
+	-- run --restore "$tmp/bad"
+
+bad
+printf '\xff' | dd of="$tmp/bad/state" bs=1 seek=$((size - 1000)) conv=notrunc status=none
+expect "corrupt state refused" 2 \
+	"^hintvm: snapshot $tmp/bad/state: corrupt: the CRC-32 of its body is 0x[0-9a-f]{8}, the header says 0x[0-9a-f]{8}\$" \
+	-- run --restore "$tmp/bad"
+
+bad
+rm "$tmp/bad/memory"
+expect_line "missing memory file refused" 2 \
+	"hintvm: snapshot $tmp/bad/memory: cannot open it: No such file or directory" \
+	-- run --restore "$tmp/bad"
+
+bad
+truncate -s 32M "$tmp/bad/memory"
+expect_line "resized memory file refused" 2 \
+	"hintvm: snapshot $tmp/bad/memory: 33554432 bytes, but the state file says the guest has 67108864" \
+	-- run --restore "$tmp/bad"
+
+bad
+chmod 0666 "$tmp/bad/state"
+expect_line "state others may write refused" 2 \
+	"hintvm: snapshot $tmp/bad/state: mode 0666 lets others write it; expected 0600" \
+	-- run --restore "$tmp/bad"
+
+if [ "$(id -u)" = 0 ]; then
+	bad
+	chown 65534 "$tmp/bad/state"
+	expect_line "state another user owns refused" 2 \
+		"hintvm: snapshot $tmp/bad/state: owned by uid 65534, not by you (uid 0) or root" \
+		-- run --restore "$tmp/bad"
+else
+	skip "state another user owns refused" "needs root to chown"
+fi
+
+# A device that cannot be saved yet is named, and the VM runs on.
+"$hintvm" run --name rngvm --rng -p "test=smp-count iterations=4294967296" \
+	--console none </dev/null >>"$tmp/vms.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do [ -S "$HINTVM_RUNTIME_DIR/rngvm.sock" ] && break; sleep 0.05; done
+mkdir "$tmp/rng"
+expect "ctl snapshot names the virtio device it cannot save" 1 \
+	'"error":"device virtio-rng cannot be snapshotted yet"' -- ctl rngvm snapshot "$tmp/rng"
+expect "that VM still runs" 0 '"state":"running"' -- ctl rngvm status
+"$hintvm" ctl rngvm stop >/dev/null 2>&1
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Snapshot and restore (docs/snapshot.md) on real KVM, through the public
+ * API, with the test kernel's snap-count payload: every vCPU counts, CPU 0
+ * prints "snap-count seq=S c0=.. c1=.." after each chunk. Claims:
+ *  - a VM snapshotted mid-run and restored prints seq S+1 after the last
+ *    S it printed before, with no counter going back, to the end of the
+ *    run (RESULT ok=1), without booting again;
+ *  - the memory file is sparse (the guest used a fraction of its RAM);
+ *  - four clones of one snapshot all run on from the same point, each to
+ *    its own end;
+ *  - a VM with a device that cannot be saved is refused by name.
+ * The suite runs it with the split irqchip and again with
+ * KVM_TEST_IRQCHIP=kernel.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "hintvm/hintvm.h"
+#include "kvm_test.h"
+
+#define LINES 40
+#define CMDLINE "test=snap-count chunk=20000000 lines=40"
+
+static char *read_fd(int fd)
+{
+	off_t size = lseek(fd, 0, SEEK_END);
+	char *buf = calloc(1, (size_t)(size > 0 ? size : 0) + 1);
+
+	assert_non_null(buf);
+	if (size > 0)
+		assert_int_equal(pread(fd, buf, (size_t)size, 0), size);
+	return buf;
+}
+
+static struct hvm_config *config(int out)
+{
+	struct hvm_config *cfg = kvm_test_config_new();
+
+	assert_non_null(cfg);
+	assert_int_equal(hvm_config_set_console_fds(cfg, -1, out), 0);
+	return cfg;
+}
+
+/* The highest seq= in TEXT, or 0. */
+static unsigned long last_seq(const char *text)
+{
+	unsigned long seq = 0;
+
+	for (const char *p = text; (p = strstr(p, "seq=")); p += 4)
+		seq = strtoul(p + 4, NULL, 10);
+	return seq;
+}
+
+/*
+ * TEXT's snap-count lines: seq 1, 2, ... LINES with none missing or
+ * repeated, and each counter never below its previous value.
+ */
+static void check_continuous(const char *text)
+{
+	unsigned long expect = 1, prev[2] = { 0, 0 };
+
+	for (const char *p = text; (p = strstr(p, "snap-count seq="));
+	     p += 15) {
+		unsigned long seq, c[2];
+
+		assert_int_equal(sscanf(p, "snap-count seq=%lu c0=%lu c1=%lu",
+					&seq, &c[0], &c[1]),
+				 3);
+		if (seq != expect)
+			fail_msg("seq=%lu where %lu was due:\n%s", seq, expect,
+				 text);
+		for (int i = 0; i < 2; i++) {
+			if (c[i] < prev[i])
+				fail_msg("c%d went from %lu back to %lu", i,
+					 prev[i], c[i]);
+			prev[i] = c[i];
+		}
+		expect++;
+	}
+	assert_int_equal(expect, LINES + 1);
+}
+
+/* Boot snap-count on 2 vCPUs, snapshot it into DIR mid-run, end it. */
+static char *snapshot_mid_run(const char *dir)
+{
+	struct hvm_config *cfg;
+	struct hvm_exit exit;
+	struct hvm_vm *vm;
+	int out = memfd_create("before", MFD_CLOEXEC);
+	unsigned long seq = 0;
+	char *text;
+
+	cfg = config(out);
+	assert_int_equal(hvm_config_set(cfg, "cpus", "2"), 0);
+	assert_int_equal(hvm_config_set(cfg, "mem", "64M"), 0);
+	assert_int_equal(hvm_config_set(cfg, "cmdline", CMDLINE), 0);
+	vm = hvm_vm_create(cfg);
+	hvm_config_free(cfg);
+	if (!vm)
+		fail_msg("create: %s", hvm_last_error());
+	assert_int_equal(hvm_vm_start(vm), 0);
+	for (int i = 0; i < 2000 && seq < 3; i++) {
+		usleep(5000);
+		text = read_fd(out);
+		seq = last_seq(text);
+		free(text);
+	}
+	assert_true(seq >= 3);
+	if (hvm_vm_snapshot(vm, dir, 1) < 0)
+		fail_msg("snapshot: %s", hvm_last_error());
+	hvm_vm_stop(vm);
+	assert_int_equal(hvm_vm_wait(vm, &exit), 0);
+	hvm_vm_destroy(vm);
+	text = read_fd(out);
+	close(out);
+	/* Mid-run: the rest is the restored VM's to print. */
+	assert_true(last_seq(text) < LINES);
+	return text;
+}
+
+static struct hvm_vm *restore(const char *dir, int out)
+{
+	struct hvm_config *cfg = config(out);
+	struct hvm_vm *vm = hvm_vm_restore(cfg, dir);
+
+	hvm_config_free(cfg);
+	if (!vm)
+		fail_msg("restore: %s", hvm_last_error());
+	assert_int_equal(hvm_vm_start(vm), 0);
+	return vm;
+}
+
+/* Wait for VM to end and check that its output finished the run. */
+static char *finish(struct hvm_vm *vm, int out)
+{
+	struct hvm_exit exit;
+	char *text;
+
+	assert_int_equal(hvm_vm_wait(vm, &exit), 0);
+	hvm_vm_destroy(vm);
+	text = read_fd(out);
+	if (exit.reason != HVM_EXIT_POWEROFF || !strstr(text, "ok=1"))
+		fail_msg("restored VM ended %s (%s):\n%s",
+			 hvm_exit_reason_name(exit.reason), exit.detail, text);
+	/* It went on, it did not boot again. */
+	assert_null(strstr(text, "testkernel:"));
+	return text;
+}
+
+static char *concat(const char *a, const char *b)
+{
+	char *s = malloc(strlen(a) + strlen(b) + 1);
+
+	assert_non_null(s);
+	strcpy(s, a);
+	strcat(s, b);
+	return s;
+}
+
+static void make_dir(char *dir, size_t len)
+{
+	snprintf(dir, len, "/tmp/hvm-snap-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+}
+
+static void remove_dir(const char *dir)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/state", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/memory", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_continues_exactly(void **state)
+{
+	char dir[64], path[96], *before, *after, *all;
+	int out = memfd_create("after", MFD_CLOEXEC);
+	struct stat st;
+
+	make_dir(dir, sizeof(dir));
+	before = snapshot_mid_run(dir);
+	snprintf(path, sizeof(path), "%s/memory", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 64 << 20);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	/* Sparse: the test kernel touches well under 64 MiB. */
+	assert_true((uint64_t)st.st_blocks * 512 < (16u << 20));
+	after = finish(restore(dir, out), out);
+	all = concat(before, after);
+	check_continuous(all);
+	free(before);
+	free(after);
+	free(all);
+	close(out);
+	remove_dir(dir);
+}
+
+static void test_four_clones(void **state)
+{
+	struct hvm_vm *vms[4];
+	int outs[4];
+	char dir[64], *before;
+	unsigned long from;
+
+	make_dir(dir, sizeof(dir));
+	before = snapshot_mid_run(dir);
+	from = last_seq(before);
+	for (int i = 0; i < 4; i++) {
+		outs[i] = memfd_create("clone", MFD_CLOEXEC);
+		vms[i] = restore(dir, outs[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		char *after = finish(vms[i], outs[i]);
+		char *all = concat(before, after);
+
+		/* Each clone goes on from the snapshot's point to its end. */
+		assert_true(strtoul(strstr(after, "seq=") + 4, NULL, 10) <=
+			    from + 1);
+		check_continuous(all);
+		free(after);
+		free(all);
+		close(outs[i]);
+	}
+	free(before);
+	remove_dir(dir);
+}
+
+static void test_device_refused_by_name(void **state)
+{
+	int out = memfd_create("rng", MFD_CLOEXEC);
+	struct hvm_config *cfg = config(out);
+	struct hvm_vm *vm;
+	char dir[64];
+
+	make_dir(dir, sizeof(dir));
+	assert_int_equal(hvm_config_set(cfg, "rng", NULL), 0);
+	assert_int_equal(hvm_config_set(cfg, "cmdline", CMDLINE), 0);
+	vm = hvm_vm_create(cfg);
+	hvm_config_free(cfg);
+	assert_non_null(vm);
+	assert_int_equal(hvm_vm_start(vm), 0);
+	assert_true(hvm_vm_snapshot(vm, dir, 0) < 0);
+	assert_string_equal(hvm_last_error(),
+			    "device virtio-rng cannot be snapshotted yet");
+	hvm_vm_destroy(vm);
+	close(out);
+	remove_dir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_continues_exactly),
+		cmocka_unit_test(test_four_clones),
+		cmocka_unit_test(test_device_refused_by_name),
+	};
+
+	kvm_test_require_kvm();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
