@@ -240,6 +240,7 @@ int shim_cmd_delete(const struct shim_flags *f)
 	Google__Protobuf__Timestamp at = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
 	char *del_argv[] = { "delete", "--force", (char *)f->id, NULL };
 	char rootfs[PATH_MAX];
+	struct rt_container c;
 	struct timespec now;
 	uint8_t *buf;
 	size_t len;
@@ -252,8 +253,11 @@ int shim_cmd_delete(const struct shim_flags *f)
 	 * pid checked with its start time), then its state directory, which
 	 * holds the VM's control socket. Nothing there is not an error.
 	 */
-	optind = 0;
-	ret = cmd_delete(3, del_argv);
+	ret = 0;
+	if (!rt_container_init(&c, f->id, false) && !access(c.dir, F_OK)) {
+		optind = 0;
+		ret = cmd_delete(3, del_argv);
+	}
 	if (getcwd(rootfs, sizeof(rootfs) - sizeof("/rootfs")))
 		shim_rootfs_unmount(strcat(rootfs, "/rootfs"));
 	remove_socket();
