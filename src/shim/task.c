@@ -267,7 +267,7 @@ static void h_create(void *opaque, struct ttrpc_call *call)
 	struct shim_task *t = &s->task;
 	struct rt_container c;
 	int stdio[3] = { -1, -1, -1 }, st;
-	char rootfs[PATH_MAX + 8], log[PATH_MAX + 16], err[PATH_MAX + 128];
+	char rootfs[PATH_MAX + 8], log[PATH_MAX + 32], err[PATH_MAX + 128];
 
 	if (t->exists) {
 		ttrpc_call_error(
