@@ -121,7 +121,7 @@ int shim_serve(const struct shim_flags *f)
 				    f->id, address, sizeof(address));
 		path = address + strlen("unix://");
 	}
-	s.task.pidfd = -1;
+	shim_task_reset(&s.task);
 	shim_events_init(&s.events, getenv("TTRPC_ADDRESS"), f->namespace);
 	svc = shim_task_service(&s);
 	cfg.services = &svc;

@@ -91,6 +91,11 @@ struct shim_task {
 	char bundle[PATH_MAX];
 	char stdin_path[PATH_MAX], stdout_path[PATH_MAX], stderr_path[PATH_MAX];
 	bool rootfs_mounted;
+	bool terminal;
+	/* A terminal task's pty master and the fifos the shim copies
+	 * to and from it (console.c); -1 when none. */
+	int console_listen, console_master, console_in, console_out;
+	char console_path[108];
 	pid_t pid; /* the VMM process */
 	int pidfd;
 	uint32_t exit_status;
@@ -106,11 +111,23 @@ struct shim {
 	bool shutdown; /* Shutdown answered: leave the loop */
 };
 
+/* No task: every fd -1 (a zeroed task would own fd 0). */
+void shim_task_reset(struct shim_task *t);
 /* The Task service (containerd.task.v2.Task) on S. */
 /* The VMM process has ended (its pidfd, or SIGCHLD): reap it, send
  * TaskExit, answer the Waits. */
 void shim_task_reaped(struct shim *s);
 struct ttrpc_service shim_task_service(struct shim *s);
+
+/* ---- console.c: a terminal task's pty ----------------------------------- */
+/* The --console-socket the runtime's create sends the master to. */
+int shim_console_listen(struct shim_task *t, char *err, size_t errlen);
+/* After create: takes the master, starts copying stdin and stdout. */
+int shim_console_attach(struct shim *s, char *err, size_t errlen);
+/* At the task's exit: its last output to stdout, then everything closed. */
+void shim_console_drain(struct shim *s);
+void shim_console_close(struct shim *s);
+int shim_console_resize(struct shim_task *t, uint32_t width, uint32_t height);
 
 /* ---- rootfs.c: the mounts containerd hands Create --------------------- */
 /* Mounts M[0..N) on TARGET in order; on failure undoes what it did and

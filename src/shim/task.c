@@ -82,6 +82,14 @@ static struct shim_task *find_task(struct shim *s, struct ttrpc_call *call,
 	return t;
 }
 
+void shim_task_reset(struct shim_task *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->pidfd = -1;
+	t->console_listen = t->console_master = -1;
+	t->console_in = t->console_out = -1;
+}
+
 /* ---- the VMM process's end ------------------------------------------- */
 
 static void publish_exit(struct shim *s)
@@ -219,11 +227,19 @@ static void last_error(const char *log, char *msg, size_t len)
 static int run_create(const struct shim_task *t, const int stdio[3],
 		      const char *log)
 {
-	char *argv[] = { "create", "--bundle", (char *)t->bundle, (char *)t->id,
+	char *argv[] = { "create",	"--bundle", (char *)t->bundle,
+			 (char *)t->id, NULL,	    NULL,
 			 NULL };
-	int status;
-	pid_t pid = fork();
+	int argc = 4, status;
+	pid_t pid;
 
+	if (t->terminal) {
+		argv[3] = "--console-socket";
+		argv[4] = (char *)t->console_path;
+		argv[5] = (char *)t->id;
+		argc = 6;
+	}
+	pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
@@ -234,7 +250,7 @@ static int run_create(const struct shim_task *t, const int stdio[3],
 		rt.log_path = log;
 		rt.log_json = false;
 		optind = 0;
-		_exit(cmd_create(4, argv));
+		_exit(cmd_create(argc, argv));
 	}
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
@@ -289,19 +305,13 @@ static void h_create(void *opaque, struct ttrpc_call *call)
 				 req->bundle);
 		return;
 	}
-	if (req->terminal) {
-		ttrpc_call_error(
-			call, UNIMPLEMENTED,
-			"terminal tasks (ctr -t): not implemented yet");
-		return;
-	}
 	if (req->checkpoint[0] || req->parent_checkpoint[0]) {
 		ttrpc_call_error(call, UNIMPLEMENTED,
 				 "restore from a checkpoint: not implemented");
 		return;
 	}
-	memset(t, 0, sizeof(*t));
-	t->pidfd = -1;
+	shim_task_reset(t);
+	t->terminal = req->terminal;
 	if (copy_path(call, t->bundle, sizeof(t->bundle), "bundle",
 		      req->bundle) ||
 	    copy_path(call, t->stdin_path, sizeof(t->stdin_path), "stdin",
@@ -330,6 +340,21 @@ static void h_create(void *opaque, struct ttrpc_call *call)
 		ttrpc_call_error(call, PRECONDITION, "%s", err);
 		goto fail;
 	}
+	if (t->terminal) {
+		/* The pty's slave is the VMM's stdio; the shim keeps the
+		 * fifos to copy to and from the master. */
+		t->console_in = stdio[0];
+		t->console_out = stdio[1];
+		for (int i = 0; i < 3; i++) {
+			if (i == 2)
+				close(stdio[i]);
+			stdio[i] = open("/dev/null", O_RDWR | O_CLOEXEC);
+		}
+		if (shim_console_listen(t, err, sizeof(err))) {
+			ttrpc_call_error(call, INTERNAL, "%s", err);
+			goto fail;
+		}
+	}
 	st = run_create(t, stdio, log);
 	if (st) {
 		last_error(log, err, sizeof(err));
@@ -346,6 +371,12 @@ static void h_create(void *opaque, struct ttrpc_call *call)
 		goto fail;
 	}
 	t->pid = c.pid;
+	if (t->terminal && shim_console_attach(s, err, sizeof(err))) {
+		ttrpc_call_error(call, INTERNAL, "task %s: %s", t->id, err);
+		kill(t->pid, SIGKILL);
+		waitpid(t->pid, NULL, 0);
+		goto fail_state;
+	}
 	t->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
 	if (t->pidfd < 0 ||
 	    ttrpc_server_watch(s->server, t->pidfd, POLLIN, on_vmm_exit, s)) {
@@ -386,10 +417,10 @@ fail:
 			close(stdio[i]);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
+	shim_console_close(s);
 	if (t->rootfs_mounted)
 		shim_rootfs_unmount(rootfs);
-	memset(t, 0, sizeof(*t));
-	t->pidfd = -1;
+	shim_task_reset(t);
 }
 
 /* ---- the rest of the lifecycle ---------------------------------------- */
@@ -474,6 +505,7 @@ static void h_state(void *opaque, struct ttrpc_call *call)
 	resp.stdin = t->stdin_path;
 	resp.stdout = t->stdout_path;
 	resp.stderr = t->stderr_path;
+	resp.terminal = t->terminal;
 	if (t->exited) {
 		resp.exit_status = t->exit_status;
 		set_timestamp(&at, &t->exited_at);
@@ -661,6 +693,32 @@ static void h_resume(void *opaque, struct ttrpc_call *call)
 	pause_or_resume(opaque, call, req->id, false);
 }
 
+static void h_resize_pty(void *opaque, struct ttrpc_call *call)
+{
+	const Containerd__Task__V2__ResizePtyRequest *req =
+		(const void *)call->request;
+	struct shim_task *t = find_task(opaque, call, req->id, req->exec_id);
+	int ret;
+
+	if (!t)
+		return;
+	if (req->width > 0xffff || req->height > 0xffff) {
+		ttrpc_call_error(
+			call, INVALID,
+			"terminal size %ux%u: expected at most 65535x65535",
+			req->width, req->height);
+		return;
+	}
+	ret = shim_console_resize(t, req->width, req->height);
+	if (ret) {
+		ttrpc_call_error(call, PRECONDITION, "task %s: %s", t->id,
+				 ret == -ENOTTY ? "it has no terminal"
+						: strerror(-ret));
+		return;
+	}
+	reply_empty(call);
+}
+
 static void h_close_io(void *opaque, struct ttrpc_call *call)
 {
 	const Containerd__Task__V2__CloseIORequest *req =
@@ -714,7 +772,7 @@ static const ttrpc_handler_fn task_handlers[] = {
 	NULL, /* Checkpoint */
 	h_kill, /* Kill */
 	NULL, /* Exec */
-	NULL, /* ResizePty */
+	h_resize_pty, /* ResizePty */
 	h_close_io, /* CloseIO */
 	NULL, /* Update */
 	h_wait, /* Wait */

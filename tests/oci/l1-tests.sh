@@ -598,6 +598,34 @@ if l1_selected shim-ctr-kill; then
 		result shim-ctr-kill fail "$problems"
 	fi
 fi
+# A -t session through the shim: the runtime's pty master comes to the
+# shim over --console-socket, which copies ctr's fifos to and from it.
+if l1_selected shim-ctr-tty; then
+	rm -f "$work/shim-tty-in"
+	mkfifo "$work/shim-tty-in"
+	timeout 240 script -qec "ctr run -t --rm $SHIM $IMAGE shim-tty sh -c '[ -t 0 ] && echo on-a-tty; echo ready; read line; echo \"got:\$line\"; exit 5'" \
+		/dev/null < "$work/shim-tty-in" > "$work/shim-tty.out" 2>&1 &
+	tty_pid=$!
+	exec 3> "$work/shim-tty-in"
+	i=0
+	while ! grep -q ready "$work/shim-tty.out" && [ $i -lt 1200 ]; do
+		sleep 0.2; i=$((i + 1))
+	done
+	echo typed-43 >&3
+	wait $tty_pid
+	st=$?
+	exec 3>&-
+	if grep -q 'on-a-tty' "$work/shim-tty.out" && grep -q 'got:typed-43' "$work/shim-tty.out" && [ $st = 5 ]; then
+		result shim-ctr-tty pass "a -t session through the shim: stdin is a terminal, a typed line read back, exit status 5"
+	else
+		out=$(cat "$work/shim-tty.out"); last_err=""; shim_fail_logs shim-ctr-tty shim-tty
+		result shim-ctr-tty fail "status $st"
+		ctr task kill -s SIGKILL shim-tty > /dev/null 2>&1
+		sleep 1
+		ctr task delete shim-tty > /dev/null 2>&1
+		ctr container rm shim-tty > /dev/null 2>&1
+	fi
+fi
 # The VMM process killed from outside: TaskExit 137 reaches containerd,
 # and ctr run, waiting, returns it.
 if l1_selected shim-ctr-vmm-killed; then
@@ -650,11 +678,11 @@ if l1_selected shim-ctr-shim-killed; then
 	fi
 fi
 if l1_selected shim-ctr-rm-clean; then
-	left=$(ls -A /run/hintvm-shim/default 2>/dev/null)
+	left=$(ls -A /run/hintvm-shim/default 2>/dev/null; ls -d /run/hintvm-shim/console-*.sock 2>/dev/null)
 	# Each task's socket, named as containerd 1.6's shims name theirs:
 	# sha256 of containerd's address/namespace/id.
 	socks=""
-	for id in shim-run shim-exit shim-kill shim-vmm shim-dead; do
+	for id in shim-run shim-exit shim-kill shim-tty shim-vmm shim-dead; do
 		sock=/run/containerd/s/$(printf '%s' "/run/containerd/containerd.sock/default/$id" | sha256sum | cut -d' ' -f1)
 		[ ! -e "$sock" ] || socks="$socks $id"
 	done

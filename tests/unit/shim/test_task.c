@@ -49,7 +49,7 @@ static int setup(void **state)
 
 	(void)state;
 	memset(&shim, 0, sizeof(shim));
-	shim.task.pidfd = -1;
+	shim_task_reset(&shim.task);
 	shim_events_init(&shim.events, NULL, "default");
 	svc = shim_task_service(&shim);
 	assert_non_null(svc.desc);
@@ -216,6 +216,8 @@ static void test_no_task(void **state)
 	/* Connect needs no task: containerd asks it right after start. */
 	expect(call("Connect", &conn.base), GOOGLE__RPC__CODE__OK, NULL);
 	/* Not implemented, said so. */
+	expect(call_raw("ResizePty", NULL, 0), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "task \"\": not found");
 	expect(call_raw("Exec", NULL, 0), GOOGLE__RPC__CODE__UNIMPLEMENTED,
 	       "Exec");
 	expect(call_raw("Stats", NULL, 0), GOOGLE__RPC__CODE__UNIMPLEMENTED,
@@ -262,9 +264,16 @@ static void test_create_bad(void **state)
 	create_expect(&req, GOOGLE__RPC__CODE__INVALID_ARGUMENT, "bundle");
 	req.bundle = tmpdir;
 
+	/* A terminal task whose stdin cannot be opened: nothing is left
+	 * of its console socket. */
 	req.terminal = 1;
-	create_expect(&req, GOOGLE__RPC__CODE__UNIMPLEMENTED, "terminal");
+	req.stdin = "/nonexistent/stdin";
+	create_expect(&req, GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+		      "/nonexistent/stdin");
+	assert_int_equal(shim.task.console_listen, -1);
+	assert_int_equal(shim.task.console_in, -1);
 	req.terminal = 0;
+	req.stdin = "";
 	req.checkpoint = "/some/checkpoint";
 	create_expect(&req, GOOGLE__RPC__CODE__UNIMPLEMENTED, "checkpoint");
 	req.checkpoint = "";
@@ -327,10 +336,9 @@ static void fake_task(pid_t child)
 {
 	struct shim_task *t = &shim.task;
 
-	memset(t, 0, sizeof(*t));
+	shim_task_reset(t);
 	t->exists = true;
 	t->started = true;
-	t->pidfd = -1;
 	t->pid = child;
 	snprintf(t->id, sizeof(t->id), "t1");
 	snprintf(t->bundle, sizeof(t->bundle), "%s", tmpdir);
@@ -380,6 +388,21 @@ static void test_kill_wait_delete(void **state)
 	expect(call("Kill", &k.base), GOOGLE__RPC__CODE__NOT_FOUND,
 	       "this shim has task \"t1\"");
 
+	{
+		Containerd__Task__V2__ResizePtyRequest rz =
+			CONTAINERD__TASK__V2__RESIZE_PTY_REQUEST__INIT;
+
+		rz.id = "t1";
+		rz.width = 80;
+		rz.height = 24;
+		expect(call("ResizePty", &rz.base),
+		       GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+		       "it has no terminal");
+		rz.width = 70000;
+		expect(call("ResizePty", &rz.base),
+		       GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+		       "terminal size 70000x24");
+	}
 	del.id = "t1";
 	expect(call("Delete", &del.base),
 	       GOOGLE__RPC__CODE__FAILED_PRECONDITION, "is running");
