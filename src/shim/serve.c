@@ -72,6 +72,8 @@ static void reap(struct shim *s)
 			shim_task_reaped(s);
 			continue;
 		}
+		if (shim_exec_reaped(s, info.si_pid))
+			continue;
 		waitpid(info.si_pid, NULL, WNOHANG);
 	}
 }

@@ -19,6 +19,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "runtime/runtime.h"
+#include "pb_timestamp.pb-c.h"
 #include "types_mount.pb-c.h"
 #include "shim/ttrpc_client.h"
 #include "shim/ttrpc_server.h"
@@ -104,10 +105,27 @@ struct shim_task {
 	unsigned int n_waiters;
 };
 
+/* An exec of the task (task_exec.c): its host process is a helper
+ * running the runtime's exec in the foreground, which stands for the
+ * guest process as runc's exec does: the guest process's status is its. */
+#define SHIM_MAX_EXECS 16
+struct shim_exec {
+	bool used, started, exited;
+	char id[RT_MAX_ID + 1];
+	char stdin_path[PATH_MAX], stdout_path[PATH_MAX], stderr_path[PATH_MAX];
+	char process_file[PATH_MAX + RT_MAX_ID + 16];
+	pid_t pid;
+	uint32_t exit_status;
+	struct timespec exited_at;
+	struct ttrpc_token waiters[SHIM_MAX_WAITERS];
+	unsigned int n_waiters;
+};
+
 struct shim {
 	struct ttrpc_server *server;
 	struct shim_events events;
 	struct shim_task task;
+	struct shim_exec execs[SHIM_MAX_EXECS];
 	bool shutdown; /* Shutdown answered: leave the loop */
 };
 
@@ -118,6 +136,36 @@ void shim_task_reset(struct shim_task *t);
  * TaskExit, answer the Waits. */
 void shim_task_reaped(struct shim *s);
 struct ttrpc_service shim_task_service(struct shim *s);
+
+/* T as a protobuf Timestamp. */
+void shim_timestamp(Google__Protobuf__Timestamp *ts, const struct timespec *t);
+/*
+ * One of containerd's stdio paths as an fd: "" is /dev/null, a fifo is
+ * opened without blocking (a writer's open that would block means nobody
+ * reads: an error, not a hang), file:///PATH appends to PATH. -errno with
+ * the reason in ERR.
+ */
+int shim_open_stdio(const char *path, bool input, char *err, size_t errlen);
+
+/* ---- task_exec.c: Exec and the requests naming an exec id ------------- */
+/* The task ID names, or NULL after answering CALL with the reason. */
+struct shim_task *shim_find_task(struct shim *s, struct ttrpc_call *call,
+				 const char *id);
+void shim_exec_create(void *opaque, struct ttrpc_call *call);
+void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
+		     const char *exec_id);
+void shim_exec_state(struct shim *s, struct ttrpc_call *call, const char *id,
+		     const char *exec_id);
+void shim_exec_close_io(struct shim *s, struct ttrpc_call *call, const char *id,
+			const char *exec_id);
+void shim_exec_kill(struct shim *s, struct ttrpc_call *call, const char *id,
+		    const char *exec_id, uint32_t signal);
+void shim_exec_wait(struct shim *s, struct ttrpc_call *call, const char *id,
+		    const char *exec_id);
+void shim_exec_delete(struct shim *s, struct ttrpc_call *call, const char *id,
+		      const char *exec_id);
+/* PID (a zombie child) is an exec's: reap it, TaskExit, the Waits. */
+bool shim_exec_reaped(struct shim *s, pid_t pid);
 
 /* ---- console.c: a terminal task's pty ----------------------------------- */
 /* The --console-socket the runtime's create sends the master to. */

@@ -50,8 +50,7 @@ static void reply_empty(struct ttrpc_call *call)
 	ttrpc_call_reply(call, &e.base);
 }
 
-static void set_timestamp(Google__Protobuf__Timestamp *ts,
-			  const struct timespec *t)
+void shim_timestamp(Google__Protobuf__Timestamp *ts, const struct timespec *t)
 {
 	ts->seconds = t->tv_sec;
 	ts->nanos = (int32_t)t->tv_nsec;
@@ -73,13 +72,18 @@ static struct shim_task *find_task(struct shim *s, struct ttrpc_call *call,
 		return NULL;
 	}
 	if (exec_id && *exec_id) {
-		ttrpc_call_error(
-			call, NOT_FOUND,
-			"exec \"%s\" of task \"%s\": not found (Exec is not implemented)",
-			exec_id, id);
+		ttrpc_call_error(call, NOT_FOUND,
+				 "exec \"%s\" of task \"%s\": not found",
+				 exec_id, id);
 		return NULL;
 	}
 	return t;
+}
+
+struct shim_task *shim_find_task(struct shim *s, struct ttrpc_call *call,
+				 const char *id)
+{
+	return find_task(s, call, id, NULL);
 }
 
 void shim_task_reset(struct shim_task *t)
@@ -98,7 +102,7 @@ static void publish_exit(struct shim *s)
 	Google__Protobuf__Timestamp at = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
 	struct shim_task *t = &s->task;
 
-	set_timestamp(&at, &t->exited_at);
+	shim_timestamp(&at, &t->exited_at);
 	ev.container_id = t->id;
 	ev.id = t->id; /* the init process is named after its task */
 	ev.pid = (uint32_t)t->pid;
@@ -131,7 +135,7 @@ static void task_exited(struct shim *s, int status)
 		 t->exit_status);
 	publish_exit(s);
 	resp.exit_status = t->exit_status;
-	set_timestamp(&at, &t->exited_at);
+	shim_timestamp(&at, &t->exited_at);
 	resp.exited_at = &at;
 	for (unsigned int i = 0; i < t->n_waiters; i++)
 		ttrpc_server_reply(s->server, &t->waiters[i], &resp.base);
@@ -165,13 +169,7 @@ static void on_vmm_exit(void *opaque, int fd, short revents)
 
 /* ---- Create -------------------------------------------------------------- */
 
-/*
- * One of containerd's stdio paths as an fd: "" is /dev/null; a fifo is
- * opened without blocking (containerd has its end open before Create, so
- * a writer's open that would block means nobody reads: an error, not a
- * hang); file:///PATH appends to PATH, as containerd's log files do.
- */
-static int open_stdio(const char *path, bool input, char *err, size_t errlen)
+int shim_open_stdio(const char *path, bool input, char *err, size_t errlen)
 {
 	int fd;
 
@@ -231,6 +229,7 @@ static int run_create(const struct shim_task *t, const int stdio[3],
 			 (char *)t->id, NULL,	    NULL,
 			 NULL };
 	int argc = 4, status;
+	sigset_t none;
 	pid_t pid;
 
 	if (t->terminal) {
@@ -247,6 +246,10 @@ static int run_create(const struct shim_task *t, const int stdio[3],
 			if (dup2(stdio[i], i) < 0)
 				_exit(127);
 		syscall(SYS_close_range, 3, ~0u, 0);
+		/* The VMM process sets up its own signals, from none
+		 * blocked, as under hintvm-runtime; not the shim's set. */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		rt.log_path = log;
 		rt.log_json = false;
 		optind = 0;
@@ -331,11 +334,13 @@ static void h_create(void *opaque, struct ttrpc_call *call)
 		return;
 	}
 	t->rootfs_mounted = req->n_rootfs > 0;
-	stdio[0] = open_stdio(t->stdin_path, true, err, sizeof(err));
+	stdio[0] = shim_open_stdio(t->stdin_path, true, err, sizeof(err));
 	if (stdio[0] >= 0)
-		stdio[1] = open_stdio(t->stdout_path, false, err, sizeof(err));
+		stdio[1] = shim_open_stdio(t->stdout_path, false, err,
+					   sizeof(err));
 	if (stdio[1] >= 0)
-		stdio[2] = open_stdio(t->stderr_path, false, err, sizeof(err));
+		stdio[2] = shim_open_stdio(t->stderr_path, false, err,
+					   sizeof(err));
 	if (stdio[2] < 0) {
 		ttrpc_call_error(call, PRECONDITION, "%s", err);
 		goto fail;
@@ -445,8 +450,13 @@ static void h_start(void *opaque, struct ttrpc_call *call)
 		CONTAINERD__TASK__V2__START_RESPONSE__INIT;
 	Containerd__Events__TaskStart ev = CONTAINERD__EVENTS__TASK_START__INIT;
 	struct shim *s = opaque;
-	struct shim_task *t = find_task(s, call, req->id, req->exec_id);
+	struct shim_task *t;
 
+	if (req->exec_id[0]) {
+		shim_exec_start(s, call, req->id, req->exec_id);
+		return;
+	}
+	t = find_task(s, call, req->id, req->exec_id);
 	if (!t)
 		return;
 	if (t->started || t->exited) {
@@ -494,8 +504,13 @@ static void h_state(void *opaque, struct ttrpc_call *call)
 	Containerd__Task__V2__StateResponse resp =
 		CONTAINERD__TASK__V2__STATE_RESPONSE__INIT;
 	Google__Protobuf__Timestamp at = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
-	struct shim_task *t = find_task(opaque, call, req->id, req->exec_id);
+	struct shim_task *t;
 
+	if (req->exec_id[0]) {
+		shim_exec_state(opaque, call, req->id, req->exec_id);
+		return;
+	}
+	t = find_task(opaque, call, req->id, req->exec_id);
 	if (!t)
 		return;
 	resp.id = t->id;
@@ -508,7 +523,7 @@ static void h_state(void *opaque, struct ttrpc_call *call)
 	resp.terminal = t->terminal;
 	if (t->exited) {
 		resp.exit_status = t->exit_status;
-		set_timestamp(&at, &t->exited_at);
+		shim_timestamp(&at, &t->exited_at);
 		resp.exited_at = &at;
 	}
 	ttrpc_call_reply(call, &resp.base);
@@ -518,13 +533,19 @@ static void h_kill(void *opaque, struct ttrpc_call *call)
 {
 	const Containerd__Task__V2__KillRequest *req =
 		(const void *)call->request;
-	struct shim_task *t = find_task(opaque, call, req->id, req->exec_id);
+	struct shim_task *t;
 
+	t = find_task(opaque, call, req->id, NULL);
 	if (!t)
 		return;
 	if (req->signal < 1 || req->signal >= (uint32_t)NSIG) {
 		ttrpc_call_error(call, INVALID, "signal %u: expected 1 to %d",
 				 req->signal, NSIG - 1);
+		return;
+	}
+	if (req->exec_id[0]) {
+		shim_exec_kill(opaque, call, req->id, req->exec_id,
+			       req->signal);
 		return;
 	}
 	if (t->exited) {
@@ -553,13 +574,18 @@ static void h_wait(void *opaque, struct ttrpc_call *call)
 	Containerd__Task__V2__WaitResponse resp =
 		CONTAINERD__TASK__V2__WAIT_RESPONSE__INIT;
 	Google__Protobuf__Timestamp at = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
-	struct shim_task *t = find_task(opaque, call, req->id, req->exec_id);
+	struct shim_task *t;
 
+	if (req->exec_id[0]) {
+		shim_exec_wait(opaque, call, req->id, req->exec_id);
+		return;
+	}
+	t = find_task(opaque, call, req->id, req->exec_id);
 	if (!t)
 		return;
 	if (t->exited) {
 		resp.exit_status = t->exit_status;
-		set_timestamp(&at, &t->exited_at);
+		shim_timestamp(&at, &t->exited_at);
 		resp.exited_at = &at;
 		ttrpc_call_reply(call, &resp.base);
 		return;
@@ -583,11 +609,16 @@ static void h_delete(void *opaque, struct ttrpc_call *call)
 		CONTAINERD__EVENTS__TASK_DELETE__INIT;
 	Google__Protobuf__Timestamp at = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
 	struct shim *s = opaque;
-	struct shim_task *t = find_task(s, call, req->id, req->exec_id);
+	struct shim_task *t;
 	char *del[] = { "delete", "--force", NULL, NULL };
 	char rootfs[PATH_MAX + 8];
 	int status;
 
+	if (req->exec_id[0]) {
+		shim_exec_delete(s, call, req->id, req->exec_id);
+		return;
+	}
+	t = find_task(s, call, req->id, req->exec_id);
 	if (!t)
 		return;
 	if (t->started && !t->exited) {
@@ -611,7 +642,7 @@ static void h_delete(void *opaque, struct ttrpc_call *call)
 		snprintf(rootfs, sizeof(rootfs), "%s/rootfs", t->bundle);
 		shim_rootfs_unmount(rootfs);
 	}
-	set_timestamp(&at, &t->exited_at);
+	shim_timestamp(&at, &t->exited_at);
 	ev.container_id = t->id;
 	ev.id = t->id;
 	ev.pid = (uint32_t)t->pid;
@@ -728,7 +759,9 @@ static void h_close_io(void *opaque, struct ttrpc_call *call)
 	 * The VMM process reads the stdin fifo itself: once containerd
 	 * closes its end, the task's stdin ends; nothing to do here.
 	 */
-	if (find_task(opaque, call, req->id, req->exec_id))
+	if (req->exec_id[0])
+		shim_exec_close_io(opaque, call, req->id, req->exec_id);
+	else if (find_task(opaque, call, req->id, NULL))
 		reply_empty(call);
 }
 
@@ -771,7 +804,7 @@ static const ttrpc_handler_fn task_handlers[] = {
 	h_resume, /* Resume */
 	NULL, /* Checkpoint */
 	h_kill, /* Kill */
-	NULL, /* Exec */
+	shim_exec_create, /* Exec */
 	h_resize_pty, /* ResizePty */
 	h_close_io, /* CloseIO */
 	NULL, /* Update */

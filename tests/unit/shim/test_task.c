@@ -218,8 +218,8 @@ static void test_no_task(void **state)
 	/* Not implemented, said so. */
 	expect(call_raw("ResizePty", NULL, 0), GOOGLE__RPC__CODE__NOT_FOUND,
 	       "task \"\": not found");
-	expect(call_raw("Exec", NULL, 0), GOOGLE__RPC__CODE__UNIMPLEMENTED,
-	       "Exec");
+	expect(call_raw("Exec", NULL, 0), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "task \"\": not found");
 	expect(call_raw("Stats", NULL, 0), GOOGLE__RPC__CODE__UNIMPLEMENTED,
 	       "Stats");
 	expect(call_raw("Update", NULL, 0), GOOGLE__RPC__CODE__UNIMPLEMENTED,
@@ -447,6 +447,114 @@ static void test_kill_wait_delete(void **state)
 	expect_alive();
 }
 
+static void test_exec(void **state)
+{
+	Containerd__Task__V2__ExecProcessRequest ex =
+		CONTAINERD__TASK__V2__EXEC_PROCESS_REQUEST__INIT;
+	Containerd__Task__V2__StateRequest st =
+		CONTAINERD__TASK__V2__STATE_REQUEST__INIT;
+	Containerd__Task__V2__StartRequest start =
+		CONTAINERD__TASK__V2__START_REQUEST__INIT;
+	Containerd__Task__V2__KillRequest k =
+		CONTAINERD__TASK__V2__KILL_REQUEST__INIT;
+	Containerd__Task__V2__WaitRequest w =
+		CONTAINERD__TASK__V2__WAIT_REQUEST__INIT;
+	Containerd__Task__V2__DeleteRequest del =
+		CONTAINERD__TASK__V2__DELETE_REQUEST__INIT;
+	Google__Protobuf__Any spec = GOOGLE__PROTOBUF__ANY__INIT;
+	Containerd__Task__V2__StartResponse *sr;
+	Containerd__Task__V2__WaitResponse *wr;
+	Containerd__Task__V2__StateResponse *str;
+	Hintvm__Ttrpc__Response *r;
+	static const char json[] = "{\"args\":[\"true\"],\"cwd\":\"/\"}";
+	char file[128];
+	siginfo_t info;
+	uint32_t wait_id;
+
+	(void)state;
+	fake_task(getpid());
+	ex.id = "t1";
+	ex.exec_id = "../e";
+	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+	       "exec id \"../e\"");
+	ex.exec_id = "e1";
+	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+	       "expected a process spec");
+	spec.type_url =
+		"types.containerd.io/opencontainers/runtime-spec/1/Process";
+	spec.value.data = (uint8_t *)json;
+	spec.value.len = sizeof(json) - 1;
+	ex.spec = &spec;
+	ex.terminal = 1;
+	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__UNIMPLEMENTED,
+	       "exec with a terminal");
+	ex.terminal = 0;
+	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__OK, NULL);
+	snprintf(file, sizeof(file), "%s/exec-e1.json", tmpdir);
+	assert_int_equal(access(file, R_OK), 0);
+	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__ALREADY_EXISTS,
+	       "exec \"e1\" exists");
+
+	st.id = "t1";
+	st.exec_id = "e1";
+	r = response(call("State", &st.base));
+	assert_int_equal(r->status->code, GOOGLE__RPC__CODE__OK);
+	str = containerd__task__v2__state_response__unpack(NULL, r->payload.len,
+							   r->payload.data);
+	assert_non_null(str);
+	assert_int_equal(str->status, CONTAINERD__V1__TYPES__STATUS__CREATED);
+	assert_string_equal(str->exec_id, "e1");
+	containerd__task__v2__state_response__free_unpacked(str, NULL);
+	hintvm__ttrpc__response__free_unpacked(r, NULL);
+
+	k.id = "t1";
+	k.exec_id = "e1";
+	k.signal = SIGTERM;
+	expect(call("Kill", &k.base), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "not started");
+	k.signal = 0;
+	expect(call("Kill", &k.base), GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+	       "signal 0");
+	w.id = "t1";
+	w.exec_id = "nope";
+	expect(call("Wait", &w.base), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "exec \"nope\" of task \"t1\": not found");
+
+	/* Started, the runtime's exec finds no container state here and
+	 * exits 1: that is the exec's status, through Wait. */
+	w.exec_id = "e1";
+	wait_id = call("Wait", &w.base);
+	start.id = "t1";
+	start.exec_id = "e1";
+	r = response(call("Start", &start.base));
+	assert_int_equal(r->status->code, GOOGLE__RPC__CODE__OK);
+	sr = containerd__task__v2__start_response__unpack(NULL, r->payload.len,
+							  r->payload.data);
+	assert_non_null(sr);
+	assert_true(sr->pid > 0);
+	assert_int_equal(waitid(P_PID, (id_t)sr->pid, &info, WEXITED | WNOWAIT),
+			 0);
+	assert_true(shim_exec_reaped(&shim, (pid_t)sr->pid));
+	containerd__task__v2__start_response__free_unpacked(sr, NULL);
+	hintvm__ttrpc__response__free_unpacked(r, NULL);
+	r = response(wait_id);
+	assert_int_equal(r->status->code, GOOGLE__RPC__CODE__OK);
+	wr = containerd__task__v2__wait_response__unpack(NULL, r->payload.len,
+							 r->payload.data);
+	assert_non_null(wr);
+	assert_int_equal(wr->exit_status, 1);
+	containerd__task__v2__wait_response__free_unpacked(wr, NULL);
+	hintvm__ttrpc__response__free_unpacked(r, NULL);
+
+	del.id = "t1";
+	del.exec_id = "e1";
+	expect(call("Delete", &del.base), GOOGLE__RPC__CODE__OK, NULL);
+	assert_int_not_equal(access(file, F_OK), 0);
+	expect(call("Delete", &del.base), GOOGLE__RPC__CODE__NOT_FOUND, "e1");
+	shim.task.exists = false;
+	expect_alive();
+}
+
 static void test_wait_limit(void **state)
 {
 	Containerd__Task__V2__WaitRequest w =
@@ -488,6 +596,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_kill_wait_delete, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_exec, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_limit, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
