@@ -598,6 +598,29 @@ if l1_selected shim-ctr-kill; then
 		result shim-ctr-kill fail "$problems"
 	fi
 fi
+# ctr task exec through the shim: hintvm-runtime's exec in a helper stands
+# for the guest process (its status, its stdio on the exec's fifos).
+if l1_selected shim-ctr-exec; then
+	problems=""
+	ctr run -d $SHIM "$IMAGE" shim-exec sleep 1000 > "$work/shim-exec.err" 2>&1 ||
+		problems="ctr run -d failed;"
+	shim_wait_status shim-exec RUNNING || problems="$problems not RUNNING;"
+	out=$(timeout 240 ctr task exec --exec-id e1 shim-exec sh -c 'echo exec-out; echo exec-err >&2; exit 6' 2>"$work/shim-exec.stderr")
+	st=$?
+	[ $st = 6 ] || problems="$problems exec status $st, expected 6;"
+	[ "$out" = exec-out ] || problems="$problems exec output [$out];"
+	grep -q exec-err "$work/shim-exec.stderr" || problems="$problems stderr not separate;"
+	ctr task kill -s SIGKILL shim-exec >> "$work/shim-exec.err" 2>&1
+	shim_wait_status shim-exec STOPPED || problems="$problems not STOPPED;"
+	ctr task delete shim-exec >> "$work/shim-exec.err" 2>&1 || problems="$problems task delete failed;"
+	ctr container rm shim-exec >> "$work/shim-exec.err" 2>&1 || problems="$problems container rm failed;"
+	if [ -z "$problems" ]; then
+		result shim-ctr-exec pass "ctr task exec through the shim: stdout, stderr apart, exit status 6"
+	else
+		last_err=$work/shim-exec.stderr; shim_fail_logs shim-ctr-exec shim-exec
+		result shim-ctr-exec fail "$problems"
+	fi
+fi
 # A -t session through the shim: the runtime's pty master comes to the
 # shim over --console-socket, which copies ctr's fifos to and from it.
 if l1_selected shim-ctr-tty; then
@@ -682,7 +705,7 @@ if l1_selected shim-ctr-rm-clean; then
 	# Each task's socket, named as containerd 1.6's shims name theirs:
 	# sha256 of containerd's address/namespace/id.
 	socks=""
-	for id in shim-run shim-exit shim-kill shim-tty shim-vmm shim-dead; do
+	for id in shim-run shim-exit shim-kill shim-exec shim-tty shim-vmm shim-dead; do
 		sock=/run/containerd/s/$(printf '%s' "/run/containerd/containerd.sock/default/$id" | sha256sum | cut -d' ' -f1)
 		[ ! -e "$sock" ] || socks="$socks $id"
 	done
