@@ -709,6 +709,11 @@ if l1_selected shim-ctr-rm-clean; then
 		sock=/run/containerd/s/$(printf '%s' "/run/containerd/containerd.sock/default/$id" | sha256sum | cut -d' ' -f1)
 		[ ! -e "$sock" ] || socks="$socks $id"
 	done
+	# A shim leaves once containerd's Shutdown is answered.
+	i=0
+	while pgrep -f '^[^ ]*containerd-shim-hintvm-v2 ' > /dev/null && [ $i -lt 50 ]; do
+		sleep 0.2; i=$((i + 1))
+	done
 	procs=$(pgrep -x hintvm-vmm; pgrep -f '^[^ ]*containerd-shim-hintvm-v2 ' | tr '\n' ' ')
 	tasks=$(ctr task ls -q 2>/dev/null | grep '^shim-')
 	mounts=$(grep -c ' /run/containerd/io.containerd.runtime.v2.task/default/shim-' /proc/mounts)

@@ -120,6 +120,15 @@ wait_status() { # TASK STATUS
 	done
 	c task ls 2>/dev/null | grep -q "^$1 .*$2"
 }
+# wait_event PATTERN: until ctr events has logged it (5 s at most): the
+# events reach ctr through containerd, after the command that caused them.
+wait_event() {
+	local i=0
+	while ! grep -q -- "$1" "$tmp/events" && [ $i -lt 50 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	grep -q -- "$1" "$tmp/events"
+}
 gone() { [ ! -d "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
 
 out=$(timeout 60 ctr --address "$tmp/containerd.sock" -n "$ns" run --rm $R "$image" t-run true 2>"$tmp/err")
@@ -136,12 +145,12 @@ st=$?
 [ $st = 1 ] && p="" || p="status $st, expected 1"
 verdict "ctr run: a non-zero exit status comes back" "$p"
 
-sleep 0.5
 p=""
 for topic in create start exit delete; do
-	grep -q "/tasks/$topic {\"container_id\":\"t-exit\"" "$tmp/events" || p="$p no /tasks/$topic;"
+	wait_event "/tasks/$topic {\"container_id\":\"t-exit\"" || p="$p no /tasks/$topic;"
 done
-grep '/tasks/exit ' "$tmp/events" | grep '"t-exit"' | grep -q '"exit_status":1' || p="$p no exit_status 1 in TaskExit;"
+wait_event '/tasks/exit {"container_id":"t-exit","id":"t-exit","pid":[0-9]*,"exit_status":1,' ||
+	p="$p no exit_status 1 in TaskExit;"
 cp "$tmp/events" "$tmp/out"
 verdict "events: create, start, exit with its status, delete" "$p"
 
@@ -212,10 +221,9 @@ c task exec --exec-id e1 t-exec true > "$tmp/exec.out" 2> "$tmp/exec.err"
 st=$?
 [ $st = 1 ] || p="$p exec status $st, expected 1;"
 grep -q 'has no guest agent socket' "$tmp/exec.err" || p="$p the runtime's exec error did not reach the exec's stderr;"
-sleep 0.3
-grep -q '/tasks/exec-added {"container_id":"t-exec","exec_id":"e1"}' "$tmp/events" || p="$p no exec-added;"
-grep -q '/tasks/exec-started {"container_id":"t-exec","exec_id":"e1","pid":' "$tmp/events" || p="$p no exec-started;"
-grep '/tasks/exit ' "$tmp/events" | grep -q '"id":"e1".*"exit_status":1' || p="$p no exit of e1 with 1;"
+wait_event '/tasks/exec-added {"container_id":"t-exec","exec_id":"e1"}' || p="$p no exec-added;"
+wait_event '/tasks/exec-started {"container_id":"t-exec","exec_id":"e1","pid":' || p="$p no exec-started;"
+wait_event '/tasks/exit {"container_id":"t-exec","id":"e1","pid":[0-9]*,"exit_status":1,' || p="$p no exit of e1 with 1;"
 c task exec --exec-id e2 -t t-exec true >> "$tmp/out" 2>&1 < /dev/null && p="$p exec -t succeeded;"
 c task kill -s SIGKILL t-exec >> "$tmp/out" 2>&1
 wait_status t-exec STOPPED
@@ -233,6 +241,11 @@ left=$(ls -A "/run/hintvm-shim/$ns" 2>/dev/null)
 for id in t-run t-exit t-kill t-vmm t-dead t-exec t-tty; do
 	sock=/run/containerd/s/$(printf '%s' "$tmp/containerd.sock/$ns/$id" | sha256sum | cut -d' ' -f1)
 	[ ! -e "$sock" ] || p="$p socket of $id;"
+done
+# A shim leaves once containerd's Shutdown is answered: give it a moment.
+i=0
+while pgrep -f "containerd-shim-hintvm-v2 -namespace $ns " > /dev/null && [ $i -lt 50 ]; do
+	sleep 0.1; i=$((i + 1))
 done
 procs=$(pgrep -f "containerd-shim-hintvm-v2 -namespace $ns " | tr '\n' ' ')
 [ -z "$procs" ] || p="$p processes [$procs];"
