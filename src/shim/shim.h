@@ -141,8 +141,8 @@ struct ttrpc_service shim_task_service(struct shim *s);
 void shim_timestamp(Google__Protobuf__Timestamp *ts, const struct timespec *t);
 /*
  * One of containerd's stdio paths as an fd: "" is /dev/null, a fifo is
- * opened without blocking (a writer's open that would block means nobody
- * reads: an error, not a hang), file:///PATH appends to PATH. -errno with
+ * opened without blocking (a writer waits up to 2 s for its reader, then
+ * it is an error, not a hang), file:///PATH appends to PATH. -errno with
  * the reason in ERR.
  */
 int shim_open_stdio(const char *path, bool input, char *err, size_t errlen);

@@ -42,6 +42,9 @@
 #define PRECONDITION GOOGLE__RPC__CODE__FAILED_PRECONDITION
 #define UNIMPLEMENTED GOOGLE__RPC__CODE__UNIMPLEMENTED
 #define INTERNAL GOOGLE__RPC__CODE__INTERNAL
+/* How long a stdio fifo's writer waits for containerd's reader. */
+#define SHIM_FIFO_WAIT_MS 2000
+#define SHIM_FIFO_STEP_MS 10
 
 static void reply_empty(struct ttrpc_call *call)
 {
@@ -187,15 +190,28 @@ int shim_open_stdio(const char *path, bool input, char *err, size_t errlen)
 			path);
 		return -ENOTSUP;
 	} else {
-		fd = open(path, (input ? O_RDONLY : O_WRONLY) | O_NONBLOCK |
-					O_CLOEXEC);
+		/*
+		 * containerd's client opens its reading ends in goroutines
+		 * (containerd/fifo), so they may come a little after the
+		 * request: a writer waits for one, in steps, for a bounded
+		 * time, never in a blocking open(2) a reader that never
+		 * comes would leave the shim stuck in.
+		 */
+		for (int waited = 0;; waited += SHIM_FIFO_STEP_MS) {
+			fd = open(path, (input ? O_RDONLY : O_WRONLY) |
+						O_NONBLOCK | O_CLOEXEC);
+			if (fd >= 0 || errno != ENXIO ||
+			    waited >= SHIM_FIFO_WAIT_MS)
+				break;
+			usleep(SHIM_FIFO_STEP_MS * 1000);
+		}
 		if (fd >= 0)
 			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	}
 	if (fd < 0) {
 		fd = -errno;
 		snprintf(err, errlen, "stdio %s: %s%s", path, strerror(errno),
-			 errno == ENXIO ? " (no reader)" : "");
+			 errno == ENXIO ? " (no reader within 2 s)" : "");
 	}
 	return fd;
 }
