@@ -679,7 +679,11 @@ if l1_selected shim-ctr-shim-killed; then
 		problems="ctr run -d failed;"
 	shim_wait_status shim-dead RUNNING || problems="$problems not RUNNING;"
 	vmm=$(ctr task ls 2>/dev/null | awk '$1 == "shim-dead" { print $2 }')
-	shim=$(pgrep -f 'containerd-shim-hintvm-v2 -namespace default -id shim-dead ' | head -n 1)
+	# The VMM process has the shim's command line too (a fork, no
+	# exec): the shim is the one whose name is not hintvm-vmm.
+	shim=$(for p in $(pgrep -f 'containerd-shim-hintvm-v2 -namespace default -id shim-dead '); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = hintvm-vmm ] || echo "$p"
+	done | head -n 1)
 	if [ -z "$shim" ] || [ -z "$vmm" ]; then
 		problems="$problems no shim [$shim] or VMM [$vmm];"
 	else

@@ -184,7 +184,11 @@ p=""
 c run -d $R --annotation "$LONG" "$image" t-dead true > "$tmp/out" 2>&1 || p="run -d failed;"
 wait_status t-dead RUNNING || p="$p not RUNNING;"
 vmm=$(c task ls | awk '$1 == "t-dead" { print $2 }')
-shim_pid=$(pgrep -f "containerd-shim-hintvm-v2 -namespace $ns -id t-dead " | head -n 1)
+# The VMM process has the shim's command line too (a fork, no exec): the
+# shim is the one whose name is not hintvm-vmm.
+shim_pid=$(for pid in $(pgrep -f "containerd-shim-hintvm-v2 -namespace $ns -id t-dead "); do
+	[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = hintvm-vmm ] || echo "$pid"
+done | head -n 1)
 if [ -z "$vmm" ] || [ -z "$shim_pid" ]; then
 	p="$p no VMM [$vmm] or shim [$shim_pid];"
 else
