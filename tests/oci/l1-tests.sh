@@ -522,6 +522,212 @@ if l1_selected hvm-ctr-rm-clean; then
 	fi
 fi
 
+# ---- containerd-shim-hintvm-v2: the shim v2 itself (docs/shim.md) ---------
+# containerd finds /oci/containerd-shim-hintvm-v2 on its PATH (l1-init) for
+# --runtime io.containerd.hintvm.v2; the VMs are the runtime's, with the
+# default configuration above (/etc/hintvm/runtime.conf).
+SHIM="--runtime io.containerd.hintvm.v2"
+# shim_ctr NAME ARGS...: ctr run --rm with the shim; $out, $st as hvm_ctr.
+shim_ctr() {
+	local name=$1
+	shift
+	last_err=$work/$name.err
+	out=$(timeout 180 ctr run --rm $SHIM "$IMAGE" "$name" "$@" 2>"$last_err")
+	st=$?
+}
+# shim_wait_status NAME STATUS: until ctr task ls shows it (20 s at most).
+shim_wait_status() {
+	local i=0
+	while ! ctr task ls 2>/dev/null | grep -q "^$1 .*$2" && [ $i -lt 100 ]; do
+		sleep 0.2; i=$((i + 1))
+	done
+	ctr task ls 2>/dev/null | grep -q "^$1 .*$2"
+}
+# shim_gone PID: no such process, or only its zombie (reaping it is the
+# job of whoever inherited it, not the shim's).
+shim_gone() {
+	[ ! -d "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+shim_fail_logs() { # NAME TASK
+	fail_logs "$1"
+	tail -n 20 "/run/containerd/io.containerd.runtime.v2.task/default/$2/hintvm-runtime.log" 2>/dev/null |
+		sed "s/^/E2E-LOG $1: runtime log: /"
+}
+if l1_selected shim-ctr-run; then
+	t0=$(now_ms)
+	shim_ctr shim-run echo hello-from-the-shim
+	t1=$(now_ms)
+	if [ $st = 0 ] && [ "$out" = hello-from-the-shim ]; then
+		result shim-ctr-run pass "ctr run --runtime io.containerd.hintvm.v2: output captured exactly, status 0 ($((t1 - t0)) ms)"
+	else
+		shim_fail_logs shim-ctr-run shim-run
+		result shim-ctr-run fail "status $st, output [$out]"
+	fi
+fi
+if l1_selected shim-ctr-exit-code; then
+	shim_ctr shim-exit sh -c 'echo to-stdout; echo to-stderr >&2; exit 3'
+	if [ $st = 3 ] && [ "$out" = to-stdout ] && grep -qx to-stderr "$last_err"; then
+		result shim-ctr-exit-code pass "through the shim: exit status 3 (TaskExit, Wait), stdout and stderr apart"
+	else
+		shim_fail_logs shim-ctr-exit-code shim-exit
+		result shim-ctr-exit-code fail "status $st, expected 3; output [$out] stderr [$(head -c 200 "$last_err")]"
+	fi
+fi
+# A detached task: ps, pause/resume (the VM's control socket), kill -a
+# with SIGKILL (the VMM process ends: 137), delete and rm.
+if l1_selected shim-ctr-kill; then
+	problems=""
+	ctr run -d $SHIM "$IMAGE" shim-kill sleep 1000 > "$work/shim-kill.err" 2>&1 ||
+		problems="ctr run -d failed;"
+	shim_wait_status shim-kill RUNNING || problems="$problems not RUNNING;"
+	vmm=$(ctr task ls 2>/dev/null | awk '$1 == "shim-kill" { print $2 }')
+	ctr task ps shim-kill 2>/dev/null | grep -q "^$vmm " || problems="$problems ps does not list VMM $vmm;"
+	ctr task pause shim-kill >> "$work/shim-kill.err" 2>&1 || problems="$problems pause failed;"
+	shim_wait_status shim-kill PAUSED || problems="$problems not PAUSED;"
+	ctr task resume shim-kill >> "$work/shim-kill.err" 2>&1 || problems="$problems resume failed;"
+	shim_wait_status shim-kill RUNNING || problems="$problems not RUNNING after resume;"
+	ctr task kill -a -s SIGKILL shim-kill >> "$work/shim-kill.err" 2>&1 || problems="$problems kill -a failed;"
+	shim_wait_status shim-kill STOPPED || problems="$problems not STOPPED after SIGKILL;"
+	ctr task delete shim-kill >> "$work/shim-kill.err" 2>&1 || problems="$problems task delete failed;"
+	grep -q 'exit code 137' "$work/shim-kill.err" || problems="$problems no exit code 137;"
+	ctr container rm shim-kill >> "$work/shim-kill.err" 2>&1 || problems="$problems container rm failed;"
+	if [ -z "$problems" ]; then
+		result shim-ctr-kill pass "ps lists the VMM, pause/resume, kill -a -s SIGKILL: STOPPED with 137, delete and rm work"
+	else
+		out=""; last_err=$work/shim-kill.err; shim_fail_logs shim-ctr-kill shim-kill
+		result shim-ctr-kill fail "$problems"
+	fi
+fi
+# ctr task exec through the shim: hintvm-runtime's exec in a helper stands
+# for the guest process (its status, its stdio on the exec's fifos).
+if l1_selected shim-ctr-exec; then
+	problems=""
+	ctr run -d $SHIM "$IMAGE" shim-exec sleep 1000 > "$work/shim-exec.err" 2>&1 ||
+		problems="ctr run -d failed;"
+	shim_wait_status shim-exec RUNNING || problems="$problems not RUNNING;"
+	out=$(timeout 240 ctr task exec --exec-id e1 shim-exec sh -c 'echo exec-out; echo exec-err >&2; exit 6' 2>"$work/shim-exec.stderr")
+	st=$?
+	[ $st = 6 ] || problems="$problems exec status $st, expected 6;"
+	[ "$out" = exec-out ] || problems="$problems exec output [$out];"
+	grep -q exec-err "$work/shim-exec.stderr" || problems="$problems stderr not separate;"
+	ctr task kill -s SIGKILL shim-exec >> "$work/shim-exec.err" 2>&1
+	shim_wait_status shim-exec STOPPED || problems="$problems not STOPPED;"
+	ctr task delete shim-exec >> "$work/shim-exec.err" 2>&1 || problems="$problems task delete failed;"
+	ctr container rm shim-exec >> "$work/shim-exec.err" 2>&1 || problems="$problems container rm failed;"
+	if [ -z "$problems" ]; then
+		result shim-ctr-exec pass "ctr task exec through the shim: stdout, stderr apart, exit status 6"
+	else
+		last_err=$work/shim-exec.stderr; shim_fail_logs shim-ctr-exec shim-exec
+		result shim-ctr-exec fail "$problems"
+	fi
+fi
+# A -t session through the shim: the runtime's pty master comes to the
+# shim over --console-socket, which copies ctr's fifos to and from it.
+if l1_selected shim-ctr-tty; then
+	rm -f "$work/shim-tty-in"
+	mkfifo "$work/shim-tty-in"
+	timeout 240 script -qec "ctr run -t --rm $SHIM $IMAGE shim-tty sh -c '[ -t 0 ] && echo on-a-tty; echo ready; read line; echo \"got:\$line\"; exit 5'" \
+		/dev/null < "$work/shim-tty-in" > "$work/shim-tty.out" 2>&1 &
+	tty_pid=$!
+	exec 3> "$work/shim-tty-in"
+	i=0
+	while ! grep -q ready "$work/shim-tty.out" && [ $i -lt 1200 ]; do
+		sleep 0.2; i=$((i + 1))
+	done
+	echo typed-43 >&3
+	wait $tty_pid
+	st=$?
+	exec 3>&-
+	if grep -q 'on-a-tty' "$work/shim-tty.out" && grep -q 'got:typed-43' "$work/shim-tty.out" && [ $st = 5 ]; then
+		result shim-ctr-tty pass "a -t session through the shim: stdin is a terminal, a typed line read back, exit status 5"
+	else
+		out=$(cat "$work/shim-tty.out"); last_err=""; shim_fail_logs shim-ctr-tty shim-tty
+		result shim-ctr-tty fail "status $st"
+		ctr task kill -s SIGKILL shim-tty > /dev/null 2>&1
+		sleep 1
+		ctr task delete shim-tty > /dev/null 2>&1
+		ctr container rm shim-tty > /dev/null 2>&1
+	fi
+fi
+# The VMM process killed from outside: TaskExit 137 reaches containerd,
+# and ctr run, waiting, returns it.
+if l1_selected shim-ctr-vmm-killed; then
+	timeout 240 ctr run --rm $SHIM "$IMAGE" shim-vmm sh -c 'echo ready; sleep 1000' \
+		> "$work/shim-vmm.out" 2>&1 &
+	run_pid=$!
+	shim_wait_status shim-vmm RUNNING
+	i=0
+	while ! grep -q ready "$work/shim-vmm.out" && [ $i -lt 1200 ]; do
+		sleep 0.2; i=$((i + 1))
+	done
+	vmm=$(ctr task ls 2>/dev/null | awk '$1 == "shim-vmm" { print $2 }')
+	[ -z "$vmm" ] || kill -9 "$vmm"
+	wait $run_pid
+	st=$?
+	if [ -n "$vmm" ] && [ $st = 137 ]; then
+		result shim-ctr-vmm-killed pass "VMM process $vmm killed with SIGKILL: ctr run returned 137"
+	else
+		out=$(cat "$work/shim-vmm.out"); last_err=""; shim_fail_logs shim-ctr-vmm-killed shim-vmm
+		result shim-ctr-vmm-killed fail "VMM [$vmm], status $st, expected 137"
+	fi
+fi
+# The shim killed with SIGKILL: containerd runs the binary's delete, which
+# ends the VM and removes its state.
+if l1_selected shim-ctr-shim-killed; then
+	problems=""
+	ctr run -d $SHIM "$IMAGE" shim-dead sleep 1000 > "$work/shim-dead.err" 2>&1 ||
+		problems="ctr run -d failed;"
+	shim_wait_status shim-dead RUNNING || problems="$problems not RUNNING;"
+	vmm=$(ctr task ls 2>/dev/null | awk '$1 == "shim-dead" { print $2 }')
+	# The VMM process has the shim's command line too (a fork, no
+	# exec): the shim is the one whose name is not hintvm-vmm.
+	shim=$(for p in $(pgrep -f 'containerd-shim-hintvm-v2 -namespace default -id shim-dead '); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = hintvm-vmm ] || echo "$p"
+	done | head -n 1)
+	if [ -z "$shim" ] || [ -z "$vmm" ]; then
+		problems="$problems no shim [$shim] or VMM [$vmm];"
+	else
+		kill -9 "$shim"
+		i=0
+		while ! shim_gone "$vmm" && [ $i -lt 100 ]; do
+			sleep 0.2; i=$((i + 1))
+		done
+		shim_gone "$vmm" || problems="$problems VMM $vmm still there;"
+	fi
+	ctr task delete shim-dead >> "$work/shim-dead.err" 2>&1
+	ctr container rm shim-dead >> "$work/shim-dead.err" 2>&1 || problems="$problems container rm failed;"
+	[ ! -e /run/hintvm-shim/default/shim-dead ] || problems="$problems runtime state left;"
+	if [ -z "$problems" ]; then
+		result shim-ctr-shim-killed pass "shim $shim killed with SIGKILL: containerd's delete ended VMM $vmm and removed its state"
+	else
+		out=""; last_err=$work/shim-dead.err; shim_fail_logs shim-ctr-shim-killed shim-dead
+		result shim-ctr-shim-killed fail "$problems"
+	fi
+fi
+if l1_selected shim-ctr-rm-clean; then
+	left=$(ls -A /run/hintvm-shim/default 2>/dev/null; ls -d /run/hintvm-shim/console-*.sock 2>/dev/null)
+	# Each task's socket, named as containerd 1.6's shims name theirs:
+	# sha256 of containerd's address/namespace/id.
+	socks=""
+	for id in shim-run shim-exit shim-kill shim-exec shim-tty shim-vmm shim-dead; do
+		sock=/run/containerd/s/$(printf '%s' "/run/containerd/containerd.sock/default/$id" | sha256sum | cut -d' ' -f1)
+		[ ! -e "$sock" ] || socks="$socks $id"
+	done
+	# A shim leaves once containerd's Shutdown is answered.
+	i=0
+	while pgrep -f '^[^ ]*containerd-shim-hintvm-v2 ' > /dev/null && [ $i -lt 50 ]; do
+		sleep 0.2; i=$((i + 1))
+	done
+	procs=$(pgrep -x hintvm-vmm; pgrep -f '^[^ ]*containerd-shim-hintvm-v2 ' | tr '\n' ' ')
+	tasks=$(ctr task ls -q 2>/dev/null | grep '^shim-')
+	mounts=$(grep -c ' /run/containerd/io.containerd.runtime.v2.task/default/shim-' /proc/mounts)
+	if [ -z "$left$socks$procs$tasks" ] && [ "$mounts" = 0 ]; then
+		result shim-ctr-rm-clean pass "no runtime state, shim socket, VMM or shim process, task or rootfs mount left"
+	else
+		result shim-ctr-rm-clean fail "left: state [$left] sockets [$socks] processes [$procs] tasks [$tasks] mounts [$mounts]"
+	fi
+fi
+
 # ---- podman with runc ------------------------------------------------------
 if l1_selected podman-runc-run; then
 	{

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * A terminal task (ctr -t, CreateTaskRequest.terminal): hintvm-runtime's
+ * create opens the pty and sends its master over --console-socket, as
+ * runc does; the slave is the VMM process's stdio. The shim receives the
+ * master and copies, in its poll round, containerd's stdin fifo to the
+ * master and the master to the stdout fifo (a terminal has no stderr of
+ * its own). ResizePty sets the master's window size.
+ *
+ * The socket is created before create runs and only read after it
+ * returned: the runtime's connect and send complete against the listen
+ * backlog without an accept, so the shim can wait for the helper.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "shim/shim.h"
+
+/* How long one write to the pty may wait for room (the guest reads). */
+#define CONSOLE_WRITE_WAIT_MS 1000
+
+int shim_console_listen(struct shim_task *t, char *err, size_t errlen)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (mkdir(SHIM_STATE_ROOT, 0711) && errno != EEXIST) {
+		snprintf(err, errlen, SHIM_STATE_ROOT ": %s", strerror(errno));
+		return -errno;
+	}
+	/* Short and the shim's own: the bundle's path may not fit in
+	 * sun_path (k8s ids are 64 characters). */
+	snprintf(t->console_path, sizeof(t->console_path),
+		 SHIM_STATE_ROOT "/console-%d.sock", (int)getpid());
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", t->console_path);
+	unlink(t->console_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(fd, 1)) {
+		snprintf(err, errlen, "console socket %s: %s", t->console_path,
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -EIO;
+	}
+	t->console_listen = fd;
+	return 0;
+}
+
+/* The master the runtime sent, or -errno. */
+static int receive_master(int listen_fd)
+{
+	char byte, ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *cm;
+	int conn, fd = -EPROTO;
+
+	conn = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (conn < 0)
+		return -errno;
+	if (recvmsg(conn, &m, MSG_CMSG_CLOEXEC) == 1) {
+		cm = CMSG_FIRSTHDR(&m);
+		if (cm && cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	}
+	close(conn);
+	return fd;
+}
+
+void shim_console_close(struct shim *s)
+{
+	struct shim_task *t = &s->task;
+	int *fds[] = { &t->console_listen, &t->console_master, &t->console_in,
+		       &t->console_out };
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] < 0)
+			continue;
+		ttrpc_server_unwatch(s->server, *fds[i]);
+		close(*fds[i]);
+		*fds[i] = -1;
+	}
+	if (t->console_path[0]) {
+		unlink(t->console_path);
+		t->console_path[0] = '\0';
+	}
+}
+
+static void write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+			if (poll(&p, 1, CONSOLE_WRITE_WAIT_MS) <= 0)
+				return; /* nobody takes it: dropped */
+			continue;
+		}
+		if (n <= 0 && errno != EINTR)
+			return;
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+		}
+	}
+}
+
+/* Master -> stdout, until the slave side is gone (EIO). */
+static void on_master(void *opaque, int fd, short revents)
+{
+	struct shim *s = opaque;
+	struct shim_task *t = &s->task;
+	char buf[16384];
+	ssize_t n;
+
+	(void)revents;
+	n = read(fd, buf, sizeof(buf));
+	if (n > 0) {
+		if (t->console_out >= 0)
+			write_all(t->console_out, buf, (size_t)n);
+		return;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	ttrpc_server_unwatch(s->server, fd);
+}
+
+/* stdin fifo -> master; its end stops the copy (the tty stays). */
+static void on_stdin(void *opaque, int fd, short revents)
+{
+	struct shim *s = opaque;
+	struct shim_task *t = &s->task;
+	char buf[16384];
+	ssize_t n;
+
+	(void)revents;
+	n = read(fd, buf, sizeof(buf));
+	if (n > 0) {
+		if (t->console_master >= 0)
+			write_all(t->console_master, buf, (size_t)n);
+		return;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	ttrpc_server_unwatch(s->server, fd);
+	close(fd);
+	t->console_in = -1;
+}
+
+int shim_console_attach(struct shim *s, char *err, size_t errlen)
+{
+	struct shim_task *t = &s->task;
+	int fd = receive_master(t->console_listen);
+
+	ttrpc_server_unwatch(s->server, t->console_listen);
+	close(t->console_listen);
+	t->console_listen = -1;
+	unlink(t->console_path);
+	t->console_path[0] = '\0';
+	if (fd < 0) {
+		snprintf(
+			err, errlen,
+			"the runtime sent no terminal over its console socket: %s",
+			strerror(-fd));
+		return fd;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	t->console_master = fd;
+	if (ttrpc_server_watch(s->server, fd, POLLIN, on_master, s) ||
+	    (t->console_in >= 0 && ttrpc_server_watch(s->server, t->console_in,
+						      POLLIN, on_stdin, s))) {
+		snprintf(err, errlen, "cannot watch the terminal: %s",
+			 hvm_error_message());
+		return -EIO;
+	}
+	return 0;
+}
+
+void shim_console_drain(struct shim *s)
+{
+	struct shim_task *t = &s->task;
+	char buf[16384];
+	ssize_t n;
+
+	if (t->console_master < 0)
+		return;
+	/* What the task wrote last is still in the master: out before the
+	 * exit event, then the fifo closes so that containerd sees EOF. */
+	while ((n = read(t->console_master, buf, sizeof(buf))) > 0)
+		if (t->console_out >= 0)
+			write_all(t->console_out, buf, (size_t)n);
+	shim_console_close(s);
+}
+
+int shim_console_resize(struct shim_task *t, uint32_t width, uint32_t height)
+{
+	struct winsize ws = { .ws_row = (unsigned short)height,
+			      .ws_col = (unsigned short)width };
+
+	if (t->console_master < 0)
+		return -ENOTTY;
+	return ioctl(t->console_master, TIOCSWINSZ, &ws) ? -errno : 0;
+}

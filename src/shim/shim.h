@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * containerd-shim-hintvm-v2 (docs/shim.md): what its parts share. The
+ * binary has containerd 1.6's commands (main.c, commands.c), serves the
+ * Task service over ttrpc as one long-lived process per task (serve.c,
+ * task.c), runs the task's VM through hintvm-runtime's code (the
+ * runtime library, src/runtime) and publishes events to containerd
+ * (events.c).
+ */
+#ifndef HVM_SHIM_SHIM_H
+#define HVM_SHIM_SHIM_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "runtime/runtime.h"
+#include "pb_timestamp.pb-c.h"
+#include "types_mount.pb-c.h"
+#include "shim/ttrpc_client.h"
+#include "shim/ttrpc_server.h"
+
+#define SHIM_NAME "containerd-shim-hintvm-v2"
+/* containerd 1.6's socketRoot: shim sockets are /run/containerd/s/HEX. */
+#define SHIM_SOCKET_DIR "/run/containerd/s"
+/* The runtime's state directories, one per namespace (rt.root). */
+#define SHIM_STATE_ROOT "/run/hintvm-shim"
+#define SHIM_MAX_NS 76 /* containerd's namespace names: 76 bytes at most */
+
+/* The flags containerd 1.6 passes (runtime/v2/shim/shim.go), Go style. */
+struct shim_flags {
+	const char *namespace;
+	const char *id;
+	const char *address; /* containerd's grpc socket */
+	const char *publish_binary;
+	const char *bundle; /* "" or absent: the working directory */
+	const char *socket; /* serve: the socket to listen on */
+	bool debug;
+	bool version;
+	const char *action; /* "start", "delete", or NULL: serve */
+};
+
+/* Parses ARGV as Go's flag package would; -1 with a message on stderr. */
+int shim_parse_flags(int argc, char **argv, struct shim_flags *f);
+
+/* ---- commands.c: the binary commands --------------------------------- */
+int shim_cmd_start(const struct shim_flags *f, char *self);
+int shim_cmd_delete(const struct shim_flags *f);
+/* The ttrpc address containerd 1.6 gives the shim of (address, ns, id):
+ * "unix:///run/containerd/s/" + sha256(address/ns/id) in hex. */
+void shim_socket_address(const char *address, const char *ns, const char *id,
+			 char *out, size_t len);
+/* rt.root for namespace NS; -EINVAL for a name unfit for a path. */
+int shim_set_state_root(const char *ns);
+
+/* ---- serve.c: the long-lived shim -------------------------------------- */
+int shim_serve(const struct shim_flags *f);
+
+/* ---- events.c: events to containerd (TTRPC_ADDRESS) ------------------ */
+struct shim_events {
+	char address[PATH_MAX]; /* "" when containerd gave none: dropped */
+	char ns[SHIM_MAX_NS + 1];
+	struct ttrpc_client client;
+	bool connected;
+};
+
+void shim_events_init(struct shim_events *ev, const char *ttrpc_address,
+		      const char *ns);
+/*
+ * Forwards EVENT (a containerd.events message) under TOPIC ("/tasks/exit"):
+ * the envelope of containerd's Events/Forward, the event as an Any whose
+ * type URL is the message's full name, as containerd 1.6's typeurl
+ * writes it. 0, or -errno after one reconnect failed (logged: containerd
+ * misses the event, the task goes on).
+ */
+int shim_events_publish(struct shim_events *ev, const char *topic,
+			const ProtobufCMessage *event);
+void shim_events_close(struct shim_events *ev);
+
+/* ---- task.c: the Task service of one task ------------------------------ */
+#define SHIM_MAX_WAITERS 16
+
+struct shim_task {
+	bool exists; /* Create succeeded, Delete not yet */
+	bool started;
+	bool exited;
+	char id[RT_MAX_ID + 1];
+	char bundle[PATH_MAX];
+	char stdin_path[PATH_MAX], stdout_path[PATH_MAX], stderr_path[PATH_MAX];
+	bool rootfs_mounted;
+	bool terminal;
+	/* A terminal task's pty master and the fifos the shim copies
+	 * to and from it (console.c); -1 when none. */
+	int console_listen, console_master, console_in, console_out;
+	char console_path[108];
+	pid_t pid; /* the VMM process */
+	int pidfd;
+	uint32_t exit_status;
+	struct timespec exited_at;
+	struct ttrpc_token waiters[SHIM_MAX_WAITERS];
+	unsigned int n_waiters;
+};
+
+/* An exec of the task (task_exec.c): its host process is a helper
+ * running the runtime's exec in the foreground, which stands for the
+ * guest process as runc's exec does: the guest process's status is its. */
+#define SHIM_MAX_EXECS 16
+struct shim_exec {
+	bool used, started, exited;
+	char id[RT_MAX_ID + 1];
+	char stdin_path[PATH_MAX], stdout_path[PATH_MAX], stderr_path[PATH_MAX];
+	char process_file[PATH_MAX + RT_MAX_ID + 16];
+	pid_t pid;
+	uint32_t exit_status;
+	struct timespec exited_at;
+	struct ttrpc_token waiters[SHIM_MAX_WAITERS];
+	unsigned int n_waiters;
+};
+
+struct shim {
+	struct ttrpc_server *server;
+	struct shim_events events;
+	struct shim_task task;
+	struct shim_exec execs[SHIM_MAX_EXECS];
+	bool shutdown; /* Shutdown answered: leave the loop */
+};
+
+/* No task: every fd -1 (a zeroed task would own fd 0). */
+void shim_task_reset(struct shim_task *t);
+/* The Task service (containerd.task.v2.Task) on S. */
+/* The VMM process has ended (its pidfd, or SIGCHLD): reap it, send
+ * TaskExit, answer the Waits. */
+void shim_task_reaped(struct shim *s);
+struct ttrpc_service shim_task_service(struct shim *s);
+
+/* T as a protobuf Timestamp. */
+void shim_timestamp(Google__Protobuf__Timestamp *ts, const struct timespec *t);
+/*
+ * One of containerd's stdio paths as an fd: "" is /dev/null, a fifo is
+ * opened without blocking (a writer waits up to 2 s for its reader, then
+ * it is an error, not a hang), file:///PATH appends to PATH. -errno with
+ * the reason in ERR.
+ */
+int shim_open_stdio(const char *path, bool input, char *err, size_t errlen);
+
+/* ---- task_exec.c: Exec and the requests naming an exec id ------------- */
+/* The task ID names, or NULL after answering CALL with the reason. */
+struct shim_task *shim_find_task(struct shim *s, struct ttrpc_call *call,
+				 const char *id);
+void shim_exec_create(void *opaque, struct ttrpc_call *call);
+void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
+		     const char *exec_id);
+void shim_exec_state(struct shim *s, struct ttrpc_call *call, const char *id,
+		     const char *exec_id);
+void shim_exec_close_io(struct shim *s, struct ttrpc_call *call, const char *id,
+			const char *exec_id);
+void shim_exec_kill(struct shim *s, struct ttrpc_call *call, const char *id,
+		    const char *exec_id, uint32_t signal);
+void shim_exec_wait(struct shim *s, struct ttrpc_call *call, const char *id,
+		    const char *exec_id);
+void shim_exec_delete(struct shim *s, struct ttrpc_call *call, const char *id,
+		      const char *exec_id);
+/* PID (a zombie child) is an exec's: reap it, TaskExit, the Waits. */
+bool shim_exec_reaped(struct shim *s, pid_t pid);
+
+/* ---- console.c: a terminal task's pty ----------------------------------- */
+/* The --console-socket the runtime's create sends the master to. */
+int shim_console_listen(struct shim_task *t, char *err, size_t errlen);
+/* After create: takes the master, starts copying stdin and stdout. */
+int shim_console_attach(struct shim *s, char *err, size_t errlen);
+/* At the task's exit: its last output to stdout, then everything closed. */
+void shim_console_drain(struct shim *s);
+void shim_console_close(struct shim *s);
+int shim_console_resize(struct shim_task *t, uint32_t width, uint32_t height);
+
+/* ---- rootfs.c: the mounts containerd hands Create --------------------- */
+/* Mounts M[0..N) on TARGET in order; on failure undoes what it did and
+ * leaves the reason in ERR. */
+int shim_rootfs_mount(Containerd__Types__Mount *const *m, size_t n,
+		      const char *target, char *err, size_t errlen);
+/* Unmounts everything on TARGET (lazily: a VMM may still hold it). */
+void shim_rootfs_unmount(const char *target);
+
+#endif

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Exec: another process in the task's VM (ctr task exec). Exec records it
+ * (its process spec, the JSON containerd sends in an Any, goes to a file
+ * beside the bundle); Start forks a helper whose stdio are the exec's
+ * fifos and runs hintvm-runtime's exec in it in the foreground: through
+ * the guest agent it starts the process, pumps its streams, forwards the
+ * signals the helper gets and exits with the process's status (128+N for
+ * signal N). So the helper's pid is the exec's pid, Kill signals it, and
+ * its exit, reaped through SIGCHLD (serve.c), is the exec's TaskExit.
+ *
+ * Not yet: a terminal for an exec (ctr task exec -t) is refused.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "events_task.pb-c.h"
+#include "pb_empty.pb-c.h"
+#include "runtime/state.h"
+#include "shim/shim.h"
+#include "task_shim.pb-c.h"
+
+#define NOT_FOUND GOOGLE__RPC__CODE__NOT_FOUND
+#define PRECONDITION GOOGLE__RPC__CODE__FAILED_PRECONDITION
+
+/* Process specs larger than this are no process spec. */
+#define EXEC_SPEC_MAX (1u << 20)
+
+static struct shim_exec *find_exec(struct shim *s, struct ttrpc_call *call,
+				   const char *id, const char *exec_id)
+{
+	if (!shim_find_task(s, call, id))
+		return NULL;
+	for (int i = 0; i < SHIM_MAX_EXECS; i++)
+		if (s->execs[i].used && !strcmp(s->execs[i].id, exec_id))
+			return &s->execs[i];
+	ttrpc_call_error(call, NOT_FOUND,
+			 "exec \"%s\" of task \"%s\": not found", exec_id, id);
+	return NULL;
+}
+
+static int copy_path(struct ttrpc_call *call, char *dst, size_t len,
+		     const char *what, const char *src)
+{
+	if (strlen(src) >= len) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+				 "%s: longer than %zu bytes", what, len - 1);
+		return -1;
+	}
+	strcpy(dst, src);
+	return 0;
+}
+
+void shim_exec_create(void *opaque, struct ttrpc_call *call)
+{
+	const Containerd__Task__V2__ExecProcessRequest *req =
+		(const void *)call->request;
+	Containerd__Events__TaskExecAdded ev =
+		CONTAINERD__EVENTS__TASK_EXEC_ADDED__INIT;
+	Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
+	struct shim *s = opaque;
+	struct shim_task *t = shim_find_task(s, call, req->id);
+	struct shim_exec *e = NULL;
+	FILE *fp;
+
+	if (!t)
+		return;
+	if (!rt_valid_id(req->exec_id)) {
+		ttrpc_call_error(
+			call, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+			"exec id \"%s\": expected 1 to %d of [A-Za-z0-9_.+-], not starting with '.'",
+			req->exec_id, RT_MAX_ID);
+		return;
+	}
+	if (!t->started || t->exited) {
+		ttrpc_call_error(call, PRECONDITION,
+				 "task %s is not running: no exec in it",
+				 t->id);
+		return;
+	}
+	if (req->terminal) {
+		ttrpc_call_error(
+			call, GOOGLE__RPC__CODE__UNIMPLEMENTED,
+			"exec with a terminal (ctr task exec -t): not implemented yet");
+		return;
+	}
+	if (!req->spec || !req->spec->value.data || !req->spec->value.len ||
+	    req->spec->value.len > EXEC_SPEC_MAX) {
+		ttrpc_call_error(
+			call, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+			"exec \"%s\": expected a process spec of 1 to %u bytes",
+			req->exec_id, EXEC_SPEC_MAX);
+		return;
+	}
+	for (int i = 0; i < SHIM_MAX_EXECS; i++) {
+		if (s->execs[i].used && !strcmp(s->execs[i].id, req->exec_id)) {
+			ttrpc_call_error(
+				call, GOOGLE__RPC__CODE__ALREADY_EXISTS,
+				"exec \"%s\" exists already", req->exec_id);
+			return;
+		}
+		if (!s->execs[i].used && !e)
+			e = &s->execs[i];
+	}
+	if (!e) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__RESOURCE_EXHAUSTED,
+				 "task %s has %d execs already: delete some",
+				 t->id, SHIM_MAX_EXECS);
+		return;
+	}
+	memset(e, 0, sizeof(*e));
+	if (copy_path(call, e->stdin_path, sizeof(e->stdin_path), "stdin",
+		      req->stdin) ||
+	    copy_path(call, e->stdout_path, sizeof(e->stdout_path), "stdout",
+		      req->stdout) ||
+	    copy_path(call, e->stderr_path, sizeof(e->stderr_path), "stderr",
+		      req->stderr))
+		return;
+	snprintf(e->id, sizeof(e->id), "%s", req->exec_id);
+	/* The runtime's exec reads the process spec from a file, as
+	 * runc's does (--process). */
+	snprintf(e->process_file, sizeof(e->process_file), "%s/exec-%s.json",
+		 t->bundle, e->id);
+	fp = fopen(e->process_file, "we");
+	if (!fp ||
+	    fwrite(req->spec->value.data, 1, req->spec->value.len, fp) !=
+		    req->spec->value.len ||
+	    fclose(fp)) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__INTERNAL, "%s: %s",
+				 e->process_file, strerror(errno));
+		unlink(e->process_file);
+		return;
+	}
+	e->used = true;
+	ev.container_id = t->id;
+	ev.exec_id = e->id;
+	shim_events_publish(&s->events, "/tasks/exec-added", &ev.base);
+	ttrpc_call_reply(call, &empty.base);
+}
+
+void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
+		     const char *exec_id)
+{
+	Containerd__Task__V2__StartResponse resp =
+		CONTAINERD__TASK__V2__START_RESPONSE__INIT;
+	Containerd__Events__TaskExecStarted ev =
+		CONTAINERD__EVENTS__TASK_EXEC_STARTED__INIT;
+	struct shim_exec *e = find_exec(s, call, id, exec_id);
+	const char *paths[3];
+	char err[PATH_MAX + 128];
+	int stdio[3] = { -1, -1, -1 };
+	pid_t pid;
+
+	if (!e)
+		return;
+	if (e->started) {
+		ttrpc_call_error(call, PRECONDITION, "exec %s: already started",
+				 e->id);
+		return;
+	}
+	paths[0] = e->stdin_path;
+	paths[1] = e->stdout_path;
+	paths[2] = e->stderr_path;
+	for (int i = 0; i < 3; i++) {
+		stdio[i] = shim_open_stdio(paths[i], i == 0, err, sizeof(err));
+		if (stdio[i] < 0) {
+			ttrpc_call_error(call, PRECONDITION, "exec %s: %s",
+					 e->id, err);
+			goto out;
+		}
+	}
+	pid = fork();
+	if (pid < 0) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__INTERNAL, "fork: %s",
+				 strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		char *argv[] = { "exec", "--process", e->process_file,
+				 s->task.id, NULL };
+		sigset_t none;
+
+		for (int i = 0; i < 3; i++)
+			if (dup2(stdio[i], i) < 0)
+				_exit(127);
+		syscall(SYS_close_range, 3, ~0u, 0);
+		/* Its own process group: signals for containerd's shim
+		 * (SIGTERM at its shutdown) are not the exec's. */
+		setpgid(0, 0);
+		/* Not the shim's blocked set: the exec forwards signals. */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		optind = 0;
+		_exit(cmd_exec(4, argv));
+	}
+	e->pid = pid;
+	e->started = true;
+	ev.container_id = s->task.id;
+	ev.exec_id = e->id;
+	ev.pid = (uint32_t)pid;
+	shim_events_publish(&s->events, "/tasks/exec-started", &ev.base);
+	resp.pid = (uint32_t)pid;
+	ttrpc_call_reply(call, &resp.base);
+out:
+	for (int i = 0; i < 3; i++)
+		if (stdio[i] >= 0)
+			close(stdio[i]);
+}
+
+void shim_exec_close_io(struct shim *s, struct ttrpc_call *call, const char *id,
+			const char *exec_id)
+{
+	Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
+
+	/* As for the task: the helper reads the stdin fifo to its end. */
+	if (find_exec(s, call, id, exec_id))
+		ttrpc_call_reply(call, &empty.base);
+}
+
+void shim_exec_state(struct shim *s, struct ttrpc_call *call, const char *id,
+		     const char *exec_id)
+{
+	Containerd__Task__V2__StateResponse resp =
+		CONTAINERD__TASK__V2__STATE_RESPONSE__INIT;
+	Google__Protobuf__Timestamp at = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
+	struct shim_exec *e = find_exec(s, call, id, exec_id);
+
+	if (!e)
+		return;
+	resp.id = s->task.id;
+	resp.exec_id = e->id;
+	resp.bundle = s->task.bundle;
+	resp.pid = (uint32_t)e->pid;
+	resp.status = e->exited	   ? CONTAINERD__V1__TYPES__STATUS__STOPPED
+		      : e->started ? CONTAINERD__V1__TYPES__STATUS__RUNNING
+				   : CONTAINERD__V1__TYPES__STATUS__CREATED;
+	resp.stdin = e->stdin_path;
+	resp.stdout = e->stdout_path;
+	resp.stderr = e->stderr_path;
+	if (e->exited) {
+		resp.exit_status = e->exit_status;
+		shim_timestamp(&at, &e->exited_at);
+		resp.exited_at = &at;
+	}
+	ttrpc_call_reply(call, &resp.base);
+}
+
+void shim_exec_kill(struct shim *s, struct ttrpc_call *call, const char *id,
+		    const char *exec_id, uint32_t signal)
+{
+	Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
+	struct shim_exec *e = find_exec(s, call, id, exec_id);
+
+	if (!e)
+		return;
+	if (!e->started || e->exited) {
+		ttrpc_call_error(call, NOT_FOUND, "exec %s: process %s", e->id,
+				 e->exited ? "already finished"
+					   : "not started");
+		return;
+	}
+	/* The helper forwards it to the guest process (runtime exec). */
+	if (kill(e->pid, (int)signal)) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__INTERNAL,
+				 "kill %d: %s", (int)e->pid, strerror(errno));
+		return;
+	}
+	ttrpc_call_reply(call, &empty.base);
+}
+
+void shim_exec_wait(struct shim *s, struct ttrpc_call *call, const char *id,
+		    const char *exec_id)
+{
+	Containerd__Task__V2__WaitResponse resp =
+		CONTAINERD__TASK__V2__WAIT_RESPONSE__INIT;
+	Google__Protobuf__Timestamp at = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
+	struct shim_exec *e = find_exec(s, call, id, exec_id);
+
+	if (!e)
+		return;
+	if (e->exited) {
+		resp.exit_status = e->exit_status;
+		shim_timestamp(&at, &e->exited_at);
+		resp.exited_at = &at;
+		ttrpc_call_reply(call, &resp.base);
+		return;
+	}
+	if (e->n_waiters == SHIM_MAX_WAITERS) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__RESOURCE_EXHAUSTED,
+				 "exec %s: %d Waits are pending already", e->id,
+				 SHIM_MAX_WAITERS);
+		return;
+	}
+	e->waiters[e->n_waiters++] = ttrpc_call_defer(call);
+}
+
+void shim_exec_delete(struct shim *s, struct ttrpc_call *call, const char *id,
+		      const char *exec_id)
+{
+	Containerd__Task__V2__DeleteResponse resp =
+		CONTAINERD__TASK__V2__DELETE_RESPONSE__INIT;
+	Google__Protobuf__Timestamp at = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
+	struct shim_exec *e = find_exec(s, call, id, exec_id);
+
+	if (!e)
+		return;
+	if (e->started && !e->exited) {
+		ttrpc_call_error(call, PRECONDITION,
+				 "exec %s is running: kill it before Delete",
+				 e->id);
+		return;
+	}
+	unlink(e->process_file);
+	resp.pid = (uint32_t)e->pid;
+	resp.exit_status = e->exit_status;
+	shim_timestamp(&at, &e->exited_at);
+	resp.exited_at = &at;
+	ttrpc_call_reply(call, &resp.base);
+	memset(e, 0, sizeof(*e));
+}
+
+bool shim_exec_reaped(struct shim *s, pid_t pid)
+{
+	Containerd__Task__V2__WaitResponse resp =
+		CONTAINERD__TASK__V2__WAIT_RESPONSE__INIT;
+	Containerd__Events__TaskExit ev = CONTAINERD__EVENTS__TASK_EXIT__INIT;
+	Google__Protobuf__Timestamp at = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
+	struct shim_exec *e = NULL;
+	int status;
+
+	for (int i = 0; i < SHIM_MAX_EXECS && !e; i++)
+		if (s->execs[i].used && s->execs[i].started &&
+		    !s->execs[i].exited && s->execs[i].pid == pid)
+			e = &s->execs[i];
+	if (!e || waitpid(pid, &status, WNOHANG) != pid)
+		return false;
+	e->exited = true;
+	e->exit_status = WIFEXITED(status) ? (uint32_t)WEXITSTATUS(status)
+			 : WIFSIGNALED(status)
+				 ? 128u + (uint32_t)WTERMSIG(status)
+				 : 255u;
+	clock_gettime(CLOCK_REALTIME, &e->exited_at);
+	shim_timestamp(&at, &e->exited_at);
+	ev.container_id = s->task.id;
+	ev.id = e->id;
+	ev.pid = (uint32_t)pid;
+	ev.exit_status = e->exit_status;
+	ev.exited_at = &at;
+	shim_events_publish(&s->events, "/tasks/exit", &ev.base);
+	resp.exit_status = e->exit_status;
+	resp.exited_at = &at;
+	for (unsigned int i = 0; i < e->n_waiters; i++)
+		ttrpc_server_reply(s->server, &e->waiters[i], &resp.base);
+	e->n_waiters = 0;
+	return true;
+}

@@ -1,0 +1,607 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The shim's Task service (src/shim/task.c) as a hostile or confused peer
+ * sees it, over a socketpair into its ttrpc server: requests for a task
+ * that is not there, Creates with bad ids, paths, terminals, checkpoints
+ * and stdio that cannot be opened, signals out of range, exec ids, and
+ * garbage payloads for every method. Each gets an error status naming the
+ * value, and the shim answers the next request as before. A forked child
+ * stands in for the VMM process to follow Kill, Wait and Delete through
+ * an exit without booting a VM.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "runtime/runtime.h"
+#include "shim/shim.h"
+#include "shim/ttrpc_frame.h"
+#include "task_shim.pb-c.h"
+#include "ttrpc.pb-c.h"
+
+#define TASK "containerd.task.v2.Task"
+
+struct rt_globals rt = { .root = "/nonexistent" };
+
+static struct shim shim;
+static struct ttrpc_service svc;
+static int peer = -1;
+static uint32_t next_id = 1;
+static char tmpdir[64];
+
+static int setup(void **state)
+{
+	struct ttrpc_server_config cfg = { .services = &svc, .n_services = 1 };
+	int sv[2];
+
+	(void)state;
+	memset(&shim, 0, sizeof(shim));
+	shim_task_reset(&shim.task);
+	shim_events_init(&shim.events, NULL, "default");
+	svc = shim_task_service(&shim);
+	assert_non_null(svc.desc);
+	shim.server = ttrpc_server_create(&cfg);
+	assert_non_null(shim.server);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+			 0);
+	assert_int_equal(ttrpc_server_add_conn(shim.server, sv[1]), 0);
+	peer = sv[0];
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_task.XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+	rt.root = tmpdir;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	close(peer);
+	ttrpc_server_destroy(shim.server);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	assert_int_equal(system(cmd), 0);
+	return 0;
+}
+
+static void send_frame(const void *data, size_t len, uint32_t id)
+{
+	struct ttrpc_header h = { (uint32_t)len, id, TTRPC_MSG_REQUEST, 0 };
+	uint8_t hdr[TTRPC_HEADER_LEN];
+
+	ttrpc_header_encode(&h, hdr);
+	assert_int_equal(send(peer, hdr, sizeof(hdr), MSG_NOSIGNAL),
+			 (ssize_t)sizeof(hdr));
+	assert_int_equal(send(peer, data, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* Sends METHOD with a raw PAYLOAD; returns the stream id. */
+static uint32_t call_raw(const char *method, const void *payload, size_t len)
+{
+	Hintvm__Ttrpc__Request req = HINTVM__TTRPC__REQUEST__INIT;
+	uint32_t id = next_id;
+	uint8_t *buf;
+	size_t n;
+
+	next_id += 2;
+	req.service = TASK;
+	req.method = (char *)method;
+	req.payload.data = (uint8_t *)payload;
+	req.payload.len = len;
+	n = hintvm__ttrpc__request__get_packed_size(&req);
+	buf = malloc(n);
+	assert_non_null(buf);
+	hintvm__ttrpc__request__pack(&req, buf);
+	send_frame(buf, n, id);
+	free(buf);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(ttrpc_server_poll(shim.server, 0), 0);
+	return id;
+}
+
+static uint32_t call(const char *method, const ProtobufCMessage *m)
+{
+	size_t n = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf = malloc(n + 1);
+	uint32_t id;
+
+	assert_non_null(buf);
+	protobuf_c_message_pack(m, buf);
+	id = call_raw(method, buf, n);
+	free(buf);
+	return id;
+}
+
+static void read_exact(void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		struct pollfd p = { .fd = peer, .events = POLLIN };
+		ssize_t n;
+
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		n = read(peer, (uint8_t *)buf + got, len - got);
+		assert_true(n > 0);
+		got += (size_t)n;
+	}
+}
+
+static Hintvm__Ttrpc__Response *response(uint32_t id)
+{
+	uint8_t hdr[TTRPC_HEADER_LEN], *data;
+	struct ttrpc_header h;
+	Hintvm__Ttrpc__Response *r;
+
+	read_exact(hdr, sizeof(hdr));
+	assert_int_equal(ttrpc_header_decode(hdr, &h), 0);
+	assert_int_equal(h.stream_id, id);
+	data = malloc(h.length + 1);
+	assert_non_null(data);
+	read_exact(data, h.length);
+	r = hintvm__ttrpc__response__unpack(NULL, h.length, data);
+	free(data);
+	assert_non_null(r);
+	assert_non_null(r->status);
+	return r;
+}
+
+/* The answer to stream ID has CODE and a message containing IN_MSG. */
+static void expect(uint32_t id, int code, const char *in_msg)
+{
+	Hintvm__Ttrpc__Response *r = response(id);
+
+	if (r->status->code != code)
+		fail_msg("stream %u: status %d (%s), wanted %d", id,
+			 r->status->code, r->status->message, code);
+	if (in_msg && !strstr(r->status->message, in_msg))
+		fail_msg("status message '%s' lacks '%s'", r->status->message,
+			 in_msg);
+	hintvm__ttrpc__response__free_unpacked(r, NULL);
+}
+
+/* The shim still answers: State of a task it does not have. */
+static void expect_alive(void)
+{
+	Containerd__Task__V2__StateRequest st =
+		CONTAINERD__TASK__V2__STATE_REQUEST__INIT;
+
+	st.id = "still-there";
+	expect(call("State", &st.base), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "still-there");
+}
+
+static void test_no_task(void **state)
+{
+	Containerd__Task__V2__StartRequest start =
+		CONTAINERD__TASK__V2__START_REQUEST__INIT;
+	Containerd__Task__V2__KillRequest kill_req =
+		CONTAINERD__TASK__V2__KILL_REQUEST__INIT;
+	Containerd__Task__V2__WaitRequest wait =
+		CONTAINERD__TASK__V2__WAIT_REQUEST__INIT;
+	Containerd__Task__V2__DeleteRequest del =
+		CONTAINERD__TASK__V2__DELETE_REQUEST__INIT;
+	Containerd__Task__V2__PidsRequest pids =
+		CONTAINERD__TASK__V2__PIDS_REQUEST__INIT;
+	Containerd__Task__V2__PauseRequest pause =
+		CONTAINERD__TASK__V2__PAUSE_REQUEST__INIT;
+	Containerd__Task__V2__ConnectRequest conn =
+		CONTAINERD__TASK__V2__CONNECT_REQUEST__INIT;
+
+	(void)state;
+	start.id = kill_req.id = wait.id = del.id = pids.id = pause.id = "nope";
+	kill_req.signal = SIGTERM;
+	expect(call("Start", &start.base), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "task \"nope\": not found (this shim has no task)");
+	expect(call("Kill", &kill_req.base), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "nope");
+	expect(call("Wait", &wait.base), GOOGLE__RPC__CODE__NOT_FOUND, "nope");
+	expect(call("Delete", &del.base), GOOGLE__RPC__CODE__NOT_FOUND, "nope");
+	expect(call("Pids", &pids.base), GOOGLE__RPC__CODE__NOT_FOUND, "nope");
+	expect(call("Pause", &pause.base), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "nope");
+	/* Connect needs no task: containerd asks it right after start. */
+	expect(call("Connect", &conn.base), GOOGLE__RPC__CODE__OK, NULL);
+	/* Not implemented, said so. */
+	expect(call_raw("ResizePty", NULL, 0), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "task \"\": not found");
+	expect(call_raw("Exec", NULL, 0), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "task \"\": not found");
+	expect(call_raw("Stats", NULL, 0), GOOGLE__RPC__CODE__UNIMPLEMENTED,
+	       "Stats");
+	expect(call_raw("Update", NULL, 0), GOOGLE__RPC__CODE__UNIMPLEMENTED,
+	       "Update");
+	expect(call_raw("Checkpoint", NULL, 0),
+	       GOOGLE__RPC__CODE__UNIMPLEMENTED, "Checkpoint");
+	expect_alive();
+}
+
+static void create_expect(Containerd__Task__V2__CreateTaskRequest *req,
+			  int code, const char *in_msg)
+{
+	expect(call("Create", &req->base), code, in_msg);
+	assert_false(shim.task.exists);
+}
+
+static void test_create_bad(void **state)
+{
+	Containerd__Task__V2__CreateTaskRequest req =
+		CONTAINERD__TASK__V2__CREATE_TASK_REQUEST__INIT;
+	char long_id[RT_MAX_ID + 2], long_path[PATH_MAX + 8], fifo[128];
+
+	(void)state;
+	req.bundle = tmpdir;
+	req.id = "";
+	create_expect(&req, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+		      "task id \"\": expected");
+	req.id = "../escape";
+	create_expect(&req, GOOGLE__RPC__CODE__INVALID_ARGUMENT, "../escape");
+	req.id = ".hidden";
+	create_expect(&req, GOOGLE__RPC__CODE__INVALID_ARGUMENT, ".hidden");
+	memset(long_id, 'a', sizeof(long_id) - 1);
+	long_id[sizeof(long_id) - 1] = '\0';
+	req.id = long_id;
+	create_expect(&req, GOOGLE__RPC__CODE__INVALID_ARGUMENT, "task id");
+
+	req.id = "t1";
+	req.bundle = "relative/bundle";
+	create_expect(&req, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+		      "bundle \"relative/bundle\": expected an absolute path");
+	req.bundle = "";
+	create_expect(&req, GOOGLE__RPC__CODE__INVALID_ARGUMENT, "bundle");
+	req.bundle = tmpdir;
+
+	/* A terminal task whose stdin cannot be opened: nothing is left
+	 * of its console socket. */
+	req.terminal = 1;
+	req.stdin = "/nonexistent/stdin";
+	create_expect(&req, GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+		      "/nonexistent/stdin");
+	assert_int_equal(shim.task.console_listen, -1);
+	assert_int_equal(shim.task.console_in, -1);
+	req.terminal = 0;
+	req.stdin = "";
+	req.checkpoint = "/some/checkpoint";
+	create_expect(&req, GOOGLE__RPC__CODE__UNIMPLEMENTED, "checkpoint");
+	req.checkpoint = "";
+
+	memset(long_path, 'p', sizeof(long_path) - 1);
+	long_path[0] = '/';
+	long_path[sizeof(long_path) - 1] = '\0';
+	req.stdout = long_path;
+	create_expect(&req, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+		      "stdout: longer than");
+	req.stdout = "binary:///usr/bin/logger";
+	create_expect(&req, GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+		      "binary:// is not implemented");
+	/* A fifo nobody reads: an error now, never a shim blocked in open. */
+	snprintf(fifo, sizeof(fifo), "%s/stdout", tmpdir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	req.stdout = fifo;
+	create_expect(&req, GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+		      "no reader");
+	req.stdout = "/nonexistent/dir/stdout";
+	create_expect(&req, GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+		      "/nonexistent/dir/stdout");
+	expect_alive();
+}
+
+/* Every method with bytes that are no protobuf of its input type. */
+static void test_garbage_payloads(void **state)
+{
+	const ProtobufCServiceDescriptor *d = svc.desc;
+	uint8_t junk[64];
+	uint32_t x = 12345;
+
+	(void)state;
+	for (unsigned int m = 0; m < d->n_methods; m++) {
+		for (int round = 0; round < 8; round++) {
+			Hintvm__Ttrpc__Response *r;
+			uint32_t id;
+
+			for (size_t i = 0; i < sizeof(junk); i++) {
+				x = x * 1103515245u + 12345u;
+				junk[i] = (uint8_t)(x >> 16);
+			}
+			/* A field 1 of wire type 7 (invalid) first, then
+			 * noise of a length that varies. */
+			junk[0] = 0x0f;
+			id = call_raw(d->methods[m].name, junk,
+				      8 + (size_t)round * 7);
+			r = response(id);
+			assert_int_not_equal(r->status->code,
+					     GOOGLE__RPC__CODE__OK);
+			hintvm__ttrpc__response__free_unpacked(r, NULL);
+		}
+	}
+	assert_false(shim.task.exists);
+	expect_alive();
+}
+
+/* A stand-in for a created and started task whose VMM is CHILD. */
+static void fake_task(pid_t child)
+{
+	struct shim_task *t = &shim.task;
+
+	shim_task_reset(t);
+	t->exists = true;
+	t->started = true;
+	t->pid = child;
+	snprintf(t->id, sizeof(t->id), "t1");
+	snprintf(t->bundle, sizeof(t->bundle), "%s", tmpdir);
+}
+
+static void test_kill_wait_delete(void **state)
+{
+	Containerd__Task__V2__KillRequest k =
+		CONTAINERD__TASK__V2__KILL_REQUEST__INIT;
+	Containerd__Task__V2__WaitRequest w =
+		CONTAINERD__TASK__V2__WAIT_REQUEST__INIT;
+	Containerd__Task__V2__DeleteRequest del =
+		CONTAINERD__TASK__V2__DELETE_REQUEST__INIT;
+	Containerd__Task__V2__CreateTaskRequest cr =
+		CONTAINERD__TASK__V2__CREATE_TASK_REQUEST__INIT;
+	Containerd__Task__V2__WaitResponse *wr;
+	Hintvm__Ttrpc__Response *r;
+	uint32_t wait_id;
+	pid_t child;
+
+	(void)state;
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	fake_task(child);
+
+	cr.id = "t2";
+	cr.bundle = tmpdir;
+	expect(call("Create", &cr.base), GOOGLE__RPC__CODE__ALREADY_EXISTS,
+	       "runs task \"t1\" already");
+	k.id = "t1";
+	k.signal = 0;
+	expect(call("Kill", &k.base), GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+	       "signal 0: expected 1 to");
+	k.signal = 999;
+	expect(call("Kill", &k.base), GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+	       "signal 999");
+	k.signal = SIGTERM;
+	k.exec_id = "e1";
+	expect(call("Kill", &k.base), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "exec \"e1\"");
+	k.exec_id = "";
+	k.id = "t2";
+	expect(call("Kill", &k.base), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "this shim has task \"t1\"");
+
+	{
+		Containerd__Task__V2__ResizePtyRequest rz =
+			CONTAINERD__TASK__V2__RESIZE_PTY_REQUEST__INIT;
+
+		rz.id = "t1";
+		rz.width = 80;
+		rz.height = 24;
+		expect(call("ResizePty", &rz.base),
+		       GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+		       "it has no terminal");
+		rz.width = 70000;
+		expect(call("ResizePty", &rz.base),
+		       GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+		       "terminal size 70000x24");
+	}
+	del.id = "t1";
+	expect(call("Delete", &del.base),
+	       GOOGLE__RPC__CODE__FAILED_PRECONDITION, "is running");
+
+	/* Wait is answered when the process ends, not before. */
+	w.id = "t1";
+	wait_id = call("Wait", &w.base);
+	{
+		struct pollfd p = { .fd = peer, .events = POLLIN };
+
+		assert_int_equal(poll(&p, 1, 100), 0);
+	}
+	k.id = "t1";
+	k.all = 1;
+	expect(call("Kill", &k.base), GOOGLE__RPC__CODE__OK, NULL);
+	/* What the pidfd's callback does once the child has ended. */
+	{
+		siginfo_t info;
+
+		assert_int_equal(
+			waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT),
+			0);
+	}
+	shim_task_reaped(&shim);
+	assert_true(shim.task.exited);
+	r = response(wait_id);
+	assert_int_equal(r->status->code, GOOGLE__RPC__CODE__OK);
+	wr = containerd__task__v2__wait_response__unpack(NULL, r->payload.len,
+							 r->payload.data);
+	assert_non_null(wr);
+	assert_int_equal(wr->exit_status, 128 + SIGTERM);
+	assert_non_null(wr->exited_at);
+	containerd__task__v2__wait_response__free_unpacked(wr, NULL);
+	hintvm__ttrpc__response__free_unpacked(r, NULL);
+
+	/* Gone: Kill says so, Delete works once. */
+	expect(call("Kill", &k.base), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "process already finished");
+	expect(call("Delete", &del.base), GOOGLE__RPC__CODE__OK, NULL);
+	assert_false(shim.task.exists);
+	expect(call("Delete", &del.base), GOOGLE__RPC__CODE__NOT_FOUND, "t1");
+	expect_alive();
+}
+
+static void test_exec(void **state)
+{
+	Containerd__Task__V2__ExecProcessRequest ex =
+		CONTAINERD__TASK__V2__EXEC_PROCESS_REQUEST__INIT;
+	Containerd__Task__V2__StateRequest st =
+		CONTAINERD__TASK__V2__STATE_REQUEST__INIT;
+	Containerd__Task__V2__StartRequest start =
+		CONTAINERD__TASK__V2__START_REQUEST__INIT;
+	Containerd__Task__V2__KillRequest k =
+		CONTAINERD__TASK__V2__KILL_REQUEST__INIT;
+	Containerd__Task__V2__WaitRequest w =
+		CONTAINERD__TASK__V2__WAIT_REQUEST__INIT;
+	Containerd__Task__V2__DeleteRequest del =
+		CONTAINERD__TASK__V2__DELETE_REQUEST__INIT;
+	Google__Protobuf__Any spec = GOOGLE__PROTOBUF__ANY__INIT;
+	Containerd__Task__V2__StartResponse *sr;
+	Containerd__Task__V2__WaitResponse *wr;
+	Containerd__Task__V2__StateResponse *str;
+	Hintvm__Ttrpc__Response *r;
+	static const char json[] = "{\"args\":[\"true\"],\"cwd\":\"/\"}";
+	char file[128];
+	siginfo_t info;
+	uint32_t wait_id;
+
+	(void)state;
+	fake_task(getpid());
+	ex.id = "t1";
+	ex.exec_id = "../e";
+	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+	       "exec id \"../e\"");
+	ex.exec_id = "e1";
+	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+	       "expected a process spec");
+	spec.type_url =
+		"types.containerd.io/opencontainers/runtime-spec/1/Process";
+	spec.value.data = (uint8_t *)json;
+	spec.value.len = sizeof(json) - 1;
+	ex.spec = &spec;
+	ex.terminal = 1;
+	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__UNIMPLEMENTED,
+	       "exec with a terminal");
+	ex.terminal = 0;
+	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__OK, NULL);
+	snprintf(file, sizeof(file), "%s/exec-e1.json", tmpdir);
+	assert_int_equal(access(file, R_OK), 0);
+	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__ALREADY_EXISTS,
+	       "exec \"e1\" exists");
+
+	st.id = "t1";
+	st.exec_id = "e1";
+	r = response(call("State", &st.base));
+	assert_int_equal(r->status->code, GOOGLE__RPC__CODE__OK);
+	str = containerd__task__v2__state_response__unpack(NULL, r->payload.len,
+							   r->payload.data);
+	assert_non_null(str);
+	assert_int_equal(str->status, CONTAINERD__V1__TYPES__STATUS__CREATED);
+	assert_string_equal(str->exec_id, "e1");
+	containerd__task__v2__state_response__free_unpacked(str, NULL);
+	hintvm__ttrpc__response__free_unpacked(r, NULL);
+
+	k.id = "t1";
+	k.exec_id = "e1";
+	k.signal = SIGTERM;
+	expect(call("Kill", &k.base), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "not started");
+	k.signal = 0;
+	expect(call("Kill", &k.base), GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+	       "signal 0");
+	w.id = "t1";
+	w.exec_id = "nope";
+	expect(call("Wait", &w.base), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "exec \"nope\" of task \"t1\": not found");
+
+	/* Started, the runtime's exec finds no container state here and
+	 * exits 1: that is the exec's status, through Wait. */
+	w.exec_id = "e1";
+	wait_id = call("Wait", &w.base);
+	start.id = "t1";
+	start.exec_id = "e1";
+	r = response(call("Start", &start.base));
+	assert_int_equal(r->status->code, GOOGLE__RPC__CODE__OK);
+	sr = containerd__task__v2__start_response__unpack(NULL, r->payload.len,
+							  r->payload.data);
+	assert_non_null(sr);
+	assert_true(sr->pid > 0);
+	assert_int_equal(waitid(P_PID, (id_t)sr->pid, &info, WEXITED | WNOWAIT),
+			 0);
+	assert_true(shim_exec_reaped(&shim, (pid_t)sr->pid));
+	containerd__task__v2__start_response__free_unpacked(sr, NULL);
+	hintvm__ttrpc__response__free_unpacked(r, NULL);
+	r = response(wait_id);
+	assert_int_equal(r->status->code, GOOGLE__RPC__CODE__OK);
+	wr = containerd__task__v2__wait_response__unpack(NULL, r->payload.len,
+							 r->payload.data);
+	assert_non_null(wr);
+	assert_int_equal(wr->exit_status, 1);
+	containerd__task__v2__wait_response__free_unpacked(wr, NULL);
+	hintvm__ttrpc__response__free_unpacked(r, NULL);
+
+	del.id = "t1";
+	del.exec_id = "e1";
+	expect(call("Delete", &del.base), GOOGLE__RPC__CODE__OK, NULL);
+	assert_int_not_equal(access(file, F_OK), 0);
+	expect(call("Delete", &del.base), GOOGLE__RPC__CODE__NOT_FOUND, "e1");
+	shim.task.exists = false;
+	expect_alive();
+}
+
+static void test_wait_limit(void **state)
+{
+	Containerd__Task__V2__WaitRequest w =
+		CONTAINERD__TASK__V2__WAIT_REQUEST__INIT;
+
+	(void)state;
+	fake_task(getpid());
+	w.id = "t1";
+	for (int i = 0; i < SHIM_MAX_WAITERS; i++)
+		call("Wait", &w.base);
+	expect(call("Wait", &w.base), GOOGLE__RPC__CODE__RESOURCE_EXHAUSTED,
+	       "Waits are pending");
+	shim.task.exists = false;
+	expect_alive();
+}
+
+static void test_shutdown(void **state)
+{
+	Containerd__Task__V2__ShutdownRequest req =
+		CONTAINERD__TASK__V2__SHUTDOWN_REQUEST__INIT;
+
+	(void)state;
+	/* With a task the shim stays, as containerd's runc shim does. */
+	fake_task(getpid());
+	expect(call("Shutdown", &req.base), GOOGLE__RPC__CODE__OK, NULL);
+	assert_false(shim.shutdown);
+	shim.task.exists = false;
+	expect(call("Shutdown", &req.base), GOOGLE__RPC__CODE__OK, NULL);
+	assert_true(shim.shutdown);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_no_task, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_create_bad, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_garbage_payloads, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_kill_wait_delete, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_exec, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wait_limit, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
+	};
+
+	/* The runtime's errors go to stderr: keep the test output calm. */
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
