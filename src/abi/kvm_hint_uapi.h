@@ -50,17 +50,10 @@
 #endif
 
 /*
- * VM capability (series C): what KVM does when hardware caught a vCPU
- * spinning (PLE, trapped WFE). KVM_CHECK_EXTENSION returns the supported
- * mask; KVM_ENABLE_CAP args[0] = mask, at any time. NO_BOOST: return to the
- * guest at once instead of looking for a preempted sibling to boost.
+ * 257 was v2's KVM_CAP_SPIN_POLICY (NO_BOOST), dropped from series C in v3:
+ * a PLE window of 0 (x86) or WFE not trapped (arm64) does what it did. The
+ * number is not reused, so that no hintvm mistakes a newer kernel's answer.
  */
-#ifndef KVM_CAP_SPIN_POLICY
-#define KVM_CAP_SPIN_POLICY 257
-#endif
-#ifndef KVM_SPIN_POLICY_NO_BOOST
-#define KVM_SPIN_POLICY_NO_BOOST (1 << 0)
-#endif
 
 /*
  * vCPU ioctl (series C), issued on vCPU i's fd by the thread that runs vCPU
@@ -127,7 +120,6 @@ struct kvm_yield_to_vcpu {
 #endif
 
 /* Names of the series' per-vCPU binary statistics (KVM_GET_STATS_FD). */
-#define HVM_KVM_STAT_SPIN_LOOP_NO_BOOST "spin_loop_no_boost"
 #define HVM_KVM_STAT_USER_YIELD_ATTEMPTED "user_yield_attempted"
 #define HVM_KVM_STAT_USER_YIELD_SUCCESSFUL "user_yield_successful"
 #define HVM_KVM_STAT_USER_YIELD_LIMITED "user_yield_limited"

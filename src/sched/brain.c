@@ -203,8 +203,6 @@ int sched_vm_create(struct vm *vm)
 	if (s->create.first.set_halt_poll && s->state.halt_poll_set)
 		brain_set_halt_poll(s, s->create.first.halt_poll_ns);
 	atomic_store(&s->commit, (int)s->state.commit);
-	if (s->opt.settings.hints)
-		kernel_hints_set_commit(vm->fd, &s->kernel, s->state.commit);
 	pr_info("sched: %u vCPUs on %u host CPUs, %s, pin %s, HLT exits %s, halt-poll %s",
 		s->nr_vcpus, s->nr_allowed, commit_state_name(s->state.commit),
 		pin_plan_name(s->create.first.pin),
@@ -421,8 +419,6 @@ static void brain_tick(struct sched_vm *s, uint64_t interval_ns)
 		brain_set_rest_nice(s, act->next.rest_nice_offset);
 	if (act->commit_changed) {
 		s->commit_changes++;
-		kernel_hints_set_commit(s->vm->fd, &s->kernel,
-					act->next.commit);
 		pr_info("sched: host is now %s for this VM",
 			commit_state_name(act->next.commit));
 		event_post(&s->vm->events, VM_EVENT_COMMIT, -1, 0,

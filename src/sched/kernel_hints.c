@@ -48,13 +48,8 @@ static int parse_control(const char *key, const char *v,
 		c->ple_window = (uint32_t)n;
 		return 0;
 	}
-	if (!strcmp(key, "spin-policy")) {
-		if (strcmp(v, "no-boost") && strcmp(v, "default"))
-			return -EINVAL;
-		c->set_spin_policy = true;
-		c->no_boost = !strcmp(v, "no-boost");
-		return 0;
-	}
+	if (!strcmp(key, "spin-policy"))
+		return -ENOTSUP;
 	if (!strcmp(key, "wfi") && !parse_wfx(v, &c->wfi)) {
 		c->set_wfi = true;
 		return 0;
@@ -74,6 +69,7 @@ int kernel_controls_parse(const char *name, const char *value,
 			  struct kernel_controls *out)
 {
 	char buf[256], *item, *save = NULL;
+	int r;
 
 	/* strtok_r() would skip empty items: refuse them here. */
 	if (!value || !*value || strlen(value) >= sizeof(buf) ||
@@ -88,14 +84,20 @@ int kernel_controls_parse(const char *name, const char *value,
 		if (!eq)
 			goto bad;
 		*eq = '\0';
-		if (parse_control(item, eq + 1, out) < 0)
+		r = parse_control(item, eq + 1, out);
+		if (r == -ENOTSUP)
+			return hvm_set_error(
+				-EINVAL,
+				"--%s: spin-policy is gone: the kernel series dropped KVM_CAP_SPIN_POLICY (v3); ple-window=0 (x86) or wfe=notrap (arm64) stops spin exits instead",
+				name);
+		if (r < 0)
 			goto bad;
 	}
 	return 0;
 bad:
 	return hvm_set_error(
 		-EINVAL,
-		"--%s: '%s' is not a list of KVM controls; expected items such as ple-window=N|default, spin-policy=no-boost|default, wfi=/wfe=default|trap|notrap|single-task, yield=on|off",
+		"--%s: '%s' is not a list of KVM controls; expected items such as ple-window=N|default, wfi=/wfe=default|trap|notrap|single-task, yield=on|off",
 		name, value ? value : "");
 }
 
@@ -109,11 +111,8 @@ static bool vm_has_attr(int vm_fd, uint32_t group, uint64_t attr)
 
 void kernel_hints_probe(int vm_fd, struct kernel_hints *kh)
 {
-	int r = ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SPIN_POLICY);
-
 	*kh = (struct kernel_hints){ 0 };
 	/* The numbers are placeholders: take only the answers the series gives. */
-	kh->spin_policy = r > 0 && (r & KVM_SPIN_POLICY_NO_BOOST);
 	kh->yield_to =
 		ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_YIELD_TO_VCPU) == 1;
 	kh->halt_poll_vcpu =
@@ -173,21 +172,6 @@ int kernel_hints_apply(int vm_fd, struct kernel_hints *kh,
 			return hvm_set_error(r, "--kvm-control wfi/wfe: %s",
 					     strerror(-r));
 	}
-	if (ctl->set_spin_policy) {
-		struct kvm_enable_cap cap = {
-			.cap = KVM_CAP_SPIN_POLICY,
-			.args = { ctl->no_boost ? KVM_SPIN_POLICY_NO_BOOST
-						: 0 },
-		};
-
-		if (!kh->spin_policy)
-			return hvm_set_error(
-				-EOPNOTSUPP,
-				"--kvm-control spin-policy: this KVM has no spin policy (kernel/ series C)");
-		if (ioctl(vm_fd, KVM_ENABLE_CAP, &cap) < 0)
-			return hvm_set_errno_error("--kvm-control spin-policy");
-		kh->spin_policy_user = true;
-	}
 	if (ctl->no_yield)
 		kh->yield_to = false;
 	return 0;
@@ -196,34 +180,17 @@ int kernel_hints_apply(int vm_fd, struct kernel_hints *kh,
 const char *kernel_hints_describe(const struct kernel_hints *kh, char *buf,
 				  size_t len)
 {
-	if (!kh->spin_policy && !kh->ple_control && !kh->wfx_control &&
-	    !kh->yield_to && !kh->halt_poll_vcpu) {
+	if (!kh->ple_control && !kh->wfx_control && !kh->yield_to &&
+	    !kh->halt_poll_vcpu) {
 		snprintf(buf, len, "stock KVM");
 		return buf;
 	}
-	snprintf(buf, len, "kernel patch:%s%s%s%s%s",
-		 kh->spin_policy ? " spin-policy" : "",
+	snprintf(buf, len, "kernel patch:%s%s%s%s",
 		 kh->ple_control ? " ple-control" : "",
 		 kh->wfx_control ? " wfx-control" : "",
 		 kh->yield_to ? " yield-to" : "",
 		 kh->halt_poll_vcpu ? " vcpu-halt-poll" : "");
 	return buf;
-}
-
-int kernel_hints_set_commit(int vm_fd, const struct kernel_hints *kh,
-			    enum commit_state state)
-{
-	struct kvm_enable_cap cap = {
-		.cap = KVM_CAP_SPIN_POLICY,
-		.args = { state == COMMIT_UNDER ? KVM_SPIN_POLICY_NO_BOOST
-						: 0 },
-	};
-
-	if (!kh->spin_policy)
-		return -EOPNOTSUPP;
-	if (kh->spin_policy_user)
-		return 0;
-	return ioctl(vm_fd, KVM_ENABLE_CAP, &cap) < 0 ? -errno : 0;
 }
 
 int kernel_hints_yield_to(int vcpu_fd, const struct kernel_hints *kh,

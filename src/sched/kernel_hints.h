@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The optional KVM patch series (kernel/, UAPI in kvm_hint_uapi.h): per-VM
- * controls of hardware-detected spinning (a spin policy, x86 PLE window,
- * arm64 WFx trap policy), a userspace-directed yield from one vCPU to
+ * controls of hardware-detected spinning (x86 PLE window, arm64 WFx trap
+ * policy), a userspace-directed yield from one vCPU to
  * another, and per-vCPU halt-poll limits. Probed on the VM and used where
  * present; on stock KVM every call here is a no-op that reports "not
  * available" and the brain falls back to what stock KVM offers (nice-based
@@ -20,31 +20,28 @@
 /*
  * --kvm-control: the series' per-VM controls set by hand, once, when the VM
  * is created (kernel/bench compares them on and off). Until the brain
- * drives them, this is the only way hintvm sets the PLE window or the WFx
- * policy; a spin policy set here is no longer changed by the brain.
+ * drives them, this is the only way hintvm sets the WFx policy; a PLE
+ * window set here is no longer changed by the brain.
  */
 struct kernel_controls {
 	bool set_ple_window;
 	uint32_t ple_window; /* x86: 0 = no PAUSE exits */
-	bool set_spin_policy;
-	bool no_boost; /* KVM_SPIN_POLICY_NO_BOOST */
 	bool set_wfi, set_wfe;
 	uint8_t wfi, wfe; /* arm64: HVM_KVM_ARM_WFX_* */
 	bool no_yield; /* do not use KVM_YIELD_TO_VCPU */
 };
 
 /*
- * Parse "ple-window=N|default,spin-policy=no-boost|default,
- * wfi=POLICY,wfe=POLICY,yield=on|off" (POLICY: default, trap, notrap,
- * single-task) into OUT. 0 or -EINVAL (hvm_set_error, naming NAME).
+ * Parse "ple-window=N|default,wfi=POLICY,wfe=POLICY,yield=on|off"
+ * (POLICY: default, trap, notrap, single-task) into OUT. 0 or -EINVAL
+ * (hvm_set_error, naming NAME). "spin-policy" (v2's KVM_CAP_SPIN_POLICY,
+ * dropped from the series) is refused with a pointer to what replaces it.
  */
 int kernel_controls_parse(const char *name, const char *value,
 			  struct kernel_controls *out);
 
 struct kernel_hints {
-	bool spin_policy_user; /* --kvm-control set it: keep it */
 	bool ple_user; /* --kvm-control set the PLE window: keep it */
-	bool spin_policy; /* KVM_CAP_SPIN_POLICY with NO_BOOST */
 	bool ple_control; /* x86: the VM's PLE window attributes */
 	bool wfx_control; /* arm64: the VM's WFI/WFE trap attributes */
 	bool yield_to; /* KVM_YIELD_TO_VCPU */
@@ -63,16 +60,6 @@ int kernel_hints_apply(int vm_fd, struct kernel_hints *kh,
 /* "stock KVM" or the list of patch features in use. */
 const char *kernel_hints_describe(const struct kernel_hints *kh, char *buf,
 				  size_t len);
-
-/*
- * Tell KVM what the commit state means for spinning vCPUs: with every vCPU
- * on a CPU of its own, spin exits return at once (KVM_SPIN_POLICY_NO_BOOST);
- * otherwise KVM looks for a preempted sibling to boost, its default. The PLE
- * and WFx controls stay at the host's defaults until the brain drives them.
- * 0, -EOPNOTSUPP or -errno.
- */
-int kernel_hints_set_commit(int vm_fd, const struct kernel_hints *kh,
-			    enum commit_state state);
 
 /*
  * On vCPU thread FROM: yield to vCPU TARGET's task. Returns 1 (the

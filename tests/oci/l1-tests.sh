@@ -692,7 +692,15 @@ if l1_selected shim-ctr-shim-killed; then
 		while ! shim_gone "$vmm" && [ $i -lt 100 ]; do
 			sleep 0.2; i=$((i + 1))
 		done
-		shim_gone "$vmm" || problems="$problems VMM $vmm still there;"
+		if ! shim_gone "$vmm"; then
+			problems="$problems VMM $vmm still there;"
+			# What was left, and what containerd's cleanup said.
+			{
+				ps -o pid,ppid,stat,user,comm -p "$vmm"
+				ls -la /run/hintvm-shim/default/shim-dead
+				grep -i -e 'shim-dead' -e 'clean' /var/log/containerd.log | tail -n 8
+			} 2>&1 | sed 's/^/E2E-LOG shim-ctr-shim-killed: left: /'
+		fi
 	fi
 	ctr task delete shim-dead >> "$work/shim-dead.err" 2>&1
 	ctr container rm shim-dead >> "$work/shim-dead.err" 2>&1 || problems="$problems container rm failed;"

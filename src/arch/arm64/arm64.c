@@ -318,6 +318,38 @@ static int arm64_vcpu_init_target(struct vm *vm, struct vcpu *vcpu)
 	return 0;
 }
 
+static int set_vendor_bmap_2(struct vcpu *vcpu, uint64_t value)
+{
+	struct kvm_one_reg reg = { .id = KVM_REG_ARM_VENDOR_HYP_BMAP_2,
+				   .addr = (uintptr_t)&value };
+
+	return ioctl(vcpu->fd, KVM_SET_ONE_REG, &reg) < 0 ? -errno : 0;
+}
+
+/*
+ * What KVM offers in the bitmap of vendor functions 64-127: REPORTED (the
+ * register as read) plus each bit --pv controls that KVM accepts. Every bit
+ * of that register resets to 0 (upstream's convention, and v3 of the
+ * series'), so a feature is offered if a write of its bit succeeds; v2
+ * kernels reported theirs set. Leaves the register at REPORTED.
+ */
+static uint64_t arm64_probe_vendor_bmap(struct vcpu *vcpu, uint64_t reported)
+{
+	uint64_t bits = arm64_pv_vendor_bits(), offered = reported;
+
+	for (unsigned int b = 0; b < 64; b++) {
+		uint64_t bit = 1ULL << b;
+
+		if (!(bits & bit) || (reported & bit))
+			continue;
+		if (set_vendor_bmap_2(vcpu, reported | bit) == 0)
+			offered |= bit;
+	}
+	if (offered != reported)
+		(void)set_vendor_bmap_2(vcpu, reported);
+	return offered;
+}
+
 /*
  * --pv on arm64 (pv_arm64.h): steal-time is PV time, preempted and
  * tlb-flush are the series' bits of the VM-wide vendor hypervisor bitmap.
@@ -328,7 +360,7 @@ static int arm64_vcpu_init_target(struct vm *vm, struct vcpu *vcpu)
  */
 static int arm64_setup_pv(struct vm *vm, struct vcpu *vcpu)
 {
-	uint64_t reported = 0, bmap;
+	uint64_t reported = 0, offered = 0, bmap;
 	uint32_t enabled;
 	bool have_bmap, pv_time;
 	char names[128];
@@ -340,25 +372,26 @@ static int arm64_setup_pv(struct vm *vm, struct vcpu *vcpu)
 	 */
 	have_bmap = get_one_reg(vcpu, KVM_REG_ARM_VENDOR_HYP_BMAP_2,
 				&reported) == 0;
+	if (have_bmap)
+		offered = arm64_probe_vendor_bmap(vcpu, reported);
 	pv_time = kvm_check_cap(vm->fd, KVM_CAP_STEAL_TIME) > 0;
-	enabled = sched_pv_features(
-		vm, PV_ARCH_ARM64,
-		arm64_pv_supported(pv_time, have_bmap ? reported : 0), true);
-	bmap = arm64_pv_vendor_bmap(reported, enabled);
+	enabled = sched_pv_features(vm, PV_ARCH_ARM64,
+				    arm64_pv_supported(pv_time, offered), true);
+	bmap = arm64_pv_vendor_bmap(offered, enabled);
 	if (have_bmap && bmap != reported) {
-		struct kvm_one_reg reg = { .id = KVM_REG_ARM_VENDOR_HYP_BMAP_2,
-					   .addr = (uintptr_t)&bmap };
+		int r = set_vendor_bmap_2(vcpu, bmap);
 
-		if (ioctl(vcpu->fd, KVM_SET_ONE_REG, &reg) < 0)
-			return hvm_set_errno_error(
-				"--pv: cannot set the vendor hypervisor bitmap of functions 64-127 to 0x%llx (KVM reported 0x%llx)",
+		if (r < 0)
+			return hvm_set_error(
+				r,
+				"--pv: cannot set the vendor hypervisor bitmap of functions 64-127 to 0x%llx (KVM reported 0x%llx): %s",
 				(unsigned long long)bmap,
-				(unsigned long long)reported);
+				(unsigned long long)reported, strerror(-r));
 	}
 	if (have_bmap)
-		pr_info("--pv: guest offered %s (vendor hypervisor bitmap 2 0x%llx, KVM's 0x%llx)",
+		pr_info("--pv: guest offered %s (vendor hypervisor bitmap 2 0x%llx, KVM offers 0x%llx)",
 			pv_format(enabled, names, sizeof(names)),
-			(unsigned long long)bmap, (unsigned long long)reported);
+			(unsigned long long)bmap, (unsigned long long)offered);
 	else
 		pr_info("--pv: guest offered %s (KVM has no bitmap of vendor functions 64-127)",
 			pv_format(enabled, names, sizeof(names)));

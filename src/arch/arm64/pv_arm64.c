@@ -14,6 +14,15 @@ static const struct {
 
 #define VENDOR_MAP_LEN (sizeof(vendor_map) / sizeof(vendor_map[0]))
 
+uint64_t arm64_pv_vendor_bits(void)
+{
+	uint64_t bits = 0;
+
+	for (unsigned int i = 0; i < VENDOR_MAP_LEN; i++)
+		bits |= 1ULL << vendor_map[i].vendor_bit;
+	return bits;
+}
+
 uint32_t arm64_pv_supported(bool pv_time, uint64_t vendor_bmap)
 {
 	uint32_t bits = pv_time ? 1u << KVM_FEATURE_STEAL_TIME : 0;

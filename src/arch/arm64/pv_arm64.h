@@ -33,6 +33,12 @@
 	HVM_KVM_VENDOR_HYP_BMAP_2_BIT(HVM_KVM_FUNC_PV_TLB_FLUSH)
 
 /*
+ * The KVM_REG_ARM_VENDOR_HYP_BMAP_2 bits of the features --pv controls (to
+ * probe: v3 of the series resets them to 0, the VMM opts in).
+ */
+uint64_t arm64_pv_vendor_bits(void);
+
+/*
  * The --pv bits this host can offer: steal-time with PV_TIME, preempted
  * and tlb-flush when VENDOR_BMAP (as KVM reported it) has their bits.
  */

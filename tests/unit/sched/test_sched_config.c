@@ -61,14 +61,11 @@ static void test_kvm_control(void **state)
 	struct kernel_controls *c = &cfg->sched->kvm_control;
 
 	/* Nothing is set unless asked for. */
-	assert_false(c->set_ple_window || c->set_spin_policy || c->set_wfi ||
-		     c->set_wfe || c->no_yield);
-	assert_int_equal(hvm_config_set(cfg, "kvm-control",
-					"ple-window=0,spin-policy=no-boost"),
-			 0);
+	assert_false(c->set_ple_window || c->set_wfi || c->set_wfe ||
+		     c->no_yield);
+	assert_int_equal(hvm_config_set(cfg, "kvm-control", "ple-window=0"), 0);
 	assert_true(c->set_ple_window);
 	assert_int_equal(c->ple_window, 0);
-	assert_true(c->set_spin_policy && c->no_boost);
 	assert_int_equal(hvm_config_set(cfg, "kvm-control",
 					"wfi=trap,wfe=notrap,yield=off"),
 			 0);
@@ -76,12 +73,14 @@ static void test_kvm_control(void **state)
 	assert_int_equal(c->wfi, HVM_KVM_ARM_WFX_TRAP);
 	assert_int_equal(c->wfe, HVM_KVM_ARM_WFX_NOTRAP);
 	/* "default" goes back to KVM's; 4096 is a window like any other. */
-	assert_int_equal(
-		hvm_config_set(cfg, "kvm-control",
-			       "ple-window=default,spin-policy=default"),
-		0);
+	assert_int_equal(hvm_config_set(cfg, "kvm-control", "ple-window=default"),
+			 0);
 	assert_int_equal(c->ple_window, UINT32_MAX);
-	assert_false(c->no_boost);
+	/* v2's spin policy is gone from the series: refused, and why. */
+	assert_int_equal(hvm_config_set(cfg, "kvm-control",
+					"spin-policy=no-boost"),
+			 -EINVAL);
+	assert_non_null(strstr(hvm_error_message(), "ple-window=0"));
 	assert_int_equal(hvm_config_set(cfg, "kvm-control", "ple-window=4096"),
 			 0);
 	assert_int_equal(c->ple_window, 4096);
@@ -91,7 +90,7 @@ static void test_kvm_control(void **state)
 			      "ple-window=-1",
 			      "wfi=sometimes",
 			      "yield=maybe",
-			      "spin-policy=x",
+			      "spin-policy=default",
 			      "frob=1",
 			      "ple-window=0," };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -17,12 +17,19 @@
 #define PREEMPTED BIT(PV_BIT_PREEMPTED)
 
 /*
- * KVM_REG_ARM_VENDOR_HYP_BMAP_2 as KVM reports it: nothing set upstream (its
- * bits 0 and 1, implementation discovery, are off by default); the series
- * adds 2 (vCPU state, preempted) and 3 (TLB flush), on by default.
+ * KVM_REG_ARM_VENDOR_HYP_BMAP_2 as KVM offers it: nothing upstream (its bits
+ * 0 and 1, implementation discovery, reset to 0); the series adds 2 (vCPU
+ * state, preempted) and 3 (TLB flush), which v2 set by default and v3
+ * resets to 0 (hintvm then finds them by writing each: arm64_pv_vendor_bits).
  */
 #define STOCK_BMAP 0x0ULL
 #define SERIES_BMAP 0xcULL
+
+/* The bits hintvm probes and controls: exactly the series' two. */
+static void test_vendor_bits(void **state)
+{
+	assert_int_equal(arm64_pv_vendor_bits(), SERIES_BMAP);
+}
 
 static void test_supported(void **state)
 {
@@ -106,6 +113,7 @@ static void test_request_to_bmap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vendor_bits),
 		cmocka_unit_test(test_supported),
 		cmocka_unit_test(test_bmap_clears_only_what_is_left_out),
 		cmocka_unit_test(test_bmap_never_sets_a_bit),
