@@ -688,8 +688,10 @@ if l1_selected shim-ctr-shim-killed; then
 		problems="$problems no shim [$shim] or VMM [$vmm];"
 	else
 		kill -9 "$shim"
+		# Up to 60 s: containerd notices, runs the delete, which waits
+		# up to 10 s for the VMM; a TCG L1 is slow at all of it.
 		i=0
-		while ! shim_gone "$vmm" && [ $i -lt 100 ]; do
+		while ! shim_gone "$vmm" && [ $i -lt 300 ]; do
 			sleep 0.2; i=$((i + 1))
 		done
 		if ! shim_gone "$vmm"; then
