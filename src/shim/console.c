@@ -12,6 +12,7 @@
  * backlog without an accept, so the shim can wait for the helper.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -123,46 +124,44 @@ static void write_all(int fd, const char *buf, size_t len)
 	}
 }
 
+/*
+ * One read from FD, written whole to DST (dropped when DST is closed):
+ * true when FD has ended (EOF, or an error other than a retry).
+ */
+static bool copy_once(int fd, int dst)
+{
+	char buf[16384];
+	ssize_t n = read(fd, buf, sizeof(buf));
+
+	if (n > 0) {
+		if (dst >= 0)
+			write_all(dst, buf, (size_t)n);
+		return false;
+	}
+	return !(n < 0 && (errno == EAGAIN || errno == EINTR));
+}
+
 /* Master -> stdout, until the slave side is gone (EIO). */
 static void on_master(void *opaque, int fd, short revents)
 {
 	struct shim *s = opaque;
-	struct shim_task *t = &s->task;
-	char buf[16384];
-	ssize_t n;
 
 	(void)revents;
-	n = read(fd, buf, sizeof(buf));
-	if (n > 0) {
-		if (t->console_out >= 0)
-			write_all(t->console_out, buf, (size_t)n);
-		return;
-	}
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	ttrpc_server_unwatch(s->server, fd);
+	if (copy_once(fd, s->task.console_out))
+		ttrpc_server_unwatch(s->server, fd);
 }
 
 /* stdin fifo -> master; its end stops the copy (the tty stays). */
 static void on_stdin(void *opaque, int fd, short revents)
 {
 	struct shim *s = opaque;
-	struct shim_task *t = &s->task;
-	char buf[16384];
-	ssize_t n;
 
 	(void)revents;
-	n = read(fd, buf, sizeof(buf));
-	if (n > 0) {
-		if (t->console_master >= 0)
-			write_all(t->console_master, buf, (size_t)n);
-		return;
-	}
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	if (!copy_once(fd, s->task.console_master))
 		return;
 	ttrpc_server_unwatch(s->server, fd);
 	close(fd);
-	t->console_in = -1;
+	s->task.console_in = -1;
 }
 
 int shim_console_attach(struct shim *s, char *err, size_t errlen)
