@@ -40,10 +40,11 @@ l1_qemu() {
 # l1_stall_watch PID SERIAL_LOG STDERR_LOG: waits for the L1's QEMU
 # (PID, its timeout) and returns its status. With L1_STALL_S set, an L1
 # whose serial console stayed silent that long is stopped: status 125,
-# and a line in STDERR_LOG. Every case of the tiers that set it prints
-# within seconds (the longest silence seen in their logs is under 40 s of
-# L1 uptime), so such an L1 is wedged: with both emulated CPUs stuck no
-# soft lockup can panic it, and its whole deadline would be lost.
+# and a line in STDERR_LOG. The cases of the tiers that set it print
+# within seconds when they pass (the longest silence in their logs is
+# under 40 s of L1 uptime), so such an L1 is wedged (with both emulated
+# CPUs stuck no soft lockup can panic it, and its whole deadline would be
+# lost) or a case waits out a long deadline of its own: tests/oci/run.
 l1_stall_watch() {
 	local pid=$1 serial=$2 err=$3 size last=-1 still=0
 	while [ "${L1_STALL_S:-0}" -gt 0 ] && kill -0 "$pid" 2>/dev/null; do
