@@ -47,3 +47,15 @@ void budget_release(struct budget *b, uint64_t n)
 	if (b)
 		atomic_fetch_sub_explicit(&b->used, n, memory_order_relaxed);
 }
+
+void budget_follow(struct budget *b, _Atomic uint64_t *seen, uint64_t used)
+{
+	/* Unsigned: a smaller figure than the last adds its wrapped difference. */
+	uint64_t d = used -
+		     atomic_exchange_explicit(seen, used, memory_order_relaxed);
+
+	if (b)
+		raise_peak(b, atomic_fetch_add_explicit(&b->used, d,
+							memory_order_relaxed) +
+				      d);
+}

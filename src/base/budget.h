@@ -32,4 +32,12 @@ void budget_release(struct budget *b, uint64_t n);
  * halfway (a rename that lengthens the paths of many fids at once). */
 void budget_force(struct budget *b, uint64_t n);
 
+/*
+ * B as the sum of budgets held elsewhere (another process's): USED is one
+ * of them now, *SEEN its figure the last time; B moves by the difference
+ * and remembers its own peak. Figures may arrive in any order: each swaps
+ * itself in, so the sum is at most one figure stale.
+ */
+void budget_follow(struct budget *b, _Atomic uint64_t *seen, uint64_t used);
+
 #endif

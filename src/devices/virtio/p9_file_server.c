@@ -49,8 +49,11 @@ struct wire_request {
 struct wire_reply {
 	uint32_t len; /* bytes that follow; 0: no reply */
 	uint32_t msize; /* the server's negotiated msize */
-	/* Its budget after this request (--stats: shares.objects). */
-	uint64_t used, peak, refused;
+	/*
+	 * Its budget after this request (--stats: shares.server_objects);
+	 * the peak is the VM's sum's own, which no server's peak gives.
+	 */
+	uint64_t used, refused;
 };
 
 /* How long setup may take, and exiting after its sockets closed. */
@@ -166,7 +169,6 @@ static void *serve_one(void *arg)
 		r.msize = p9_server_msize(s);
 		if (c->st->budget) {
 			r.used = atomic_load(&c->st->budget->used);
-			r.peak = atomic_load(&c->st->budget->peak);
 			r.refused = atomic_load(&c->st->budget->refused);
 		}
 		memcpy(out, &r, sizeof(r));
@@ -525,24 +527,12 @@ int p9_file_server_watch(struct p9_file_server *fs, struct event_loop *loop)
 				pidfd_ready);
 }
 
-/*
- * The server's figures into the VM's sum: replies on several channels may
- * come in any order, so each swaps in its figure and adds the difference
- * to the one before (the sum is then at most one reply stale). The peak
- * is the sum's own, which no single server's peak can give.
- */
+/* The server's figures into the VM's sum (budget_follow). */
 static void report_budget(struct p9_file_server *fs, const struct wire_reply *r)
 {
-	uint64_t used, peak;
-
 	if (!fs->report)
 		return;
-	used = r->used - atomic_exchange(&fs->last_used, r->used);
-	used = atomic_fetch_add(&fs->report->used, used) + used;
-	peak = atomic_load(&fs->report->peak);
-	while (used > peak &&
-	       !atomic_compare_exchange_weak(&fs->report->peak, &peak, used))
-		;
+	budget_follow(fs->report, &fs->last_used, r->used);
 	atomic_fetch_add(
 		&fs->report->refused,
 		r->refused - atomic_exchange(&fs->last_refused, r->refused));
