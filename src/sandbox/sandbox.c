@@ -467,6 +467,7 @@ static void test_attack(enum sandbox_kind kind, const char *op)
 	const char *target = strchr(op, '=');
 	size_t len = target ? (size_t)(target - op) : 0;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	socklen_t alen = sizeof(sun);
 	char line[512];
 	long r = -1;
 	int fd, n;
@@ -483,17 +484,14 @@ static void test_attack(enum sandbox_kind kind, const char *op)
 	} else if (len == 7 && !strncmp(op, "connect", 7)) {
 		fd = (int)syscall(SYS_socket, AF_UNIX,
 				  SOCK_STREAM | SOCK_CLOEXEC, 0);
-		/* @NAME: the abstract socket NAME (its address has no NUL). */
 		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", target);
-		if (sun.sun_path[0] == '@')
+		/* @NAME: the abstract socket NAME (its address has no NUL). */
+		if (target[0] == '@') {
 			sun.sun_path[0] = '\0';
-		r = fd < 0 ? -1
-			   : syscall(SYS_connect, fd, &sun,
-				     target[0] == '@'
-					     ? offsetof(struct sockaddr_un,
-							sun_path) +
-						       strlen(target)
-					     : sizeof(sun));
+			alen = offsetof(struct sockaddr_un, sun_path) +
+			       strnlen(target, sizeof(sun.sun_path) - 1);
+		}
+		r = fd < 0 ? -1 : syscall(SYS_connect, fd, &sun, alen);
 	} else if (len == 4 && !strncmp(op, "kill", 4)) {
 		r = syscall(SYS_kill, atoi(target), 0);
 	}

@@ -53,11 +53,10 @@ l1_once() {
 # resets; a wedge of both emulated CPUs becomes one through
 # softlockup_panic) or its emulated CPU triple-faulted outside guest mode
 # was ended by QEMU's TCG, not by a process in it, which hintvm is (issue
-# 12, docs/linux-guests.md); so was one whose console stayed silent for
-# L1_STALL_S (tiers whose cases all print within seconds set it: qemu.sh's
-# l1_stall_watch; a case's own hung VM is bounded by the case's timeout
-# and logged there, so the L1 went on printing). It boots once more, with l1.skip= naming the
-# cases that already have a verdict (guest.sh's l1_wanted), so the case
+# 12, docs/linux-guests.md). So is one whose console stayed silent for
+# L1_STALL_S (qemu.sh's l1_stall_watch; the tiers that set it say what
+# else a silence there can be). It boots once more, with l1.skip= naming
+# the cases that already have a verdict (guest.sh's l1_wanted), so the case
 # that was running runs again and no verdict is given twice. A second
 # such end, one of unknown cause, or a timeout fails the cases that have
 # no verdict. L1_RESUME=0 turns the second boot off (repeat runs).
@@ -150,16 +149,17 @@ l1_report() {
 	if [ -z "$line" ]; then
 		serial=$(sed -n 's/^E2E-L1-HOST .*serial=\([^ ]*\).*/\1/p' "$results" | tail -n 1)
 		[ -n "$serial" ] && { echo "(the end of $serial)"; tail -n 30 "$serial" | tr -d '\r'; }
-		# Last, where a log cut to its tail (scripts/failure-summary)
-		# still shows them: how each boot ended, and the verdict.
-		grep '^E2E-L1-HOST' "$results" || true
+	fi
+	# Last, where a log cut to its tail (scripts/failure-summary) still
+	# shows them: how each boot ended, and the verdict.
+	grep '^E2E-L1-HOST' "$results" || true
+	if [ -z "$line" ]; then
 		echo "no result for $want: the L1 did not get that far"
 		case " ${L1_INFO_ONLY:-} " in
 		*" $want "*) echo "SKIP: information only"; return 77 ;;
 		esac
 		return 1
 	fi
-	grep '^E2E-L1-HOST' "$results" || true
 	echo "$line"
 	case $line in
 	*" status=pass "*) return 0 ;;
