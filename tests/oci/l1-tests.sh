@@ -419,30 +419,46 @@ if l1_selected hvm-ctr-kill || l1_selected hvm-ctr-sandbox; then
 fi
 # A -t session driven like a person would: script(1) gives ctr a terminal;
 # the line is typed only once the container says it is waiting for it.
-if l1_selected hvm-ctr-tty; then
-	rm -f "$work/tty-in"
-	mkfifo "$work/tty-in"
-	timeout 240 script -qec "ctr run -t --rm $HVM $IMAGE hvm-tty sh -c '[ -t 0 ] && echo on-a-tty; echo ready; read line; echo \"got:\$line\"; exit 5'" \
-		/dev/null < "$work/tty-in" > "$work/hvm-tty.out" 2>&1 &
+# ctr_tty_session TASK TYPED CTR_ARGS...: `ctr run -t --rm CTR_ARGS IMAGE
+# TASK` that reads a line and exits 5; its output in $work/TASK.out, ctr's
+# status in $st.
+ctr_tty_session() {
+	local task=$1 typed=$2 i tty_pid
+	shift 2
+	rm -f "$work/$task-in"
+	mkfifo "$work/$task-in"
+	timeout 240 script -qec "ctr run -t --rm $* $IMAGE $task sh -c '[ -t 0 ] && echo on-a-tty; echo ready; read line; echo \"got:\$line\"; exit 5'" \
+		/dev/null < "$work/$task-in" > "$work/$task.out" 2>&1 &
 	tty_pid=$!
-	exec 3> "$work/tty-in"
+	exec 3> "$work/$task-in"
 	i=0
-	while ! grep -q ready "$work/hvm-tty.out" && [ $i -lt 1200 ]; do
+	while ! grep -q ready "$work/$task.out" && [ $i -lt 1200 ]; do
 		sleep 0.2; i=$((i + 1))
 	done
-	echo typed-42 >&3
+	echo "$typed" >&3
 	wait $tty_pid
 	st=$?
 	exec 3>&-
-	if grep -q 'on-a-tty' "$work/hvm-tty.out" && grep -q 'got:typed-42' "$work/hvm-tty.out" && [ $st = 5 ]; then
+}
+# ctr_tty_passed TASK TYPED: on a terminal, the typed line read back, 5.
+ctr_tty_passed() {
+	grep -q 'on-a-tty' "$work/$1.out" && grep -q "got:$2" "$work/$1.out" && [ "$st" = 5 ]
+}
+# ctr_tty_remove TASK: what a failed session may have left.
+ctr_tty_remove() {
+	ctr task kill -s SIGKILL "$1" > /dev/null 2>&1
+	sleep 1
+	ctr task delete "$1" > /dev/null 2>&1
+	ctr container rm "$1" > /dev/null 2>&1
+}
+if l1_selected hvm-ctr-tty; then
+	ctr_tty_session hvm-tty typed-42 $HVM
+	if ctr_tty_passed hvm-tty typed-42; then
 		result hvm-ctr-tty pass "a -t session through a pty: stdin is a terminal, a typed line read back, exit status 5"
 	else
 		out=$(cat "$work/hvm-tty.out"); fail_logs hvm-ctr-tty
 		result hvm-ctr-tty fail "status $st"
-		ctr task kill -s SIGKILL hvm-tty > /dev/null 2>&1
-		sleep 1
-		ctr task delete hvm-tty > /dev/null 2>&1
-		ctr container rm hvm-tty > /dev/null 2>&1
+		ctr_tty_remove hvm-tty
 	fi
 fi
 # hvm-ctr-tty-typeahead: hintvm-runtime driven as containerd's shim and
@@ -624,29 +640,13 @@ fi
 # A -t session through the shim: the runtime's pty master comes to the
 # shim over --console-socket, which copies ctr's fifos to and from it.
 if l1_selected shim-ctr-tty; then
-	rm -f "$work/shim-tty-in"
-	mkfifo "$work/shim-tty-in"
-	timeout 240 script -qec "ctr run -t --rm $SHIM $IMAGE shim-tty sh -c '[ -t 0 ] && echo on-a-tty; echo ready; read line; echo \"got:\$line\"; exit 5'" \
-		/dev/null < "$work/shim-tty-in" > "$work/shim-tty.out" 2>&1 &
-	tty_pid=$!
-	exec 3> "$work/shim-tty-in"
-	i=0
-	while ! grep -q ready "$work/shim-tty.out" && [ $i -lt 1200 ]; do
-		sleep 0.2; i=$((i + 1))
-	done
-	echo typed-43 >&3
-	wait $tty_pid
-	st=$?
-	exec 3>&-
-	if grep -q 'on-a-tty' "$work/shim-tty.out" && grep -q 'got:typed-43' "$work/shim-tty.out" && [ $st = 5 ]; then
+	ctr_tty_session shim-tty typed-43 $SHIM
+	if ctr_tty_passed shim-tty typed-43; then
 		result shim-ctr-tty pass "a -t session through the shim: stdin is a terminal, a typed line read back, exit status 5"
 	else
 		out=$(cat "$work/shim-tty.out"); last_err=""; shim_fail_logs shim-ctr-tty shim-tty
 		result shim-ctr-tty fail "status $st"
-		ctr task kill -s SIGKILL shim-tty > /dev/null 2>&1
-		sleep 1
-		ctr task delete shim-tty > /dev/null 2>&1
-		ctr container rm shim-tty > /dev/null 2>&1
+		ctr_tty_remove shim-tty
 	fi
 fi
 # The VMM process killed from outside: TaskExit 137 reaches containerd,
