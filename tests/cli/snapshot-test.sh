@@ -24,24 +24,6 @@ if [ ! -w /dev/kvm ]; then
 	exit 0
 fi
 
-# expect_line NAME STATUS LINE -- ARGS...: the exit status, and LINE as a
-# whole line of stderr.
-expect_line() {
-	local name=$1 want=$2 line=$3
-	shift 4
-	timeout 60 "$hintvm" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
-	local got=$?
-	if [ "$got" -ne "$want" ]; then
-		echo "# exit status $got, expected $want" >>"$tmp/err"
-		not_ok "$name"
-	elif ! grep -Fxq -- "$line" "$tmp/err"; then
-		echo "# no line: $line" >>"$tmp/err"
-		not_ok "$name"
-	else
-		ok "$name"
-	fi
-}
-
 wait_for_line() { # FILE PATTERN
 	for _ in $(seq 200); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
 	return 1
