@@ -36,11 +36,9 @@ bg_vm_wait() {
 		sleep 0.5
 	done
 	if kill -0 "$2" 2>/dev/null; then
+		echo "E2E-LOG $1: still running after SIGTERM:"
 		for bw_pid in $(pgrep -P "$2"); do
-			for t in /proc/$bw_pid/task/*; do
-				echo "E2E-LOG $1: still running after SIGTERM: tid ${t##*/} $(cat $t/comm 2>/dev/null) state=$(awk '{ print $3 }' $t/stat 2>/dev/null) wchan=$(cat $t/wchan 2>/dev/null)"
-				sed "s/^/E2E-LOG $1:   /" $t/stack 2>/dev/null | head -n 12
-			done
+			l1_threads "$1" "$bw_pid"
 		done
 	fi
 	wait "$2"

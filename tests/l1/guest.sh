@@ -67,6 +67,38 @@ l1_selected() { # NAME
 	return 1
 }
 
+# l1_threads NAME PID: each thread of process PID, its state, wait
+# channel, CPU ticks and kernel stack, as E2E-LOG lines: what a hung VMM was
+# doing when a case gave up on it.
+l1_threads() { # NAME PID
+	for t in /proc/$2/task/*; do
+		echo "E2E-LOG $1: pid $2 tid ${t##*/} $(cat $t/comm 2>/dev/null)" \
+			"state=$(awk '{ print $3 }' $t/stat 2>/dev/null)" \
+			"ticks=$(awk '{ print $14 + $15 }' $t/stat 2>/dev/null)" \
+			"wchan=$(cat $t/wchan 2>/dev/null)"
+		sed "s/^/E2E-LOG $1:   /" $t/stack 2>/dev/null | head -n 12
+	done
+}
+
+# l1_vm_dump NAME: every VMM process of the L1 (l1_threads), and whether
+# each VM's vCPUs still make progress: KVM's exit count (debugfs) read
+# twice, a second apart. A guest that spins or halts in a loop still exits;
+# a vCPU that never comes back from the L1's KVM does not.
+l1_vm_dump() { # NAME
+	for p in $(pgrep -f hintvm); do
+		case $(cat /proc/$p/comm 2>/dev/null) in
+		hintvm*) l1_threads "$1" "$p" ;;
+		esac
+	done
+	[ -d /sys/kernel/debug/kvm ] ||
+		mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	for d in /sys/kernel/debug/kvm/*-*; do
+		a=$(cat "$d/exits" 2>/dev/null) || continue
+		sleep 1
+		echo "E2E-LOG $1: KVM VM ${d##*/}: exits $a, a second later $(cat "$d/exits" 2>/dev/null)"
+	done
+}
+
 # One VM held for the L1's whole run, so that the cases' VMs do not make
 # the L1 kernel rewrite its code (kvm-hold.c, issue 12). x86 only: an arm64
 # L1 has no kvm-hold.

@@ -419,23 +419,39 @@ if l1_selected hvm-ctr-kill || l1_selected hvm-ctr-sandbox; then
 fi
 # A -t session driven like a person would: script(1) gives ctr a terminal;
 # the line is typed only once the container says it is waiting for it.
-# ctr_tty_session TASK TYPED CTR_ARGS...: `ctr run -t --rm CTR_ARGS IMAGE
+# ctr_tty_session CASE TASK TYPED CTR_ARGS...: `ctr run -t --rm CTR_ARGS IMAGE
 # TASK` that reads a line and exits 5; its output in $work/TASK.out, ctr's
-# status in $st.
+# status in $st. A guest that printed nothing in 120 s is dumped
+# (l1_vm_dump) and, once, removed and started again ($retried says so):
+# TCG's nested SVM has left an L2 silent at boot before (issue 30's note),
+# and the wait stays well under the L1's 240 s stall rule, so the case
+# reports with its own evidence.
 ctr_tty_session() {
+	local case=$1
+	shift
+	retried=""
+	ctr_tty_once "$@"
+	if ! grep -q ready "$work/$1.out"; then
+		l1_vm_dump "$case"
+		ctr_tty_remove "$1"
+		retried=" (second try: the first guest printed nothing in 120 s, its VMM's threads are logged)"
+		ctr_tty_once "$@"
+	fi
+}
+ctr_tty_once() {
 	local task=$1 typed=$2 i tty_pid
 	shift 2
 	rm -f "$work/$task-in"
 	mkfifo "$work/$task-in"
-	timeout 240 script -qec "ctr run -t --rm $* $IMAGE $task sh -c '[ -t 0 ] && echo on-a-tty; echo ready; read line; echo \"got:\$line\"; exit 5'" \
+	timeout 150 script -qec "ctr run -t --rm $* $IMAGE $task sh -c '[ -t 0 ] && echo on-a-tty; echo ready; read line; echo \"got:\$line\"; exit 5'" \
 		/dev/null < "$work/$task-in" > "$work/$task.out" 2>&1 &
 	tty_pid=$!
 	exec 3> "$work/$task-in"
 	i=0
-	while ! grep -q ready "$work/$task.out" && [ $i -lt 1200 ]; do
+	while ! grep -q ready "$work/$task.out" && [ $i -lt 600 ]; do
 		sleep 0.2; i=$((i + 1))
 	done
-	echo "$typed" >&3
+	grep -q ready "$work/$task.out" && echo "$typed" >&3
 	wait $tty_pid
 	st=$?
 	exec 3>&-
@@ -452,9 +468,9 @@ ctr_tty_remove() {
 	ctr container rm "$1" > /dev/null 2>&1
 }
 if l1_selected hvm-ctr-tty; then
-	ctr_tty_session hvm-tty typed-42 $HVM
+	ctr_tty_session hvm-ctr-tty hvm-tty typed-42 $HVM
 	if ctr_tty_passed hvm-tty typed-42; then
-		result hvm-ctr-tty pass "a -t session through a pty: stdin is a terminal, a typed line read back, exit status 5"
+		result hvm-ctr-tty pass "a -t session through a pty: stdin is a terminal, a typed line read back, exit status 5$retried"
 	else
 		out=$(cat "$work/hvm-tty.out"); fail_logs hvm-ctr-tty
 		result hvm-ctr-tty fail "status $st"
@@ -494,11 +510,15 @@ tty_typeahead() {
 	# The moment start returns, as a user at the engine's terminal types.
 	tta_type 'echo hi-from-$((6*7))'
 	i=0
-	while ! grep -qa 'hi-from-42' "$tta/out" 2>/dev/null && [ $i -lt 1200 ]; do
+	while ! grep -qa 'hi-from-42' "$tta/out" 2>/dev/null && [ $i -lt 600 ]; do
 		sleep 0.2; i=$((i + 1))
 	done
-	if ! grep -qa 'hi-from-42' "$tta/out"; then
+	if [ ! -s "$tta/out" ]; then
+		problems="$problems the guest printed nothing in $((i / 5)) s;"
+		l1_vm_dump hvm-ctr-tty-typeahead
+	elif ! grep -qa 'hi-from-42' "$tta/out"; then
 		problems="$problems no reply in $((i / 5)) s: the typed line was lost;"
+		l1_vm_dump hvm-ctr-tty-typeahead
 	elif ! grep -qax $'hi-from-42\r' "$tta/out"; then
 		problems="$problems the reply does not end in exactly \\r\\n;"
 	fi
@@ -520,9 +540,19 @@ tty_typeahead() {
 }
 if l1_selected hvm-ctr-tty-typeahead; then
 	if [ ! -x /oci/console-socket ]; then
-		result hvm-ctr-tty-typeahead fail "no /oci/console-socket (tests/oci/run --console-socket)"
-	elif tty_typeahead && [ -z "$problems" ]; then
-		result hvm-ctr-tty-typeahead pass "create --console-socket, start, a command typed at once: its reply came back ending in \\r\\n, no line in \\r\\r\\n"
+		problems="no /oci/console-socket (tests/oci/run --console-socket)"
+	else
+		retried=""
+		tty_typeahead
+		# A guest silent from the start is no typeahead failure: once
+		# more, as ctr_tty_session does (its evidence is logged above).
+		case $problems in *"printed nothing"*)
+			retried=" (second try: the first guest printed nothing)"
+			tty_typeahead ;;
+		esac
+	fi
+	if [ -z "$problems" ]; then
+		result hvm-ctr-tty-typeahead pass "create --console-socket, start, a command typed at once: its reply came back ending in \\r\\n, no line in \\r\\r\\n$retried"
 	else
 		result hvm-ctr-tty-typeahead fail "$problems"
 	fi
@@ -640,9 +670,9 @@ fi
 # A -t session through the shim: the runtime's pty master comes to the
 # shim over --console-socket, which copies ctr's fifos to and from it.
 if l1_selected shim-ctr-tty; then
-	ctr_tty_session shim-tty typed-43 $SHIM
+	ctr_tty_session shim-ctr-tty shim-tty typed-43 $SHIM
 	if ctr_tty_passed shim-tty typed-43; then
-		result shim-ctr-tty pass "a -t session through the shim: stdin is a terminal, a typed line read back, exit status 5"
+		result shim-ctr-tty pass "a -t session through the shim: stdin is a terminal, a typed line read back, exit status 5$retried"
 	else
 		out=$(cat "$work/shim-tty.out"); last_err=""; shim_fail_logs shim-ctr-tty shim-tty
 		result shim-ctr-tty fail "status $st"
@@ -651,21 +681,34 @@ if l1_selected shim-ctr-tty; then
 fi
 # The VMM process killed from outside: TaskExit 137 reaches containerd,
 # and ctr run, waiting, returns it.
-if l1_selected shim-ctr-vmm-killed; then
-	timeout 240 ctr run --rm $SHIM "$IMAGE" shim-vmm sh -c 'echo ready; sleep 1000' \
+# vmm_killed_once: one try; VMM pid in $vmm, ctr run's status in $st.
+vmm_killed_once() {
+	local i run_pid
+	timeout 150 ctr run --rm $SHIM "$IMAGE" shim-vmm sh -c 'echo ready; sleep 1000' \
 		> "$work/shim-vmm.out" 2>&1 &
 	run_pid=$!
 	shim_wait_status shim-vmm RUNNING
 	i=0
-	while ! grep -q ready "$work/shim-vmm.out" && [ $i -lt 1200 ]; do
+	while ! grep -q ready "$work/shim-vmm.out" && [ $i -lt 600 ]; do
 		sleep 0.2; i=$((i + 1))
 	done
+	# A guest silent for 120 s: what its VMM was doing (ctr_tty_session).
+	grep -q ready "$work/shim-vmm.out" || l1_vm_dump shim-ctr-vmm-killed
 	vmm=$(ctr task ls 2>/dev/null | awk '$1 == "shim-vmm" { print $2 }')
 	[ -z "$vmm" ] || kill -9 "$vmm"
 	wait $run_pid
 	st=$?
+}
+if l1_selected shim-ctr-vmm-killed; then
+	retried=""
+	vmm_killed_once
+	if ! grep -q ready "$work/shim-vmm.out"; then
+		ctr_tty_remove shim-vmm
+		retried=" (second try: the first guest printed nothing in 120 s)"
+		vmm_killed_once
+	fi
 	if [ -n "$vmm" ] && [ $st = 137 ]; then
-		result shim-ctr-vmm-killed pass "VMM process $vmm killed with SIGKILL: ctr run returned 137"
+		result shim-ctr-vmm-killed pass "VMM process $vmm killed with SIGKILL: ctr run returned 137$retried"
 	else
 		out=$(cat "$work/shim-vmm.out"); last_err=""; shim_fail_logs shim-ctr-vmm-killed shim-vmm
 		result shim-ctr-vmm-killed fail "VMM [$vmm], status $st, expected 137"
