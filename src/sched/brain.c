@@ -78,9 +78,19 @@ void brain_set_ple(struct sched_vm *s, uint32_t window)
 		return;
 	}
 	s->ple_changes++;
-	/* What KVM reports now: --stats shows it beside what we set. */
+	/*
+	 * What KVM reports now: --stats shows it beside what we set, in the
+	 * policy's terms (the module's default is POLICY_PLE_DEFAULT on both
+	 * sides, as docs/sched.md says), and counts each disagreement.
+	 */
 	s->ple_read =
 		kernel_hints_get_ple(s->vm->fd, &s->kernel, &s->ple_kvm) == 0;
+	if (!s->ple_read)
+		return;
+	if (s->ple_kvm == HVM_KVM_X86_PLE_DEFAULT)
+		s->ple_kvm = POLICY_PLE_DEFAULT;
+	if (s->ple_kvm != window)
+		s->ple_mismatches++;
 }
 
 /* Per-vCPU halt-poll limits, or all back to the VM's value. */
