@@ -19,6 +19,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "runtime/runtime.h"
+#include "pb_any.pb-c.h"
 #include "pb_timestamp.pb-c.h"
 #include "types_mount.pb-c.h"
 #include "shim/ttrpc_client.h"
@@ -176,6 +177,16 @@ int shim_console_attach(struct shim *s, char *err, size_t errlen);
 void shim_console_drain(struct shim *s);
 void shim_console_close(struct shim *s);
 int shim_console_resize(struct shim_task *t, uint32_t width, uint32_t height);
+
+/* ---- stats.c: Task.Stats ----------------------------------------------- */
+struct hvm_guest_stats;
+/*
+ * G as containerd's io.containerd.cgroups.v1.Metrics in ANY (type URL
+ * the message's full name; its value malloc'ed: free any->value.data).
+ * 0 or -ENOMEM.
+ */
+int shim_stats_encode(const struct hvm_guest_stats *g,
+		      Google__Protobuf__Any *any);
 
 /* ---- rootfs.c: the mounts containerd hands Create --------------------- */
 /* Mounts M[0..N) on TARGET in order; on failure undoes what it did and

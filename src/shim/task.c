@@ -766,6 +766,63 @@ static void h_resize_pty(void *opaque, struct ttrpc_call *call)
 	reply_empty(call);
 }
 
+/*
+ * Stats: the guest's own numbers for the task, through its agent
+ * (hvm_guest_stats), as containerd's cgroups v1 Metrics (stats.c).
+ */
+static void h_stats(void *opaque, struct ttrpc_call *call)
+{
+	const Containerd__Task__V2__StatsRequest *req =
+		(const void *)call->request;
+	Containerd__Task__V2__StatsResponse resp =
+		CONTAINERD__TASK__V2__STATS_RESPONSE__INIT;
+	Google__Protobuf__Any any;
+	struct hvm_guest_stats g;
+	struct shim_task *t = find_task(opaque, call, req->id, NULL);
+	struct rt_container c;
+	char vsock[PATH_MAX + 32], paused[PATH_MAX + 16];
+	int r;
+
+	if (!t)
+		return;
+	if (!t->started || t->exited) {
+		ttrpc_call_error(call, PRECONDITION,
+				 "task %s is not running: no stats", t->id);
+		return;
+	}
+	if (rt_container_load(&c, t->id)) {
+		ttrpc_call_error(call, INTERNAL,
+				 "task %s: the runtime's state is gone", t->id);
+		return;
+	}
+	/* A paused VM's agent cannot answer: say so instead of waiting. */
+	rt_container_path(&c, "paused", paused, sizeof(paused));
+	if (!access(paused, F_OK)) {
+		ttrpc_call_error(call, PRECONDITION,
+				 "task %s is paused: no stats until it resumes",
+				 t->id);
+		return;
+	}
+	rt_container_path(&c, "vsock.sock", vsock, sizeof(vsock));
+	r = hvm_guest_stats(vsock, &g);
+	if (r < 0) {
+		ttrpc_call_error(call,
+				 r == -ENOENT ? PRECONDITION
+					      : GOOGLE__RPC__CODE__UNAVAILABLE,
+				 "task %s: the guest's stats: %s", t->id,
+				 hvm_last_error());
+		return;
+	}
+	if (shim_stats_encode(&g, &any)) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__RESOURCE_EXHAUSTED,
+				 "task %s: out of memory", t->id);
+		return;
+	}
+	resp.stats = &any;
+	ttrpc_call_reply(call, &resp.base);
+	free(any.value.data);
+}
+
 static void h_close_io(void *opaque, struct ttrpc_call *call)
 {
 	const Containerd__Task__V2__CloseIORequest *req =
@@ -825,7 +882,7 @@ static const ttrpc_handler_fn task_handlers[] = {
 	h_close_io, /* CloseIO */
 	NULL, /* Update */
 	h_wait, /* Wait */
-	NULL, /* Stats */
+	h_stats, /* Stats */
 	h_connect, /* Connect */
 	h_shutdown, /* Shutdown */
 };

@@ -637,6 +637,44 @@ if l1_selected shim-ctr-exec; then
 		result shim-ctr-exec fail "$problems"
 	fi
 fi
+# ctr task metrics through the shim: the guest's own cgroup numbers for
+# the task (its agent reads them), as cgroups v1 Metrics ctr decodes; a
+# paused task says why it has none.
+if l1_selected shim-ctr-metrics; then
+	problems=""
+	ctr run -d $SHIM "$IMAGE" shim-metrics sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done; sleep 1000' > "$work/shim-metrics.err" 2>&1 ||
+		problems="ctr run -d failed;"
+	shim_wait_status shim-metrics RUNNING || problems="$problems not RUNNING;"
+	sleep 2
+	out=$(timeout 60 ctr task metrics shim-metrics 2>>"$work/shim-metrics.err")
+	st=$?
+	metric() { echo "$out" | awk -v m="$1" '$1 == m { print $2 }'; }
+	mem=$(metric memory.usage_in_bytes); lim=$(metric memory.limit_in_bytes)
+	cpu=$(metric cpuacct.usage); pids=$(metric pids.current)
+	[ $st = 0 ] || problems="$problems ctr task metrics status $st;"
+	[ "${mem:-0}" -gt 0 ] 2>/dev/null || problems="$problems memory.usage_in_bytes [$mem];"
+	[ "${lim:-0}" -ge "${mem:-1}" ] 2>/dev/null || problems="$problems memory.limit_in_bytes [$lim] below usage;"
+	[ "${cpu:-0}" -gt 0 ] 2>/dev/null || problems="$problems cpuacct.usage [$cpu];"
+	[ "${pids:-0}" -ge 2 ] 2>/dev/null || problems="$problems pids.current [$pids], expected sh and sleep;"
+	ctr task pause shim-metrics >> "$work/shim-metrics.err" 2>&1 || problems="$problems pause failed;"
+	if timeout 60 ctr task metrics shim-metrics > /dev/null 2>"$work/shim-metrics.paused"; then
+		problems="$problems metrics of a paused task succeeded;"
+	elif ! grep -q "is paused" "$work/shim-metrics.paused"; then
+		problems="$problems paused: [$(head -c 200 "$work/shim-metrics.paused")];"
+	fi
+	ctr task resume shim-metrics >> "$work/shim-metrics.err" 2>&1 || problems="$problems resume failed;"
+	ctr task kill -s SIGKILL shim-metrics >> "$work/shim-metrics.err" 2>&1
+	shim_wait_status shim-metrics STOPPED || problems="$problems not STOPPED;"
+	ctr task delete shim-metrics >> "$work/shim-metrics.err" 2>&1 || problems="$problems task delete failed;"
+	ctr container rm shim-metrics >> "$work/shim-metrics.err" 2>&1 || problems="$problems container rm failed;"
+	if [ -z "$problems" ]; then
+		result shim-ctr-metrics pass "ctr task metrics: the guest's cgroup: memory $mem of $lim bytes, cpu $cpu ns, $pids pids; a paused task refused with the reason"
+	else
+		echo "$out" | sed 's/^/E2E-LOG shim-ctr-metrics: metrics: /'
+		last_err=$work/shim-metrics.err; shim_fail_logs shim-ctr-metrics shim-metrics
+		result shim-ctr-metrics fail "$problems"
+	fi
+fi
 # A -t session through the shim: the runtime's pty master comes to the
 # shim over --console-socket, which copies ctr's fifos to and from it.
 if l1_selected shim-ctr-tty; then

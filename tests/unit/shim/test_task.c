@@ -200,9 +200,12 @@ static void test_no_task(void **state)
 		CONTAINERD__TASK__V2__PAUSE_REQUEST__INIT;
 	Containerd__Task__V2__ConnectRequest conn =
 		CONTAINERD__TASK__V2__CONNECT_REQUEST__INIT;
+	Containerd__Task__V2__StatsRequest stats =
+		CONTAINERD__TASK__V2__STATS_REQUEST__INIT;
 
 	(void)state;
-	start.id = kill_req.id = wait.id = del.id = pids.id = pause.id = "nope";
+	start.id = kill_req.id = wait.id = del.id = pids.id = pause.id =
+		stats.id = "nope";
 	kill_req.signal = SIGTERM;
 	expect(call("Start", &start.base), GOOGLE__RPC__CODE__NOT_FOUND,
 	       "task \"nope\": not found (this shim has no task)");
@@ -213,6 +216,8 @@ static void test_no_task(void **state)
 	expect(call("Pids", &pids.base), GOOGLE__RPC__CODE__NOT_FOUND, "nope");
 	expect(call("Pause", &pause.base), GOOGLE__RPC__CODE__NOT_FOUND,
 	       "nope");
+	expect(call("Stats", &stats.base), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "task \"nope\": not found");
 	/* Connect needs no task: containerd asks it right after start. */
 	expect(call("Connect", &conn.base), GOOGLE__RPC__CODE__OK, NULL);
 	/* Not implemented, said so. */
@@ -220,8 +225,8 @@ static void test_no_task(void **state)
 	       "task \"\": not found");
 	expect(call_raw("Exec", NULL, 0), GOOGLE__RPC__CODE__NOT_FOUND,
 	       "task \"\": not found");
-	expect(call_raw("Stats", NULL, 0), GOOGLE__RPC__CODE__UNIMPLEMENTED,
-	       "Stats");
+	expect(call_raw("Stats", NULL, 0), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "task \"\": not found");
 	expect(call_raw("Update", NULL, 0), GOOGLE__RPC__CODE__UNIMPLEMENTED,
 	       "Update");
 	expect(call_raw("Checkpoint", NULL, 0),
@@ -354,6 +359,8 @@ static void test_kill_wait_delete(void **state)
 		CONTAINERD__TASK__V2__DELETE_REQUEST__INIT;
 	Containerd__Task__V2__CreateTaskRequest cr =
 		CONTAINERD__TASK__V2__CREATE_TASK_REQUEST__INIT;
+	Containerd__Task__V2__StatsRequest st =
+		CONTAINERD__TASK__V2__STATS_REQUEST__INIT;
 	Containerd__Task__V2__WaitResponse *wr;
 	Hintvm__Ttrpc__Response *r;
 	uint32_t wait_id;
@@ -372,6 +379,10 @@ static void test_kill_wait_delete(void **state)
 	cr.bundle = tmpdir;
 	expect(call("Create", &cr.base), GOOGLE__RPC__CODE__ALREADY_EXISTS,
 	       "runs task \"t1\" already");
+	/* Stats of a task whose VM the runtime does not know: said so. */
+	st.id = "t1";
+	expect(call("Stats", &st.base), GOOGLE__RPC__CODE__INTERNAL,
+	       "task t1: the runtime's state is gone");
 	k.id = "t1";
 	k.signal = 0;
 	expect(call("Kill", &k.base), GOOGLE__RPC__CODE__INVALID_ARGUMENT,
