@@ -28,7 +28,8 @@
  * Steps: mount what the process's mounts list asks for (proc, sysfs, tmpfs,
  * devpts, mqueue; devtmpfs at /dev) inside /hintvm/root, set the hostname,
  * write linux.sysctl, mask maskedPaths and remount readonlyPaths (before
- * the agent starts, so exec sees them too); without process.terminal,
+ * the agent starts, so exec sees them too); join the task's cgroup
+ * (task_cgroup.c: what the shim's Stats reads); without process.terminal,
  * connect the process's stdio to the host over vsock
  * (agent_stdio_connect), or failing that put the console in raw mode (so
  * the container's bytes reach the engine unchanged); then fork: the child
