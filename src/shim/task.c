@@ -93,8 +93,7 @@ void shim_task_reset(struct shim_task *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->pidfd = -1;
-	t->console_listen = t->console_master = -1;
-	t->console_in = t->console_out = -1;
+	shim_console_reset(&t->console);
 }
 
 /* ---- the VMM process's end ------------------------------------------- */
@@ -136,6 +135,8 @@ static void task_exited(struct shim *s, int status)
 	}
 	rt_debug("task %s: VMM process %d ended, status %u", t->id, (int)t->pid,
 		 t->exit_status);
+	/* A terminal's last output reaches ctr before the exit does. */
+	shim_console_drain(&t->console);
 	publish_exit(s);
 	resp.exit_status = t->exit_status;
 	shim_timestamp(&at, &t->exited_at);
@@ -250,7 +251,7 @@ static int run_create(const struct shim_task *t, const int stdio[3],
 
 	if (t->terminal) {
 		argv[3] = "--console-socket";
-		argv[4] = (char *)t->console_path;
+		argv[4] = (char *)t->console.path;
 		argv[5] = (char *)t->id;
 		argc = 6;
 	}
@@ -364,14 +365,15 @@ static void h_create(void *opaque, struct ttrpc_call *call)
 	if (t->terminal) {
 		/* The pty's slave is the VMM's stdio; the shim keeps the
 		 * fifos to copy to and from the master. */
-		t->console_in = stdio[0];
-		t->console_out = stdio[1];
+		t->console.in = stdio[0];
+		t->console.out = stdio[1];
 		for (int i = 0; i < 3; i++) {
 			if (i == 2)
 				close(stdio[i]);
 			stdio[i] = open("/dev/null", O_RDWR | O_CLOEXEC);
 		}
-		if (shim_console_listen(t, err, sizeof(err))) {
+		if (shim_console_listen(&t->console, s->server, "console", err,
+					sizeof(err))) {
 			ttrpc_call_error(call, INTERNAL, "%s", err);
 			goto fail;
 		}
@@ -392,7 +394,7 @@ static void h_create(void *opaque, struct ttrpc_call *call)
 		goto fail;
 	}
 	t->pid = c.pid;
-	if (t->terminal && shim_console_attach(s, err, sizeof(err))) {
+	if (t->terminal && shim_console_attach(&t->console, err, sizeof(err))) {
 		ttrpc_call_error(call, INTERNAL, "task %s: %s", t->id, err);
 		kill(t->pid, SIGKILL);
 		waitpid(t->pid, NULL, 0);
@@ -438,7 +440,7 @@ fail:
 			close(stdio[i]);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
-	shim_console_close(s);
+	shim_console_close(&t->console);
 	if (t->rootfs_mounted)
 		shim_rootfs_unmount(rootfs);
 	shim_task_reset(t);
@@ -744,9 +746,15 @@ static void h_resize_pty(void *opaque, struct ttrpc_call *call)
 {
 	const Containerd__Task__V2__ResizePtyRequest *req =
 		(const void *)call->request;
-	struct shim_task *t = find_task(opaque, call, req->id, req->exec_id);
+	struct shim_task *t;
 	int ret;
 
+	if (req->exec_id[0]) {
+		shim_exec_resize(opaque, call, req->id, req->exec_id,
+				 req->width, req->height);
+		return;
+	}
+	t = find_task(opaque, call, req->id, NULL);
 	if (!t)
 		return;
 	if (req->width > 0xffff || req->height > 0xffff) {
@@ -756,7 +764,7 @@ static void h_resize_pty(void *opaque, struct ttrpc_call *call)
 			req->width, req->height);
 		return;
 	}
-	ret = shim_console_resize(t, req->width, req->height);
+	ret = shim_console_resize(&t->console, req->width, req->height);
 	if (ret) {
 		ttrpc_call_error(call, PRECONDITION, "task %s: %s", t->id,
 				 ret == -ENOTTY ? "it has no terminal"

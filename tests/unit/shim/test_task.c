@@ -275,8 +275,8 @@ static void test_create_bad(void **state)
 	req.stdin = "/nonexistent/stdin";
 	create_expect(&req, GOOGLE__RPC__CODE__FAILED_PRECONDITION,
 		      "/nonexistent/stdin");
-	assert_int_equal(shim.task.console_listen, -1);
-	assert_int_equal(shim.task.console_in, -1);
+	assert_int_equal(shim.task.console.listen, -1);
+	assert_int_equal(shim.task.console.in, -1);
 	req.terminal = 0;
 	req.stdin = "";
 	req.checkpoint = "/some/checkpoint";
@@ -472,6 +472,8 @@ static void test_exec(void **state)
 		CONTAINERD__TASK__V2__WAIT_REQUEST__INIT;
 	Containerd__Task__V2__DeleteRequest del =
 		CONTAINERD__TASK__V2__DELETE_REQUEST__INIT;
+	Containerd__Task__V2__ResizePtyRequest rs =
+		CONTAINERD__TASK__V2__RESIZE_PTY_REQUEST__INIT;
 	Google__Protobuf__Any spec = GOOGLE__PROTOBUF__ANY__INIT;
 	Containerd__Task__V2__StartResponse *sr;
 	Containerd__Task__V2__WaitResponse *wr;
@@ -496,10 +498,6 @@ static void test_exec(void **state)
 	spec.value.data = (uint8_t *)json;
 	spec.value.len = sizeof(json) - 1;
 	ex.spec = &spec;
-	ex.terminal = 1;
-	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__UNIMPLEMENTED,
-	       "exec with a terminal");
-	ex.terminal = 0;
 	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__OK, NULL);
 	snprintf(file, sizeof(file), "%s/exec-e1.json", tmpdir);
 	assert_int_equal(access(file, R_OK), 0);
@@ -562,6 +560,60 @@ static void test_exec(void **state)
 	expect(call("Delete", &del.base), GOOGLE__RPC__CODE__OK, NULL);
 	assert_int_not_equal(access(file, F_OK), 0);
 	expect(call("Delete", &del.base), GOOGLE__RPC__CODE__NOT_FOUND, "e1");
+
+	/* An exec with a terminal (ctr task exec -t): ResizePty names it. */
+	ex.exec_id = "e2";
+	ex.terminal = 1;
+	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__OK, NULL);
+	ex.exec_id = "e3";
+	ex.terminal = 0;
+	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__OK, NULL);
+	rs.id = "t1";
+	rs.exec_id = "e3";
+	rs.width = 80;
+	rs.height = 24;
+	expect(call("ResizePty", &rs.base),
+	       GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+	       "exec e3: it has no terminal");
+	rs.exec_id = "e9";
+	expect(call("ResizePty", &rs.base), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "exec \"e9\" of task \"t1\": not found");
+	rs.exec_id = "e2";
+	expect(call("ResizePty", &rs.base),
+	       GOOGLE__RPC__CODE__FAILED_PRECONDITION, "exec e2: not started");
+	rs.width = 70000;
+	expect(call("ResizePty", &rs.base), GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+	       "terminal size 70000x24");
+	/* Started: a console socket waits for the runtime's master; a size
+	 * asked before it comes is accepted. The runtime's exec fails here
+	 * (no container state): status 1, and its console is gone. */
+	rs.width = 80;
+	start.exec_id = "e2";
+	r = response(call("Start", &start.base));
+	assert_int_equal(r->status->code, GOOGLE__RPC__CODE__OK);
+	sr = containerd__task__v2__start_response__unpack(NULL, r->payload.len,
+							  r->payload.data);
+	assert_non_null(sr);
+	snprintf(file, sizeof(file), "%s", shim.execs[0].console.path);
+	assert_true(strstr(file, "exec-console-") != NULL);
+	assert_int_equal(access(file, F_OK), 0);
+	expect(call("ResizePty", &rs.base), GOOGLE__RPC__CODE__OK, NULL);
+	assert_int_equal(waitid(P_PID, (id_t)sr->pid, &info, WEXITED | WNOWAIT),
+			 0);
+	assert_true(shim_exec_reaped(&shim, (pid_t)sr->pid));
+	assert_int_not_equal(access(file, F_OK), 0);
+	assert_int_equal(shim.execs[0].console.listen, -1);
+	assert_int_equal(shim.execs[0].console.in, -1);
+	assert_int_equal(shim.execs[0].exit_status, 1);
+	containerd__task__v2__start_response__free_unpacked(sr, NULL);
+	hintvm__ttrpc__response__free_unpacked(r, NULL);
+	expect(call("ResizePty", &rs.base),
+	       GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+	       "exec e2: already finished");
+	del.exec_id = "e2";
+	expect(call("Delete", &del.base), GOOGLE__RPC__CODE__OK, NULL);
+	del.exec_id = "e3";
+	expect(call("Delete", &del.base), GOOGLE__RPC__CODE__OK, NULL);
 	shim.task.exists = false;
 	expect_alive();
 }
