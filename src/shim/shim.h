@@ -207,6 +207,15 @@ struct hvm_guest_stats;
 int shim_stats_encode(const struct hvm_guest_stats *g,
 		      Google__Protobuf__Any *any);
 
+/* ---- options.c: CreateTaskRequest.options ------------------------------ */
+/*
+ * ANY (NULL: none) as runtime options: none, or runtimeoptions.v1.Options
+ * whose config_path (absolute, an existing file) goes to CONFIG_PATH ("":
+ * none asked). -EINVAL/-ENOENT with the reason, naming the value, in ERR.
+ */
+int shim_parse_options(const Google__Protobuf__Any *any, char *config_path,
+		       size_t len, char *err, size_t errlen);
+
 /* ---- rootfs.c: the mounts containerd hands Create --------------------- */
 /* Mounts M[0..N) on TARGET in order; on failure undoes what it did and
  * leaves the reason in ERR. */

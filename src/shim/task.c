@@ -290,6 +290,10 @@ static int copy_path(struct ttrpc_call *call, char *dst, size_t len,
 	return 0;
 }
 
+/* The runtime configuration a Create's options named (options.c). */
+static char config_path[PATH_MAX];
+static const char *default_config;
+
 static void h_create(void *opaque, struct ttrpc_call *call)
 {
 	const Containerd__Task__V2__CreateTaskRequest *req =
@@ -330,6 +334,15 @@ static void h_create(void *opaque, struct ttrpc_call *call)
 				 "restore from a checkpoint: not implemented");
 		return;
 	}
+	/* The configuration before any Create's options changed it. */
+	if (!default_config)
+		default_config = rt.config_path;
+	if (shim_parse_options(req->options, config_path, sizeof(config_path),
+			       err, sizeof(err))) {
+		ttrpc_call_error(call, INVALID, "task %s: %s", req->id, err);
+		return;
+	}
+	rt.config_path = config_path[0] ? config_path : default_config;
 	shim_task_reset(t);
 	t->terminal = req->terminal;
 	if (copy_path(call, t->bundle, sizeof(t->bundle), "bundle",

@@ -12,7 +12,8 @@
  *     as read: a tag of field 0 in a non-minimal varint is one);
  *  2. sent as a whole Request frame to a real server for the Task
  *     service whose handlers walk the decoded message (every string,
- *     mount and Any) and answer: the answer is exactly one Response
+ *     mount and Any; Create's options through the shim's parser,
+ *     options.c) and answer: the answer is exactly one Response
  *     frame on the request's stream, with a status; nothing leaks.
  */
 #include <errno.h>
@@ -24,6 +25,7 @@
 
 #include "fuzz.h"
 #include "shim/ttrpc_frame.h"
+#include "shim/shim.h"
 #include "shim/ttrpc_server.h"
 #include "task_shim.pb-c.h"
 #include "ttrpc.pb-c.h"
@@ -92,7 +94,19 @@ static void walk(const ProtobufCMessage *m)
 
 static void h_any(void *opaque, struct ttrpc_call *call)
 {
+	char path[4096], err[512];
+
 	walk(call->request);
+	/* Create's options through the shim's own parser (options.c). */
+	if (call->request->descriptor ==
+	    &containerd__task__v2__create_task_request__descriptor) {
+		const Containerd__Task__V2__CreateTaskRequest *c =
+			(const void *)call->request;
+		int r = shim_parse_options(c->options, path, sizeof(path), err,
+					   sizeof(err));
+
+		check(r == 0 || (r < 0 && err[0] && !path[0]));
+	}
 	ttrpc_call_error(call, GOOGLE__RPC__CODE__NOT_FOUND, "walked %zu",
 			 touched);
 }

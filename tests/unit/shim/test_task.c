@@ -245,6 +245,7 @@ static void test_create_bad(void **state)
 {
 	Containerd__Task__V2__CreateTaskRequest req =
 		CONTAINERD__TASK__V2__CREATE_TASK_REQUEST__INIT;
+	Google__Protobuf__Any opts = GOOGLE__PROTOBUF__ANY__INIT;
 	char long_id[RT_MAX_ID + 2], long_path[PATH_MAX + 8], fifo[128];
 
 	(void)state;
@@ -268,6 +269,14 @@ static void test_create_bad(void **state)
 	req.bundle = "";
 	create_expect(&req, GOOGLE__RPC__CODE__INVALID_ARGUMENT, "bundle");
 	req.bundle = tmpdir;
+
+	/* Runtime options the shim does not honour are refused by name. */
+	opts.type_url = "containerd.runc.v1.Options";
+	req.options = &opts;
+	create_expect(
+		&req, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+		"task t1: runtime options of type \"containerd.runc.v1.Options\": expected none or runtimeoptions.v1.Options");
+	req.options = NULL;
 
 	/* A terminal task whose stdin cannot be opened: nothing is left
 	 * of its console socket. */
