@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "abi/agent_proto.h"
+
 /* Where the agent listens and where it reports the main process's exit. */
 struct agent_listen {
 	/*
@@ -51,6 +53,17 @@ int agent_pid1_setup(struct agent_boot *boot);
 void agent_pid1_poweroff(void) __attribute__((noreturn));
 /* How many init arguments followed "--" on the kernel command line. */
 int agent_cmdline_init_argc(void);
+
+/*
+ * The task's cgroup (task_cgroup.c): mount cgroup2 on MNT, make "task"
+ * with the cpu, memory and pids controllers and move the caller into it.
+ * Returns an open directory of it (close-on-exec) or -errno.
+ */
+int agent_task_cgroup_setup(const char *mnt);
+/* Its numbers; what cannot be read is AGENT_STATS_UNKNOWN. */
+void agent_task_cgroup_read(int dir, struct agent_stats *s);
+/* The environment variable that hands the agent that directory's fd. */
+#define AGENT_TASK_CGROUP_ENV "HINTVM_TASK_CGROUP_FD"
 
 /* Network configuration over rtnetlink (net.c). */
 int agent_net_up(const char *ifname);

@@ -25,6 +25,7 @@
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -117,6 +118,7 @@ struct server {
 	unsigned int nr_sessions;
 	uint32_t next_session;
 	unsigned int next_fake_port;
+	int task_cgroup; /* the task cgroup's directory, or -1 */
 };
 
 static uint8_t frame_buf[AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD];
@@ -737,6 +739,47 @@ static void handle_wait(struct server *srv, struct conn *c)
 	s->waiters[s->nr_waiters++] = (struct waiter){ c, c->hdr.id };
 }
 
+/* STATS: the task cgroup's numbers (hintvm-oci-init's, task_cgroup.c). */
+static void handle_stats(struct server *srv, struct conn *c)
+{
+	struct agent_stats st;
+	int len;
+
+	if (srv->task_cgroup < 0) {
+		reply_error(
+			c, c->hdr.id, ENOENT,
+			"no task cgroup in this guest (no cgroup2, or not a container VM)");
+		return;
+	}
+	agent_task_cgroup_read(srv->task_cgroup, &st);
+	len = agent_stats_encode(frame_buf, sizeof(frame_buf), c->hdr.id, &st);
+	if (len < 0)
+		reply_error(c, c->hdr.id, EMSGSIZE, "stats too long");
+	else
+		conn_queue(c, frame_buf, len);
+}
+
+/* The directory fd hintvm-oci-init handed over, or -1. */
+static int task_cgroup_from_env(void)
+{
+	const char *v = getenv(AGENT_TASK_CGROUP_ENV);
+	char *end;
+	long fd;
+	struct stat st;
+
+	if (!v || !*v)
+		return -1;
+	fd = strtol(v, &end, 10);
+	if (*end || fd < 3 || fd > INT32_MAX || fstat((int)fd, &st) ||
+	    !S_ISDIR(st.st_mode)) {
+		agent_log("%s=%s: not an open directory; no stats",
+			  AGENT_TASK_CGROUP_ENV, v);
+		return -1;
+	}
+	fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+	return (int)fd;
+}
+
 static void handle_hello(struct conn *c)
 {
 	uint32_t version = 0;
@@ -790,6 +833,9 @@ static bool handle_frame(struct server *srv, struct conn *c)
 		break;
 	case AGENT_MSG_WAIT:
 		handle_wait(srv, c);
+		break;
+	case AGENT_MSG_STATS:
+		handle_stats(srv, c);
 		break;
 	default:
 		reply_error(c, c->hdr.id, EOPNOTSUPP, "unknown request type %u",
@@ -1106,7 +1152,9 @@ int agent_serve(const struct agent_listen *where, struct agent_main *main)
 	static struct server srv;
 	sigset_t chld;
 
-	srv = (struct server){ .where = where, .main = main };
+	srv = (struct server){ .where = where,
+			       .main = main,
+			       .task_cgroup = task_cgroup_from_env() };
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, NULL);

@@ -28,7 +28,8 @@
  * Steps: mount what the process's mounts list asks for (proc, sysfs, tmpfs,
  * devpts, mqueue; devtmpfs at /dev) inside /hintvm/root, set the hostname,
  * write linux.sysctl, mask maskedPaths and remount readonlyPaths (before
- * the agent starts, so exec sees them too); without process.terminal,
+ * the agent starts, so exec sees them too); join the task's cgroup
+ * (task_cgroup.c: what the shim's Stats reads); without process.terminal,
  * connect the process's stdio to the host over vsock
  * (agent_stdio_connect), or failing that put the console in raw mode (so
  * the container's bytes reach the engine unchanged); then fork: the child
@@ -563,12 +564,13 @@ static int enter_root(void)
  * started inside the container's root, so that `hintvm-runtime exec`
  * (hvm_process_start over vsock) runs processes in the container.
  */
-static void start_agent(void)
+static void start_agent(int task_cgroup)
 {
 	static char *const argv[] = { "hintvm-agent", NULL };
-	static char *const envp[] = {
+	static char cgroup_env[48];
+	static char *envp[] = {
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-		NULL
+		NULL, NULL
 	};
 	int fd = open("/init", O_RDONLY | O_CLOEXEC);
 	pid_t pid;
@@ -587,6 +589,12 @@ static void start_agent(void)
 		}
 		if (enter_root())
 			_exit(127);
+		/* Its stats (STATS): dup() leaves the copy open across exec. */
+		if (task_cgroup >= 0) {
+			snprintf(cgroup_env, sizeof(cgroup_env), "%s=%d",
+				 AGENT_TASK_CGROUP_ENV, dup(task_cgroup));
+			envp[1] = cgroup_env;
+		}
 		fexecve(fd, argv, envp);
 		_exit(127);
 	}
@@ -763,8 +771,8 @@ int main(void)
 {
 	struct agent_container spec;
 	int stdio[3] = { -1, -1, -1 };
+	int ws, task_cgroup;
 	pid_t child;
-	int ws;
 
 	mount("proc", "/proc", "proc", 0, NULL);
 	load_modules();
@@ -779,7 +787,15 @@ int main(void)
 	mask_paths(&spec);
 	make_readonly(&spec);
 	configure_network();
-	start_agent();
+	/*
+	 * The task's cgroup, which this process joins before the agent and
+	 * the container's process are forked (they and every exec inherit
+	 * it): what the shim's Stats reports. Without it (no cgroup2 in
+	 * the guest kernel) the agent answers STATS with ENOENT; nothing is
+	 * said here, where stderr is the container's.
+	 */
+	task_cgroup = agent_task_cgroup_setup("/hintvm/cgroup");
+	start_agent(task_cgroup);
 	if (!terminal(&spec))
 		agent_stdio_connect(NULL, stdio);
 	if (stdio[0] < 0)

@@ -485,6 +485,30 @@ HVM_API struct hvm_process *hvm_process_attach(const char *vm,
 HVM_API void hvm_process_free(struct hvm_process *p);
 
 /*
+ * A container VM's task as its own guest counts it (the cgroup
+ * hintvm-oci-init puts the container's processes in), asked of the
+ * guest agent. A number the guest could not read is
+ * HVM_GUEST_STAT_UNKNOWN.
+ */
+#define HVM_GUEST_STAT_UNKNOWN UINT64_MAX
+struct hvm_guest_stats {
+	uint64_t cpu_usage_ns, cpu_user_ns, cpu_system_ns;
+	uint64_t memory_usage; /* bytes */
+	uint64_t memory_limit; /* bytes; the guest's RAM when unlimited */
+	uint64_t pids_current;
+	uint64_t pids_limit; /* 0: no limit */
+	uint64_t oom_kills; /* processes the guest's OOM killer ended */
+};
+
+/*
+ * Fill STATS for the VM VM (a name, or its vsock socket's path as for
+ * hvm_process_start). 0, or a negative errno with hvm_last_error():
+ * -ENOENT when the guest has no task cgroup (not a container VM, or a
+ * guest kernel without cgroup v2).
+ */
+HVM_API int hvm_guest_stats(const char *vm, struct hvm_guest_stats *stats);
+
+/*
  * The guest agent's initramfs (a newc cpio): the agent built into this
  * library as /init, /dev/console, and the kernel modules the agent needs
  * (virtio transports, vsock, blk, net, ext4, erofs, overlay, 9p, with

@@ -86,6 +86,14 @@ enum agent_attr_kind agent_attr_kind(uint16_t type)
 	case AGENT_ATTR_ROOT_READONLY:
 		return AGENT_KIND_U32;
 	case AGENT_ATTR_TOKEN:
+	case AGENT_ATTR_CPU_USAGE_NS:
+	case AGENT_ATTR_CPU_USER_NS:
+	case AGENT_ATTR_CPU_SYSTEM_NS:
+	case AGENT_ATTR_MEM_USAGE:
+	case AGENT_ATTR_MEM_LIMIT:
+	case AGENT_ATTR_PIDS_CURRENT:
+	case AGENT_ATTR_PIDS_LIMIT:
+	case AGENT_ATTR_OOM_KILLS:
 		return AGENT_KIND_U64;
 	case AGENT_ATTR_NAME:
 	case AGENT_ATTR_ARG:
@@ -975,4 +983,28 @@ int agent_shell_status(bool signaled, uint32_t code_or_signal)
 	if (signaled)
 		return 128 + (int)(code_or_signal & 0x7f);
 	return (int)(code_or_signal & 0xff);
+}
+
+int agent_stats_encode(uint8_t *buf, size_t cap, uint32_t id,
+		       const struct agent_stats *s)
+{
+	struct agent_builder b;
+
+	agent_build_begin(&b, buf, cap, AGENT_MSG_STATS_DATA, id);
+	for (unsigned int i = 0; i < AGENT_STATS_COUNT; i++)
+		if (s->value[i] != AGENT_STATS_UNKNOWN)
+			agent_put_u64(&b,
+				      (uint16_t)(AGENT_ATTR_CPU_USAGE_NS + i),
+				      s->value[i]);
+	return agent_build_end(&b);
+}
+
+void agent_stats_decode(const uint8_t *payload, size_t len,
+			struct agent_stats *s)
+{
+	for (unsigned int i = 0; i < AGENT_STATS_COUNT; i++)
+		if (agent_get_u64(payload, len,
+				  (uint16_t)(AGENT_ATTR_CPU_USAGE_NS + i),
+				  &s->value[i]))
+			s->value[i] = AGENT_STATS_UNKNOWN;
 }

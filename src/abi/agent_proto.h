@@ -63,12 +63,19 @@ enum agent_msg_type {
 	 * on a connection.
 	 */
 	AGENT_MSG_CONTAINER = 9,
+	/*
+	 * The task's cgroup numbers in the guest (hvm_guest_stats()):
+	 * answered with STATS_DATA, or ERROR ENOENT when the guest has no
+	 * task cgroup (an agent not started by hintvm-oci-init).
+	 */
+	AGENT_MSG_STATS = 10,
 	AGENT_MSG_OK = 64,
 	AGENT_MSG_ERROR = 65,
 	AGENT_MSG_READY = 66,
 	AGENT_MSG_STARTED = 67,
 	AGENT_MSG_EXITED = 68,
 	AGENT_MSG_PROCS = 69,
+	AGENT_MSG_STATS_DATA = 70,
 };
 
 /* Attribute types; each has one fixed kind (agent_attr_kind()). */
@@ -111,6 +118,15 @@ enum agent_attr_type {
 	AGENT_ATTR_SYSCTL = 33, /* string "KEY=VALUE", KEY under /proc/sys */
 	AGENT_ATTR_MASKED_PATH = 34, /* string, absolute path */
 	AGENT_ATTR_READONLY_PATH = 35, /* string, absolute path */
+	/* STATS_DATA: the task cgroup's numbers; absent: not known. */
+	AGENT_ATTR_CPU_USAGE_NS = 36, /* u64, cpu.stat usage_usec x 1000 */
+	AGENT_ATTR_CPU_USER_NS = 37, /* u64 */
+	AGENT_ATTR_CPU_SYSTEM_NS = 38, /* u64 */
+	AGENT_ATTR_MEM_USAGE = 39, /* u64 bytes, memory.current */
+	AGENT_ATTR_MEM_LIMIT = 40, /* u64 bytes: memory.max, else guest RAM */
+	AGENT_ATTR_PIDS_CURRENT = 41, /* u64 */
+	AGENT_ATTR_PIDS_LIMIT = 42, /* u64, 0: no limit (pids.max "max") */
+	AGENT_ATTR_OOM_KILLS = 43, /* u64, memory.events oom_kill */
 	AGENT_ATTR_COUNT
 };
 
@@ -390,5 +406,25 @@ unsigned int agent_exec_streams(uint32_t flags);
  * `hintvm exec`, hvm_process_status() and `hintvm run --agent`.
  */
 int agent_shell_status(bool signaled, uint32_t code_or_signal);
+
+/*
+ * STATS_DATA's numbers: value[i] is attribute AGENT_ATTR_CPU_USAGE_NS + i,
+ * AGENT_STATS_UNKNOWN where the guest could not read it (and the
+ * attribute is left out on the wire).
+ */
+#define AGENT_STATS_COUNT (AGENT_ATTR_OOM_KILLS - AGENT_ATTR_CPU_USAGE_NS + 1)
+#define AGENT_STATS_UNKNOWN UINT64_MAX
+/* The index of attribute ATTR in struct agent_stats's value[]. */
+#define AGENT_STAT(attr) ((attr)-AGENT_ATTR_CPU_USAGE_NS)
+struct agent_stats {
+	uint64_t value[AGENT_STATS_COUNT];
+};
+
+/* The STATS_DATA frame for S, answering request ID: its length or -errno. */
+int agent_stats_encode(uint8_t *buf, size_t cap, uint32_t id,
+		       const struct agent_stats *s);
+/* A validated STATS_DATA payload into S; unknown attributes are skipped. */
+void agent_stats_decode(const uint8_t *payload, size_t len,
+			struct agent_stats *s);
 
 #endif

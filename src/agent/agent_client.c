@@ -757,3 +757,63 @@ void hvm_process_free(struct hvm_process *p)
 	process_close_all(p);
 	free(p);
 }
+
+/* How long a STATS answer may take: the agent reads a few small files. */
+#define STATS_TIMEOUT_MS 5000
+
+int hvm_guest_stats(const char *vm, struct hvm_guest_stats *stats)
+{
+	uint8_t frame[64], *payload = NULL;
+	struct agent_builder b;
+	struct agent_stats st;
+	struct agent_hdr hdr;
+	char path[108];
+	int fd, r, len;
+
+	if (!vm || !stats)
+		return hvm_set_error(-EINVAL, "no VM or no stats to fill");
+	r = resolve_vsock_path(vm, path, sizeof(path));
+	if (r < 0)
+		return r;
+	fd = agent_dial(path, AGENT_VSOCK_PORT);
+	if (fd < 0)
+		return fd;
+	agent_build_begin(&b, frame, sizeof(frame), AGENT_MSG_STATS, 1);
+	len = agent_build_end(&b);
+	r = write_full(fd, frame, (size_t)len);
+	if (r == 0)
+		r = agent_read_frame(fd, &hdr, &payload, STATS_TIMEOUT_MS);
+	close(fd);
+	if (r < 0)
+		return hvm_set_error(r, "agent at %s: no answer to STATS: %s",
+				     path, strerror(-r));
+	if (hdr.type == AGENT_MSG_ERROR) {
+		r = agent_error(payload, hdr.len, "agent: STATS");
+	} else if (hdr.type != AGENT_MSG_STATS_DATA || hdr.id != 1) {
+		r = hvm_set_error(
+			-EPROTO,
+			"agent at %s: answered STATS with frame type %u (expected %u)",
+			path, hdr.type, AGENT_MSG_STATS_DATA);
+	} else {
+		agent_stats_decode(payload, hdr.len, &st);
+		*stats = (struct hvm_guest_stats){
+			.cpu_usage_ns =
+				st.value[AGENT_STAT(AGENT_ATTR_CPU_USAGE_NS)],
+			.cpu_user_ns =
+				st.value[AGENT_STAT(AGENT_ATTR_CPU_USER_NS)],
+			.cpu_system_ns =
+				st.value[AGENT_STAT(AGENT_ATTR_CPU_SYSTEM_NS)],
+			.memory_usage =
+				st.value[AGENT_STAT(AGENT_ATTR_MEM_USAGE)],
+			.memory_limit =
+				st.value[AGENT_STAT(AGENT_ATTR_MEM_LIMIT)],
+			.pids_current =
+				st.value[AGENT_STAT(AGENT_ATTR_PIDS_CURRENT)],
+			.pids_limit =
+				st.value[AGENT_STAT(AGENT_ATTR_PIDS_LIMIT)],
+			.oom_kills = st.value[AGENT_STAT(AGENT_ATTR_OOM_KILLS)],
+		};
+	}
+	free(payload);
+	return r;
+}

@@ -7,6 +7,12 @@
  * master and the master to the stdout fifo (a terminal has no stderr of
  * its own). ResizePty sets the master's window size.
  *
+ * An exec with a terminal (ctr task exec -t) is the same with the
+ * runtime's exec in place of create: its helper runs for the exec's
+ * whole life, so the master is taken from the socket in the poll round
+ * when it comes (shim_console_attach_later), and a size asked before
+ * that is kept and set then.
+ *
  * The socket is created before create runs and only read after it
  * returned: the runtime's connect and send complete against the listen
  * backlog without an accept, so the shim can wait for the helper.
@@ -30,31 +36,39 @@
 /* How long one write to the pty may wait for room (the guest reads). */
 #define CONSOLE_WRITE_WAIT_MS 1000
 
-int shim_console_listen(struct shim_task *t, char *err, size_t errlen)
+void shim_console_reset(struct shim_console *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->listen = c->master = c->in = c->out = -1;
+}
+
+int shim_console_listen(struct shim_console *c, struct ttrpc_server *server,
+			const char *name, char *err, size_t errlen)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	int fd;
 
+	c->server = server;
 	if (mkdir(SHIM_STATE_ROOT, 0711) && errno != EEXIST) {
 		snprintf(err, errlen, SHIM_STATE_ROOT ": %s", strerror(errno));
 		return -errno;
 	}
 	/* Short and the shim's own: the bundle's path may not fit in
 	 * sun_path (k8s ids are 64 characters). */
-	snprintf(t->console_path, sizeof(t->console_path),
-		 SHIM_STATE_ROOT "/console-%d.sock", (int)getpid());
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", t->console_path);
-	unlink(t->console_path);
+	snprintf(c->path, sizeof(c->path), SHIM_STATE_ROOT "/%s-%d.sock", name,
+		 (int)getpid());
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", c->path);
+	unlink(c->path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
 	    listen(fd, 1)) {
-		snprintf(err, errlen, "console socket %s: %s", t->console_path,
+		snprintf(err, errlen, "console socket %s: %s", c->path,
 			 strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -EIO;
 	}
-	t->console_listen = fd;
+	c->listen = fd;
 	return 0;
 }
 
@@ -84,22 +98,21 @@ static int receive_master(int listen_fd)
 	return fd;
 }
 
-void shim_console_close(struct shim *s)
+void shim_console_close(struct shim_console *c)
 {
-	struct shim_task *t = &s->task;
-	int *fds[] = { &t->console_listen, &t->console_master, &t->console_in,
-		       &t->console_out };
+	int *fds[] = { &c->listen, &c->master, &c->in, &c->out };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] < 0)
 			continue;
-		ttrpc_server_unwatch(s->server, *fds[i]);
+		if (c->server)
+			ttrpc_server_unwatch(c->server, *fds[i]);
 		close(*fds[i]);
 		*fds[i] = -1;
 	}
-	if (t->console_path[0]) {
-		unlink(t->console_path);
-		t->console_path[0] = '\0';
+	if (c->path[0]) {
+		unlink(c->path);
+		c->path[0] = '\0';
 	}
 }
 
@@ -144,36 +157,43 @@ static bool copy_once(int fd, int dst)
 /* Master -> stdout, until the slave side is gone (EIO). */
 static void on_master(void *opaque, int fd, short revents)
 {
-	struct shim *s = opaque;
+	struct shim_console *c = opaque;
 
 	(void)revents;
-	if (copy_once(fd, s->task.console_out))
-		ttrpc_server_unwatch(s->server, fd);
+	if (copy_once(fd, c->out))
+		ttrpc_server_unwatch(c->server, fd);
 }
 
 /* stdin fifo -> master; its end stops the copy (the tty stays). */
 static void on_stdin(void *opaque, int fd, short revents)
 {
-	struct shim *s = opaque;
+	struct shim_console *c = opaque;
 
 	(void)revents;
-	if (!copy_once(fd, s->task.console_master))
+	if (!copy_once(fd, c->master))
 		return;
-	ttrpc_server_unwatch(s->server, fd);
+	ttrpc_server_unwatch(c->server, fd);
 	close(fd);
-	s->task.console_in = -1;
+	c->in = -1;
 }
 
-int shim_console_attach(struct shim *s, char *err, size_t errlen)
+static void set_size(struct shim_console *c)
 {
-	struct shim_task *t = &s->task;
-	int fd = receive_master(t->console_listen);
+	struct winsize ws = { .ws_row = c->rows, .ws_col = c->cols };
 
-	ttrpc_server_unwatch(s->server, t->console_listen);
-	close(t->console_listen);
-	t->console_listen = -1;
-	unlink(t->console_path);
-	t->console_path[0] = '\0';
+	if (c->master >= 0 && c->rows && c->cols)
+		ioctl(c->master, TIOCSWINSZ, &ws);
+}
+
+int shim_console_attach(struct shim_console *c, char *err, size_t errlen)
+{
+	int fd = receive_master(c->listen);
+
+	ttrpc_server_unwatch(c->server, c->listen);
+	close(c->listen);
+	c->listen = -1;
+	unlink(c->path);
+	c->path[0] = '\0';
 	if (fd < 0) {
 		snprintf(
 			err, errlen,
@@ -182,10 +202,11 @@ int shim_console_attach(struct shim *s, char *err, size_t errlen)
 		return fd;
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	t->console_master = fd;
-	if (ttrpc_server_watch(s->server, fd, POLLIN, on_master, s) ||
-	    (t->console_in >= 0 && ttrpc_server_watch(s->server, t->console_in,
-						      POLLIN, on_stdin, s))) {
+	c->master = fd;
+	set_size(c);
+	if (ttrpc_server_watch(c->server, fd, POLLIN, on_master, c) ||
+	    (c->in >= 0 &&
+	     ttrpc_server_watch(c->server, c->in, POLLIN, on_stdin, c))) {
 		snprintf(err, errlen, "cannot watch the terminal: %s",
 			 hvm_error_message());
 		return -EIO;
@@ -193,28 +214,54 @@ int shim_console_attach(struct shim *s, char *err, size_t errlen)
 	return 0;
 }
 
-void shim_console_drain(struct shim *s)
+/* The runtime connected: take the master and start copying. */
+static void on_console_socket(void *opaque, int fd, short revents)
 {
-	struct shim_task *t = &s->task;
-	char buf[16384];
-	ssize_t n;
+	struct shim_console *c = opaque;
+	char err[160];
 
-	if (t->console_master < 0)
-		return;
-	/* What the task wrote last is still in the master: out before the
-	 * exit event, then the fifo closes so that containerd sees EOF. */
-	while ((n = read(t->console_master, buf, sizeof(buf))) > 0)
-		if (t->console_out >= 0)
-			write_all(t->console_out, buf, (size_t)n);
-	shim_console_close(s);
+	(void)fd;
+	(void)revents;
+	if (shim_console_attach(c, err, sizeof(err)))
+		rt_error("%s", err);
 }
 
-int shim_console_resize(struct shim_task *t, uint32_t width, uint32_t height)
+int shim_console_attach_later(struct shim_console *c)
 {
-	struct winsize ws = { .ws_row = (unsigned short)height,
-			      .ws_col = (unsigned short)width };
+	return ttrpc_server_watch(c->server, c->listen, POLLIN,
+				  on_console_socket, c);
+}
 
-	if (t->console_master < 0)
+void shim_console_drain(struct shim_console *c)
+{
+	char buf[16384], err[160];
+	ssize_t n;
+
+	/* A runtime that ended before the shim took its master: now. */
+	if (c->listen >= 0 && c->master < 0)
+		shim_console_attach(c, err, sizeof(err));
+	if (c->master < 0) {
+		shim_console_close(c);
+		return;
+	}
+	/* What the process wrote last is still in the master: out before
+	 * the exit event, then the fifo closes so that containerd sees EOF. */
+	while ((n = read(c->master, buf, sizeof(buf))) > 0)
+		if (c->out >= 0)
+			write_all(c->out, buf, (size_t)n);
+	shim_console_close(c);
+}
+
+int shim_console_resize(struct shim_console *c, uint32_t width, uint32_t height)
+{
+	if (c->master < 0 && c->listen < 0)
 		return -ENOTTY;
-	return ioctl(t->console_master, TIOCSWINSZ, &ws) ? -errno : 0;
+	c->rows = (unsigned short)height;
+	c->cols = (unsigned short)width;
+	/* Before the master came: set when it comes. */
+	if (c->master < 0)
+		return 0;
+	struct winsize ws = { .ws_row = c->rows, .ws_col = c->cols };
+
+	return ioctl(c->master, TIOCSWINSZ, &ws) ? -errno : 0;
 }

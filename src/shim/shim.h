@@ -19,6 +19,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "runtime/runtime.h"
+#include "pb_any.pb-c.h"
 #include "pb_timestamp.pb-c.h"
 #include "types_mount.pb-c.h"
 #include "shim/ttrpc_client.h"
@@ -81,6 +82,17 @@ int shim_events_publish(struct shim_events *ev, const char *topic,
 			const ProtobufCMessage *event);
 void shim_events_close(struct shim_events *ev);
 
+/*
+ * A pty whose master the runtime sends over a console socket, and the
+ * fifos the shim copies to (out) and from (in) it; -1 when none.
+ */
+struct shim_console {
+	int listen, master, in, out;
+	char path[108];
+	unsigned short rows, cols; /* asked before the master came */
+	struct ttrpc_server *server;
+};
+
 /* ---- task.c: the Task service of one task ------------------------------ */
 #define SHIM_MAX_WAITERS 16
 
@@ -93,10 +105,7 @@ struct shim_task {
 	char stdin_path[PATH_MAX], stdout_path[PATH_MAX], stderr_path[PATH_MAX];
 	bool rootfs_mounted;
 	bool terminal;
-	/* A terminal task's pty master and the fifos the shim copies
-	 * to and from it (console.c); -1 when none. */
-	int console_listen, console_master, console_in, console_out;
-	char console_path[108];
+	struct shim_console console; /* a terminal task's (console.c) */
 	pid_t pid; /* the VMM process */
 	int pidfd;
 	uint32_t exit_status;
@@ -110,7 +119,8 @@ struct shim_task {
  * guest process as runc's exec does: the guest process's status is its. */
 #define SHIM_MAX_EXECS 16
 struct shim_exec {
-	bool used, started, exited;
+	bool used, started, exited, terminal;
+	struct shim_console console; /* with a terminal (console.c) */
 	char id[RT_MAX_ID + 1];
 	char stdin_path[PATH_MAX], stdout_path[PATH_MAX], stderr_path[PATH_MAX];
 	char process_file[PATH_MAX + RT_MAX_ID + 16];
@@ -164,18 +174,47 @@ void shim_exec_wait(struct shim *s, struct ttrpc_call *call, const char *id,
 		    const char *exec_id);
 void shim_exec_delete(struct shim *s, struct ttrpc_call *call, const char *id,
 		      const char *exec_id);
+void shim_exec_resize(struct shim *s, struct ttrpc_call *call, const char *id,
+		      const char *exec_id, uint32_t width, uint32_t height);
 /* PID (a zombie child) is an exec's: reap it, TaskExit, the Waits. */
 bool shim_exec_reaped(struct shim *s, pid_t pid);
 
-/* ---- console.c: a terminal task's pty ----------------------------------- */
-/* The --console-socket the runtime's create sends the master to. */
-int shim_console_listen(struct shim_task *t, char *err, size_t errlen);
-/* After create: takes the master, starts copying stdin and stdout. */
-int shim_console_attach(struct shim *s, char *err, size_t errlen);
-/* At the task's exit: its last output to stdout, then everything closed. */
-void shim_console_drain(struct shim *s);
-void shim_console_close(struct shim *s);
-int shim_console_resize(struct shim_task *t, uint32_t width, uint32_t height);
+/* ---- console.c: a terminal task's or exec's pty ------------------------ */
+/* No console: every fd -1. */
+void shim_console_reset(struct shim_console *c);
+/* The --console-socket the runtime sends the master to, named
+ * NAME-<shim pid>.sock under SHIM_STATE_ROOT. */
+int shim_console_listen(struct shim_console *c, struct ttrpc_server *server,
+			const char *name, char *err, size_t errlen);
+/* Takes the master now (the runtime has sent it), starts copying. */
+int shim_console_attach(struct shim_console *c, char *err, size_t errlen);
+/* Takes it in the poll round once the runtime connects. */
+int shim_console_attach_later(struct shim_console *c);
+/* At the end: the last output to out, then everything closed. */
+void shim_console_drain(struct shim_console *c);
+void shim_console_close(struct shim_console *c);
+/* -ENOTTY without a terminal; a size asked early is set later. */
+int shim_console_resize(struct shim_console *c, uint32_t width,
+			uint32_t height);
+
+/* ---- stats.c: Task.Stats' message ---------------------------------------- */
+struct hvm_guest_stats;
+/*
+ * G as containerd's io.containerd.cgroups.v1.Metrics in ANY (type URL
+ * the message's full name; its value malloc'ed: free any->value.data).
+ * 0 or -ENOMEM.
+ */
+int shim_stats_encode(const struct hvm_guest_stats *g,
+		      Google__Protobuf__Any *any);
+
+/* ---- options.c: CreateTaskRequest.options ------------------------------ */
+/*
+ * ANY (NULL: none) as runtime options: none, or runtimeoptions.v1.Options
+ * whose config_path (absolute, an existing file) goes to CONFIG_PATH ("":
+ * none asked). -EINVAL/-ENOENT with the reason, naming the value, in ERR.
+ */
+int shim_parse_options(const Google__Protobuf__Any *any, char *config_path,
+		       size_t len, char *err, size_t errlen);
 
 /* ---- rootfs.c: the mounts containerd hands Create --------------------- */
 /* Mounts M[0..N) on TARGET in order; on failure undoes what it did and

@@ -93,8 +93,7 @@ void shim_task_reset(struct shim_task *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->pidfd = -1;
-	t->console_listen = t->console_master = -1;
-	t->console_in = t->console_out = -1;
+	shim_console_reset(&t->console);
 }
 
 /* ---- the VMM process's end ------------------------------------------- */
@@ -136,6 +135,8 @@ static void task_exited(struct shim *s, int status)
 	}
 	rt_debug("task %s: VMM process %d ended, status %u", t->id, (int)t->pid,
 		 t->exit_status);
+	/* A terminal's last output reaches ctr before the exit does. */
+	shim_console_drain(&t->console);
 	publish_exit(s);
 	resp.exit_status = t->exit_status;
 	shim_timestamp(&at, &t->exited_at);
@@ -250,7 +251,7 @@ static int run_create(const struct shim_task *t, const int stdio[3],
 
 	if (t->terminal) {
 		argv[3] = "--console-socket";
-		argv[4] = (char *)t->console_path;
+		argv[4] = (char *)t->console.path;
 		argv[5] = (char *)t->id;
 		argc = 6;
 	}
@@ -288,6 +289,10 @@ static int copy_path(struct ttrpc_call *call, char *dst, size_t len,
 	strcpy(dst, src);
 	return 0;
 }
+
+/* The runtime configuration a Create's options named (options.c). */
+static char config_path[PATH_MAX];
+static const char *default_config;
 
 static void h_create(void *opaque, struct ttrpc_call *call)
 {
@@ -329,6 +334,15 @@ static void h_create(void *opaque, struct ttrpc_call *call)
 				 "restore from a checkpoint: not implemented");
 		return;
 	}
+	/* The configuration before any Create's options changed it. */
+	if (!default_config)
+		default_config = rt.config_path;
+	if (shim_parse_options(req->options, config_path, sizeof(config_path),
+			       err, sizeof(err))) {
+		ttrpc_call_error(call, INVALID, "task %s: %s", req->id, err);
+		return;
+	}
+	rt.config_path = config_path[0] ? config_path : default_config;
 	shim_task_reset(t);
 	t->terminal = req->terminal;
 	if (copy_path(call, t->bundle, sizeof(t->bundle), "bundle",
@@ -364,14 +378,15 @@ static void h_create(void *opaque, struct ttrpc_call *call)
 	if (t->terminal) {
 		/* The pty's slave is the VMM's stdio; the shim keeps the
 		 * fifos to copy to and from the master. */
-		t->console_in = stdio[0];
-		t->console_out = stdio[1];
+		t->console.in = stdio[0];
+		t->console.out = stdio[1];
 		for (int i = 0; i < 3; i++) {
 			if (i == 2)
 				close(stdio[i]);
 			stdio[i] = open("/dev/null", O_RDWR | O_CLOEXEC);
 		}
-		if (shim_console_listen(t, err, sizeof(err))) {
+		if (shim_console_listen(&t->console, s->server, "console", err,
+					sizeof(err))) {
 			ttrpc_call_error(call, INTERNAL, "%s", err);
 			goto fail;
 		}
@@ -392,7 +407,7 @@ static void h_create(void *opaque, struct ttrpc_call *call)
 		goto fail;
 	}
 	t->pid = c.pid;
-	if (t->terminal && shim_console_attach(s, err, sizeof(err))) {
+	if (t->terminal && shim_console_attach(&t->console, err, sizeof(err))) {
 		ttrpc_call_error(call, INTERNAL, "task %s: %s", t->id, err);
 		kill(t->pid, SIGKILL);
 		waitpid(t->pid, NULL, 0);
@@ -438,7 +453,7 @@ fail:
 			close(stdio[i]);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
-	shim_console_close(s);
+	shim_console_close(&t->console);
 	if (t->rootfs_mounted)
 		shim_rootfs_unmount(rootfs);
 	shim_task_reset(t);
@@ -744,9 +759,15 @@ static void h_resize_pty(void *opaque, struct ttrpc_call *call)
 {
 	const Containerd__Task__V2__ResizePtyRequest *req =
 		(const void *)call->request;
-	struct shim_task *t = find_task(opaque, call, req->id, req->exec_id);
+	struct shim_task *t;
 	int ret;
 
+	if (req->exec_id[0]) {
+		shim_exec_resize(opaque, call, req->id, req->exec_id,
+				 req->width, req->height);
+		return;
+	}
+	t = find_task(opaque, call, req->id, NULL);
 	if (!t)
 		return;
 	if (req->width > 0xffff || req->height > 0xffff) {
@@ -756,7 +777,7 @@ static void h_resize_pty(void *opaque, struct ttrpc_call *call)
 			req->width, req->height);
 		return;
 	}
-	ret = shim_console_resize(t, req->width, req->height);
+	ret = shim_console_resize(&t->console, req->width, req->height);
 	if (ret) {
 		ttrpc_call_error(call, PRECONDITION, "task %s: %s", t->id,
 				 ret == -ENOTTY ? "it has no terminal"
@@ -764,6 +785,63 @@ static void h_resize_pty(void *opaque, struct ttrpc_call *call)
 		return;
 	}
 	reply_empty(call);
+}
+
+/*
+ * Stats: the guest's own numbers for the task, through its agent
+ * (hvm_guest_stats), as containerd's cgroups v1 Metrics (stats.c).
+ */
+static void h_stats(void *opaque, struct ttrpc_call *call)
+{
+	const Containerd__Task__V2__StatsRequest *req =
+		(const void *)call->request;
+	Containerd__Task__V2__StatsResponse resp =
+		CONTAINERD__TASK__V2__STATS_RESPONSE__INIT;
+	Google__Protobuf__Any any;
+	struct hvm_guest_stats g;
+	struct shim_task *t = find_task(opaque, call, req->id, NULL);
+	struct rt_container c;
+	char vsock[PATH_MAX + 32], paused[PATH_MAX + 16];
+	int r;
+
+	if (!t)
+		return;
+	if (!t->started || t->exited) {
+		ttrpc_call_error(call, PRECONDITION,
+				 "task %s is not running: no stats", t->id);
+		return;
+	}
+	if (rt_container_load(&c, t->id)) {
+		ttrpc_call_error(call, INTERNAL,
+				 "task %s: the runtime's state is gone", t->id);
+		return;
+	}
+	/* A paused VM's agent cannot answer: say so instead of waiting. */
+	rt_container_path(&c, "paused", paused, sizeof(paused));
+	if (!access(paused, F_OK)) {
+		ttrpc_call_error(call, PRECONDITION,
+				 "task %s is paused: no stats until it resumes",
+				 t->id);
+		return;
+	}
+	rt_container_path(&c, "vsock.sock", vsock, sizeof(vsock));
+	r = hvm_guest_stats(vsock, &g);
+	if (r < 0) {
+		ttrpc_call_error(call,
+				 r == -ENOENT ? PRECONDITION
+					      : GOOGLE__RPC__CODE__UNAVAILABLE,
+				 "task %s: the guest's stats: %s", t->id,
+				 hvm_last_error());
+		return;
+	}
+	if (shim_stats_encode(&g, &any)) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__RESOURCE_EXHAUSTED,
+				 "task %s: out of memory", t->id);
+		return;
+	}
+	resp.stats = &any;
+	ttrpc_call_reply(call, &resp.base);
+	free(any.value.data);
 }
 
 static void h_close_io(void *opaque, struct ttrpc_call *call)
@@ -825,7 +903,7 @@ static const ttrpc_handler_fn task_handlers[] = {
 	h_close_io, /* CloseIO */
 	NULL, /* Update */
 	h_wait, /* Wait */
-	NULL, /* Stats */
+	h_stats, /* Stats */
 	h_connect, /* Connect */
 	h_shutdown, /* Shutdown */
 };

@@ -9,7 +9,11 @@
  * signal N). So the helper's pid is the exec's pid, Kill signals it, and
  * its exit, reaped through SIGCHLD (serve.c), is the exec's TaskExit.
  *
- * Not yet: a terminal for an exec (ctr task exec -t) is refused.
+ * With a terminal (ctr task exec -t) the helper's stdio are /dev/null and
+ * the runtime's exec gets --tty --console-socket: it opens the pty, sends
+ * the master to the shim, which copies the exec's stdin fifo to it and it
+ * to the stdout fifo (console.c), and sets its size on ResizePty with the
+ * exec id. At the exec's end the last output goes out before TaskExit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -85,12 +89,6 @@ void shim_exec_create(void *opaque, struct ttrpc_call *call)
 				 t->id);
 		return;
 	}
-	if (req->terminal) {
-		ttrpc_call_error(
-			call, GOOGLE__RPC__CODE__UNIMPLEMENTED,
-			"exec with a terminal (ctr task exec -t): not implemented yet");
-		return;
-	}
 	if (!req->spec || !req->spec->value.data || !req->spec->value.len ||
 	    req->spec->value.len > EXEC_SPEC_MAX) {
 		ttrpc_call_error(
@@ -116,6 +114,8 @@ void shim_exec_create(void *opaque, struct ttrpc_call *call)
 		return;
 	}
 	memset(e, 0, sizeof(*e));
+	shim_console_reset(&e->console);
+	e->terminal = req->terminal;
 	if (copy_path(call, e->stdin_path, sizeof(e->stdin_path), "stdin",
 		      req->stdin) ||
 	    copy_path(call, e->stdout_path, sizeof(e->stdout_path), "stdout",
@@ -169,6 +169,9 @@ void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
 	paths[1] = e->stdout_path;
 	paths[2] = e->stderr_path;
 	for (int i = 0; i < 3; i++) {
+		/* A terminal has no stderr of its own. */
+		if (e->terminal && i == 2)
+			break;
 		stdio[i] = shim_open_stdio(paths[i], i == 0, err, sizeof(err));
 		if (stdio[i] < 0) {
 			ttrpc_call_error(call, PRECONDITION, "exec %s: %s",
@@ -176,17 +179,54 @@ void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
 			goto out;
 		}
 	}
+	if (e->terminal) {
+		char name[32];
+
+		/* The shim copies the fifos; the helper's stdio are
+		 * /dev/null, the pty's slave is the runtime's. */
+		snprintf(name, sizeof(name), "exec-console-%d",
+			 (int)(e - s->execs));
+		if (shim_console_listen(&e->console, s->server, name, err,
+					sizeof(err))) {
+			ttrpc_call_error(call, GOOGLE__RPC__CODE__INTERNAL,
+					 "exec %s: %s", e->id, err);
+			goto out;
+		}
+		e->console.in = stdio[0];
+		e->console.out = stdio[1];
+		for (int i = 0; i < 3; i++)
+			stdio[i] = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (stdio[0] < 0 || stdio[1] < 0 || stdio[2] < 0 ||
+		    shim_console_attach_later(&e->console)) {
+			ttrpc_call_error(call, GOOGLE__RPC__CODE__INTERNAL,
+					 "exec %s: cannot set up its terminal",
+					 e->id);
+			shim_console_close(&e->console);
+			goto out;
+		}
+	}
 	pid = fork();
 	if (pid < 0) {
 		ttrpc_call_error(call, GOOGLE__RPC__CODE__INTERNAL, "fork: %s",
 				 strerror(errno));
+		if (e->terminal)
+			shim_console_close(&e->console);
 		goto out;
 	}
 	if (pid == 0) {
-		char *argv[] = { "exec", "--process", e->process_file,
-				 s->task.id, NULL };
+		char *argv[] = { "exec",     "--process", e->process_file,
+				 s->task.id, NULL,	  NULL,
+				 NULL,	     NULL };
+		int argc = 4;
 		sigset_t none;
 
+		if (e->terminal) {
+			argv[3] = "--tty";
+			argv[4] = "--console-socket";
+			argv[5] = e->console.path;
+			argv[6] = s->task.id;
+			argc = 7;
+		}
 		for (int i = 0; i < 3; i++)
 			if (dup2(stdio[i], i) < 0)
 				_exit(127);
@@ -198,7 +238,7 @@ void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		optind = 0;
-		_exit(cmd_exec(4, argv));
+		_exit(cmd_exec(argc, argv));
 	}
 	e->pid = pid;
 	e->started = true;
@@ -318,6 +358,8 @@ void shim_exec_delete(struct shim *s, struct ttrpc_call *call, const char *id,
 		return;
 	}
 	unlink(e->process_file);
+	if (e->terminal)
+		shim_console_close(&e->console);
 	resp.pid = (uint32_t)e->pid;
 	resp.exit_status = e->exit_status;
 	shim_timestamp(&at, &e->exited_at);
@@ -347,6 +389,9 @@ bool shim_exec_reaped(struct shim *s, pid_t pid)
 				 ? 128u + (uint32_t)WTERMSIG(status)
 				 : 255u;
 	clock_gettime(CLOCK_REALTIME, &e->exited_at);
+	/* A terminal's last output reaches ctr before the exit does. */
+	if (e->terminal)
+		shim_console_drain(&e->console);
 	shim_timestamp(&at, &e->exited_at);
 	ev.container_id = s->task.id;
 	ev.id = e->id;
@@ -360,4 +405,34 @@ bool shim_exec_reaped(struct shim *s, pid_t pid)
 		ttrpc_server_reply(s->server, &e->waiters[i], &resp.base);
 	e->n_waiters = 0;
 	return true;
+}
+
+void shim_exec_resize(struct shim *s, struct ttrpc_call *call, const char *id,
+		      const char *exec_id, uint32_t width, uint32_t height)
+{
+	Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
+	struct shim_exec *e = find_exec(s, call, id, exec_id);
+
+	if (!e)
+		return;
+	if (width > 0xffff || height > 0xffff) {
+		ttrpc_call_error(
+			call, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+			"terminal size %ux%u: expected at most 65535x65535",
+			width, height);
+		return;
+	}
+	if (!e->terminal) {
+		ttrpc_call_error(call, PRECONDITION,
+				 "exec %s: it has no terminal", e->id);
+		return;
+	}
+	if (!e->started || e->exited) {
+		ttrpc_call_error(call, PRECONDITION, "exec %s: %s", e->id,
+				 e->exited ? "already finished"
+					   : "not started");
+		return;
+	}
+	shim_console_resize(&e->console, width, height);
+	ttrpc_call_reply(call, &empty.base);
 }

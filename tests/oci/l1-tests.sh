@@ -667,6 +667,87 @@ if l1_selected shim-ctr-exec; then
 		result shim-ctr-exec fail "$problems"
 	fi
 fi
+# ctr task metrics through the shim: the guest's own cgroup numbers for
+# the task (its agent reads them), as cgroups v1 Metrics ctr decodes; a
+# paused task says why it has none.
+if l1_selected shim-ctr-metrics; then
+	problems=""
+	ctr run -d $SHIM "$IMAGE" shim-metrics sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done; sleep 1000' > "$work/shim-metrics.err" 2>&1 ||
+		problems="ctr run -d failed;"
+	shim_wait_status shim-metrics RUNNING || problems="$problems not RUNNING;"
+	# The guest's agent answers once the L2 guest has booted (TCG: a
+	# while); until then Stats says UNAVAILABLE, and ctr fails.
+	i=0
+	while [ $i -lt 90 ]; do
+		out=$(timeout 60 ctr task metrics shim-metrics 2>>"$work/shim-metrics.err")
+		st=$?
+		[ $st = 0 ] && echo "$out" | grep -q '^memory.usage_in_bytes' && break
+		sleep 2; i=$((i + 1))
+	done
+	metric() { echo "$out" | awk -v m="$1" '$1 == m { print $2 }'; }
+	mem=$(metric memory.usage_in_bytes); lim=$(metric memory.limit_in_bytes)
+	cpu=$(metric cpuacct.usage); pids=$(metric pids.current)
+	[ $st = 0 ] || problems="$problems ctr task metrics status $st;"
+	[ "${mem:-0}" -gt 0 ] 2>/dev/null || problems="$problems memory.usage_in_bytes [$mem];"
+	[ "${lim:-0}" -ge "${mem:-1}" ] 2>/dev/null || problems="$problems memory.limit_in_bytes [$lim] below usage;"
+	[ "${cpu:-0}" -gt 0 ] 2>/dev/null || problems="$problems cpuacct.usage [$cpu];"
+	[ "${pids:-0}" -ge 2 ] 2>/dev/null || problems="$problems pids.current [$pids], expected sh and sleep;"
+	# ctr only says "no metrics received"; containerd logs the reason.
+	ctr task pause shim-metrics >> "$work/shim-metrics.err" 2>&1 || problems="$problems pause failed;"
+	if timeout 60 ctr task metrics shim-metrics > /dev/null 2>>"$work/shim-metrics.err"; then
+		problems="$problems metrics of a paused task succeeded;"
+	elif ! grep -q "task shim-metrics is paused: no stats until it resumes" /var/log/containerd.log; then
+		problems="$problems paused: containerd logged no reason;"
+	fi
+	ctr task resume shim-metrics >> "$work/shim-metrics.err" 2>&1 || problems="$problems resume failed;"
+	ctr task kill -s SIGKILL shim-metrics >> "$work/shim-metrics.err" 2>&1
+	shim_wait_status shim-metrics STOPPED || problems="$problems not STOPPED;"
+	ctr task delete shim-metrics >> "$work/shim-metrics.err" 2>&1 || problems="$problems task delete failed;"
+	ctr container rm shim-metrics >> "$work/shim-metrics.err" 2>&1 || problems="$problems container rm failed;"
+	if [ -z "$problems" ]; then
+		result shim-ctr-metrics pass "ctr task metrics: the guest's cgroup: memory $mem of $lim bytes, cpu $cpu ns, $pids pids; a paused task refused with the reason"
+	else
+		echo "$out" | sed 's/^/E2E-LOG shim-ctr-metrics: metrics: /'
+		last_err=$work/shim-metrics.err; shim_fail_logs shim-ctr-metrics shim-metrics
+		result shim-ctr-metrics fail "$problems"
+	fi
+fi
+# ctr task exec -t through the shim: the runtime's exec sends its pty's
+# master to the shim, which copies the exec's fifos to and from it.
+if l1_selected shim-ctr-exec-tty; then
+	problems=""
+	ctr run -d $SHIM "$IMAGE" shim-exec-tty sleep 1000 > "$work/shim-exec-tty.err" 2>&1 ||
+		problems="ctr run -d failed;"
+	shim_wait_status shim-exec-tty RUNNING || problems="$problems not RUNNING;"
+	rm -f "$work/shim-exec-tty-in"
+	mkfifo "$work/shim-exec-tty-in"
+	timeout 300 script -qec "ctr task exec -t --exec-id et shim-exec-tty sh -c '[ -t 0 ] && echo on-a-tty; echo ready; read line; echo \"got:\$line\"; exit 4'" \
+		/dev/null < "$work/shim-exec-tty-in" > "$work/shim-exec-tty.out" 2>&1 &
+	tty_pid=$!
+	exec 3> "$work/shim-exec-tty-in"
+	i=0
+	while ! grep -q ready "$work/shim-exec-tty.out" && [ $i -lt 1400 ]; do
+		sleep 0.2; i=$((i + 1))
+	done
+	echo typed-44 >&3
+	wait $tty_pid
+	st=$?
+	exec 3>&-
+	grep -q on-a-tty "$work/shim-exec-tty.out" || problems="$problems stdin is no terminal;"
+	grep -q got:typed-44 "$work/shim-exec-tty.out" || problems="$problems typed line not read back;"
+	[ "$st" = 4 ] || problems="$problems exec status $st, expected 4;"
+	ctr task kill -s SIGKILL shim-exec-tty >> "$work/shim-exec-tty.err" 2>&1
+	shim_wait_status shim-exec-tty STOPPED || problems="$problems not STOPPED;"
+	ctr task delete shim-exec-tty >> "$work/shim-exec-tty.err" 2>&1 || problems="$problems task delete failed;"
+	ctr container rm shim-exec-tty >> "$work/shim-exec-tty.err" 2>&1 || problems="$problems container rm failed;"
+	if [ -z "$problems" ]; then
+		result shim-ctr-exec-tty pass "ctr task exec -t through the shim: stdin is a terminal, a typed line read back, exit status 4"
+	else
+		out=$(cat "$work/shim-exec-tty.out"); last_err=$work/shim-exec-tty.err
+		shim_fail_logs shim-ctr-exec-tty shim-exec-tty
+		result shim-ctr-exec-tty fail "$problems"
+	fi
+fi
 # A -t session through the shim: the runtime's pty master comes to the
 # shim over --console-socket, which copies ctr's fifos to and from it.
 if l1_selected shim-ctr-tty; then

@@ -597,6 +597,36 @@ static void test_streams_and_status(void **state)
 	assert_int_equal(agent_shell_status(true, 15), 143);
 }
 
+/* STATS_DATA: what was known comes back, what was not stays unknown. */
+static void test_stats_round_trip(void **state)
+{
+	uint8_t frame[256];
+	struct agent_stats in, out;
+	struct agent_hdr hdr;
+	int len;
+
+	(void)state;
+	for (unsigned int i = 0; i < AGENT_STATS_COUNT; i++)
+		in.value[i] = 1000 + i;
+	in.value[AGENT_STAT(AGENT_ATTR_PIDS_LIMIT)] = AGENT_STATS_UNKNOWN;
+	in.value[AGENT_STAT(AGENT_ATTR_MEM_USAGE)] = UINT64_C(1) << 40;
+	len = agent_stats_encode(frame, sizeof(frame), 7, &in);
+	assert_true(len > AGENT_HDR_SIZE);
+	assert_int_equal(agent_hdr_decode(frame, &hdr), 0);
+	assert_int_equal(hdr.type, AGENT_MSG_STATS_DATA);
+	assert_int_equal(hdr.id, 7);
+	assert_int_equal(
+		agent_payload_validate(frame + AGENT_HDR_SIZE, hdr.len), 0);
+	agent_stats_decode(frame + AGENT_HDR_SIZE, hdr.len, &out);
+	assert_memory_equal(&in, &out, sizeof(in));
+	/* Too small a framefer is an error, not a cut frame. */
+	assert_true(agent_stats_encode(frame, AGENT_HDR_SIZE + 8, 7, &in) < 0);
+	/* An empty payload: nothing known. */
+	agent_stats_decode(frame, 0, &out);
+	for (unsigned int i = 0; i < AGENT_STATS_COUNT; i++)
+		assert_true(out.value[i] == AGENT_STATS_UNKNOWN);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -617,6 +647,7 @@ int main(void)
 		cmocka_unit_test(test_container_frame_checked),
 		cmocka_unit_test(test_container_counts_bounded),
 		cmocka_unit_test(test_streams_and_status),
+		cmocka_unit_test(test_stats_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

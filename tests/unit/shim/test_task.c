@@ -200,9 +200,12 @@ static void test_no_task(void **state)
 		CONTAINERD__TASK__V2__PAUSE_REQUEST__INIT;
 	Containerd__Task__V2__ConnectRequest conn =
 		CONTAINERD__TASK__V2__CONNECT_REQUEST__INIT;
+	Containerd__Task__V2__StatsRequest stats =
+		CONTAINERD__TASK__V2__STATS_REQUEST__INIT;
 
 	(void)state;
-	start.id = kill_req.id = wait.id = del.id = pids.id = pause.id = "nope";
+	start.id = kill_req.id = wait.id = del.id = pids.id = pause.id =
+		stats.id = "nope";
 	kill_req.signal = SIGTERM;
 	expect(call("Start", &start.base), GOOGLE__RPC__CODE__NOT_FOUND,
 	       "task \"nope\": not found (this shim has no task)");
@@ -213,6 +216,8 @@ static void test_no_task(void **state)
 	expect(call("Pids", &pids.base), GOOGLE__RPC__CODE__NOT_FOUND, "nope");
 	expect(call("Pause", &pause.base), GOOGLE__RPC__CODE__NOT_FOUND,
 	       "nope");
+	expect(call("Stats", &stats.base), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "task \"nope\": not found");
 	/* Connect needs no task: containerd asks it right after start. */
 	expect(call("Connect", &conn.base), GOOGLE__RPC__CODE__OK, NULL);
 	/* Not implemented, said so. */
@@ -220,8 +225,8 @@ static void test_no_task(void **state)
 	       "task \"\": not found");
 	expect(call_raw("Exec", NULL, 0), GOOGLE__RPC__CODE__NOT_FOUND,
 	       "task \"\": not found");
-	expect(call_raw("Stats", NULL, 0), GOOGLE__RPC__CODE__UNIMPLEMENTED,
-	       "Stats");
+	expect(call_raw("Stats", NULL, 0), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "task \"\": not found");
 	expect(call_raw("Update", NULL, 0), GOOGLE__RPC__CODE__UNIMPLEMENTED,
 	       "Update");
 	expect(call_raw("Checkpoint", NULL, 0),
@@ -240,6 +245,7 @@ static void test_create_bad(void **state)
 {
 	Containerd__Task__V2__CreateTaskRequest req =
 		CONTAINERD__TASK__V2__CREATE_TASK_REQUEST__INIT;
+	Google__Protobuf__Any opts = GOOGLE__PROTOBUF__ANY__INIT;
 	char long_id[RT_MAX_ID + 2], long_path[PATH_MAX + 8], fifo[128];
 
 	(void)state;
@@ -264,14 +270,22 @@ static void test_create_bad(void **state)
 	create_expect(&req, GOOGLE__RPC__CODE__INVALID_ARGUMENT, "bundle");
 	req.bundle = tmpdir;
 
+	/* Runtime options the shim does not honour are refused by name. */
+	opts.type_url = "containerd.runc.v1.Options";
+	req.options = &opts;
+	create_expect(
+		&req, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+		"task t1: runtime options of type \"containerd.runc.v1.Options\": expected none or runtimeoptions.v1.Options");
+	req.options = NULL;
+
 	/* A terminal task whose stdin cannot be opened: nothing is left
 	 * of its console socket. */
 	req.terminal = 1;
 	req.stdin = "/nonexistent/stdin";
 	create_expect(&req, GOOGLE__RPC__CODE__FAILED_PRECONDITION,
 		      "/nonexistent/stdin");
-	assert_int_equal(shim.task.console_listen, -1);
-	assert_int_equal(shim.task.console_in, -1);
+	assert_int_equal(shim.task.console.listen, -1);
+	assert_int_equal(shim.task.console.in, -1);
 	req.terminal = 0;
 	req.stdin = "";
 	req.checkpoint = "/some/checkpoint";
@@ -354,6 +368,8 @@ static void test_kill_wait_delete(void **state)
 		CONTAINERD__TASK__V2__DELETE_REQUEST__INIT;
 	Containerd__Task__V2__CreateTaskRequest cr =
 		CONTAINERD__TASK__V2__CREATE_TASK_REQUEST__INIT;
+	Containerd__Task__V2__StatsRequest st =
+		CONTAINERD__TASK__V2__STATS_REQUEST__INIT;
 	Containerd__Task__V2__WaitResponse *wr;
 	Hintvm__Ttrpc__Response *r;
 	uint32_t wait_id;
@@ -372,6 +388,10 @@ static void test_kill_wait_delete(void **state)
 	cr.bundle = tmpdir;
 	expect(call("Create", &cr.base), GOOGLE__RPC__CODE__ALREADY_EXISTS,
 	       "runs task \"t1\" already");
+	/* Stats of a task whose VM the runtime does not know: said so. */
+	st.id = "t1";
+	expect(call("Stats", &st.base), GOOGLE__RPC__CODE__INTERNAL,
+	       "task t1: the runtime's state is gone");
 	k.id = "t1";
 	k.signal = 0;
 	expect(call("Kill", &k.base), GOOGLE__RPC__CODE__INVALID_ARGUMENT,
@@ -461,6 +481,8 @@ static void test_exec(void **state)
 		CONTAINERD__TASK__V2__WAIT_REQUEST__INIT;
 	Containerd__Task__V2__DeleteRequest del =
 		CONTAINERD__TASK__V2__DELETE_REQUEST__INIT;
+	Containerd__Task__V2__ResizePtyRequest rs =
+		CONTAINERD__TASK__V2__RESIZE_PTY_REQUEST__INIT;
 	Google__Protobuf__Any spec = GOOGLE__PROTOBUF__ANY__INIT;
 	Containerd__Task__V2__StartResponse *sr;
 	Containerd__Task__V2__WaitResponse *wr;
@@ -485,10 +507,6 @@ static void test_exec(void **state)
 	spec.value.data = (uint8_t *)json;
 	spec.value.len = sizeof(json) - 1;
 	ex.spec = &spec;
-	ex.terminal = 1;
-	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__UNIMPLEMENTED,
-	       "exec with a terminal");
-	ex.terminal = 0;
 	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__OK, NULL);
 	snprintf(file, sizeof(file), "%s/exec-e1.json", tmpdir);
 	assert_int_equal(access(file, R_OK), 0);
@@ -551,6 +569,60 @@ static void test_exec(void **state)
 	expect(call("Delete", &del.base), GOOGLE__RPC__CODE__OK, NULL);
 	assert_int_not_equal(access(file, F_OK), 0);
 	expect(call("Delete", &del.base), GOOGLE__RPC__CODE__NOT_FOUND, "e1");
+
+	/* An exec with a terminal (ctr task exec -t): ResizePty names it. */
+	ex.exec_id = "e2";
+	ex.terminal = 1;
+	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__OK, NULL);
+	ex.exec_id = "e3";
+	ex.terminal = 0;
+	expect(call("Exec", &ex.base), GOOGLE__RPC__CODE__OK, NULL);
+	rs.id = "t1";
+	rs.exec_id = "e3";
+	rs.width = 80;
+	rs.height = 24;
+	expect(call("ResizePty", &rs.base),
+	       GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+	       "exec e3: it has no terminal");
+	rs.exec_id = "e9";
+	expect(call("ResizePty", &rs.base), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "exec \"e9\" of task \"t1\": not found");
+	rs.exec_id = "e2";
+	expect(call("ResizePty", &rs.base),
+	       GOOGLE__RPC__CODE__FAILED_PRECONDITION, "exec e2: not started");
+	rs.width = 70000;
+	expect(call("ResizePty", &rs.base), GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+	       "terminal size 70000x24");
+	/* Started: a console socket waits for the runtime's master; a size
+	 * asked before it comes is accepted. The runtime's exec fails here
+	 * (no container state): status 1, and its console is gone. */
+	rs.width = 80;
+	start.exec_id = "e2";
+	r = response(call("Start", &start.base));
+	assert_int_equal(r->status->code, GOOGLE__RPC__CODE__OK);
+	sr = containerd__task__v2__start_response__unpack(NULL, r->payload.len,
+							  r->payload.data);
+	assert_non_null(sr);
+	snprintf(file, sizeof(file), "%s", shim.execs[0].console.path);
+	assert_true(strstr(file, "exec-console-") != NULL);
+	assert_int_equal(access(file, F_OK), 0);
+	expect(call("ResizePty", &rs.base), GOOGLE__RPC__CODE__OK, NULL);
+	assert_int_equal(waitid(P_PID, (id_t)sr->pid, &info, WEXITED | WNOWAIT),
+			 0);
+	assert_true(shim_exec_reaped(&shim, (pid_t)sr->pid));
+	assert_int_not_equal(access(file, F_OK), 0);
+	assert_int_equal(shim.execs[0].console.listen, -1);
+	assert_int_equal(shim.execs[0].console.in, -1);
+	assert_int_equal(shim.execs[0].exit_status, 1);
+	containerd__task__v2__start_response__free_unpacked(sr, NULL);
+	hintvm__ttrpc__response__free_unpacked(r, NULL);
+	expect(call("ResizePty", &rs.base),
+	       GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+	       "exec e2: already finished");
+	del.exec_id = "e2";
+	expect(call("Delete", &del.base), GOOGLE__RPC__CODE__OK, NULL);
+	del.exec_id = "e3";
+	expect(call("Delete", &del.base), GOOGLE__RPC__CODE__OK, NULL);
 	shim.task.exists = false;
 	expect_alive();
 }

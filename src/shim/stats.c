@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Task.Stats' message: the guest's own cgroup numbers for the task (the cgroup
+ * hintvm-oci-init puts the container's processes in, read by the guest
+ * agent: hvm_guest_stats()), as containerd's cgroups v1 Metrics, the type
+ * containerd 1.6's `ctr task metrics` and the CRI decode from a runc-style
+ * shim: memory.usage/limit, cpu usage total/user/kernel, pids
+ * current/limit, memory_oom_control.oom_kill. A number the guest could
+ * not read is left out (zero on the wire). The handler is task.c's.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroups_v1_metrics.pb-c.h"
+#include "hintvm/hintvm.h"
+#include "shim/shim.h"
+
+static uint64_t known(uint64_t v)
+{
+	return v == HVM_GUEST_STAT_UNKNOWN ? 0 : v;
+}
+
+int shim_stats_encode(const struct hvm_guest_stats *g,
+		      Google__Protobuf__Any *any)
+{
+	Io__Containerd__Cgroups__V1__Metrics m =
+		IO__CONTAINERD__CGROUPS__V1__METRICS__INIT;
+	Io__Containerd__Cgroups__V1__PidsStat pids =
+		IO__CONTAINERD__CGROUPS__V1__PIDS_STAT__INIT;
+	Io__Containerd__Cgroups__V1__CPUStat cpu =
+		IO__CONTAINERD__CGROUPS__V1__CPUSTAT__INIT;
+	Io__Containerd__Cgroups__V1__CPUUsage usage =
+		IO__CONTAINERD__CGROUPS__V1__CPUUSAGE__INIT;
+	Io__Containerd__Cgroups__V1__MemoryStat mem =
+		IO__CONTAINERD__CGROUPS__V1__MEMORY_STAT__INIT;
+	Io__Containerd__Cgroups__V1__MemoryEntry mem_usage =
+		IO__CONTAINERD__CGROUPS__V1__MEMORY_ENTRY__INIT;
+	Io__Containerd__Cgroups__V1__MemoryOomControl oom =
+		IO__CONTAINERD__CGROUPS__V1__MEMORY_OOM_CONTROL__INIT;
+	uint8_t *buf;
+	size_t len;
+
+	usage.total = known(g->cpu_usage_ns);
+	usage.user = known(g->cpu_user_ns);
+	usage.kernel = known(g->cpu_system_ns);
+	cpu.usage = &usage;
+	m.cpu = &cpu;
+	/* ctr prints memory.usage whenever memory is there: always send it. */
+	mem_usage.usage = known(g->memory_usage);
+	mem_usage.limit = known(g->memory_limit);
+	mem.usage = &mem_usage;
+	m.memory = &mem;
+	if (g->pids_current != HVM_GUEST_STAT_UNKNOWN) {
+		pids.current = g->pids_current;
+		pids.limit = known(g->pids_limit);
+		m.pids = &pids;
+	}
+	if (g->oom_kills != HVM_GUEST_STAT_UNKNOWN) {
+		oom.oom_kill = g->oom_kills;
+		m.memory_oom_control = &oom;
+	}
+	len = io__containerd__cgroups__v1__metrics__get_packed_size(&m);
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	io__containerd__cgroups__v1__metrics__pack(&m, buf);
+	google__protobuf__any__init(any);
+	/* containerd's typeurl: the message's full name, no host part. */
+	any->type_url =
+		(char *)io__containerd__cgroups__v1__metrics__descriptor.name;
+	any->value.data = buf;
+	any->value.len = len;
+	return 0;
+}
