@@ -376,7 +376,7 @@ int cmd_exec(int argc, char **argv)
 		rt_error("cannot exec in a container that is not running");
 		return 1;
 	}
-	rt_container_path(&c, "vsock.sock", vsock, sizeof(vsock));
+	rt_container_path(&c, RT_VSOCK_FILE, vsock, sizeof(vsock));
 	if (access(vsock, F_OK)) {
 		rt_error("exec: container %s has no guest agent socket", c.id);
 		return 1;
