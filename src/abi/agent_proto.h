@@ -111,6 +111,8 @@ enum agent_attr_type {
 	AGENT_ATTR_SYSCTL = 33, /* string "KEY=VALUE", KEY under /proc/sys */
 	AGENT_ATTR_MASKED_PATH = 34, /* string, absolute path */
 	AGENT_ATTR_READONLY_PATH = 35, /* string, absolute path */
+	/* EXEC: the root to run the process in (a pod's container): */
+	AGENT_ATTR_ROOT = 36, /* string, absolute path, no ".." */
 	AGENT_ATTR_COUNT
 };
 
@@ -283,6 +285,10 @@ struct agent_exec_req {
 	char **argv; /* NULL-terminated, at least one entry */
 	char **envp; /* NULL-terminated; NULL when the request had no ENV */
 	char *cwd; /* NULL: "/" */
+	/* NULL: the agent's root. Else the process gets a mount namespace
+	 * of its own, /proc mounted on ROOT/proc, and ROOT as its root
+	 * (chroot; cwd is then inside it). */
+	char *root;
 	uint32_t uid, gid;
 	bool has_uid, has_gid;
 	uint32_t flags; /* AGENT_EXEC_* */
