@@ -183,10 +183,19 @@ void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
 		goto out;
 	}
 	if (pid == 0) {
-		char *argv[] = { "exec", "--process", e->process_file,
-				 s->task.id, NULL };
+		char *argv[7];
+		int argc = 0;
 		sigset_t none;
 
+		argv[argc++] = "exec";
+		if (e->guest_root[0]) { /* a pod's container (pod.c) */
+			argv[argc++] = "--guest-root";
+			argv[argc++] = e->guest_root;
+		}
+		argv[argc++] = "--process";
+		argv[argc++] = e->process_file;
+		argv[argc++] = s->task.id;
+		argv[argc] = NULL;
 		for (int i = 0; i < 3; i++)
 			if (dup2(stdio[i], i) < 0)
 				_exit(127);
@@ -198,7 +207,7 @@ void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		optind = 0;
-		_exit(cmd_exec(4, argv));
+		_exit(cmd_exec(argc, argv));
 	}
 	e->pid = pid;
 	e->started = true;

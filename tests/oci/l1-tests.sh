@@ -750,7 +750,7 @@ fi
 # sandbox ("pause") image is made here from busybox and, with the test
 # image, imported into the CRI's namespace, k8s.io: no registry is reachable.
 PAUSE_IMAGE=docker.io/hintvm/pause:test
-CRI_CASES="cri-version cri-pod-run"
+CRI_CASES="cri-version cri-pod-run cri-pod-one-vm cri-pod-localhost"
 cri_wanted=""
 for c in $CRI_CASES; do
 	l1_selected "$c" && cri_wanted="$cri_wanted $c"

@@ -233,9 +233,62 @@ def case_pod_run(client, args, case):
                 " (%.1f s)" % (args.handler or "default", elapsed))
 
 
+def case_pod_one_vm(client, args, case):
+    """While a pod's two containers run, the pod is one VM: one VMM
+    process more than before the pod, none more after its removal."""
+    before = vmm_count()
+    with Pod(client, args, case) as pod:
+        for name in ("one", "two"):
+            pod.container(name, ["sleep", "600"])
+        running = vmm_count()
+        states = [client.runtime("ContainerStatus", cri.ContainerStatusRequest(
+            container_id=cid)).status.state for cid in pod.containers]
+    after = vmm_count()
+    problems = []
+    if any(st != cri.CONTAINER_RUNNING for st in states):
+        problems.append("container states %s, expected RUNNING" %
+                        [cri.ContainerState.Name(st) for st in states])
+    if running - before != 1:
+        problems.append("%d VMM processes while the pod ran (%d before), "
+                        "expected one more" % (running, before))
+    if after != before:
+        problems.append("%d VMM processes after removal, %d before" %
+                        (after, before))
+    problems += pod.cleanup_problems
+    verdict(case, not problems, "; ".join(problems) or
+            "a sandbox and two running containers: one VMM process, gone"
+            " after StopPodSandbox/RemovePodSandbox")
+
+
+def case_pod_localhost(client, args, case):
+    """Two containers of a pod talk over localhost: one serves a page
+    with busybox httpd, the other fetches it with wget."""
+    serve = ("mkdir -p /tmp/www && echo pong-from-server > /tmp/www/index.html"
+             " && exec httpd -f -p 127.0.0.1:7777 -h /tmp/www")
+    fetch = ("i=0; while [ $i -lt 120 ]; do"
+             " wget -q -O- http://127.0.0.1:7777/ && exit 0;"
+             " i=$((i+1)); sleep 1; done; exit 1")
+    with Pod(client, args, case) as pod:
+        pod.container("server", ["sh", "-c", serve])
+        cid = pod.container("client", ["sh", "-c", fetch])
+        status = wait_exited(client, cid, 240)
+        lines = cri_log_lines(pod.log_path("client"))
+    problems = []
+    if status.exit_code != 0:
+        problems.append("client exit code %d, expected 0" % status.exit_code)
+    if ("stdout", "F", "pong-from-server") not in lines:
+        problems.append("client log lacks the server's page: %r" % lines)
+    problems += pod.cleanup_problems
+    verdict(case, not problems, "; ".join(problems) or
+            "container client fetched container server's page from"
+            " 127.0.0.1:7777")
+
+
 CASES = {
     "cri-version": case_version,
     "cri-pod-run": case_pod_run,
+    "cri-pod-one-vm": case_pod_one_vm,
+    "cri-pod-localhost": case_pod_localhost,
 }
 
 
