@@ -17,16 +17,19 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -357,6 +360,31 @@ static void reset_signals(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/*
+ * A pod's container (EXEC's ROOT): a mount namespace of its own, so that
+ * what it mounts stays its own, /proc for its tools, and ROOT as its root.
+ * -errno.
+ */
+static int enter_root(const char *root)
+{
+	char proc[AGENT_MAX_PATH + sizeof("/proc")];
+	struct stat st;
+
+	if (unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -errno;
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	/* An image without /proc runs without one, as under runc's
+	 * default spec it would not. */
+	if (!stat(proc, &st) && S_ISDIR(st.st_mode) &&
+	    mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) < 0)
+		return -errno;
+	if (chroot(root) < 0)
+		return -errno;
+	return 0;
+}
+
 /* The child: set up stdio, identity and directory, then exec. */
 static void __attribute__((noreturn))
 child_exec(struct session *s, int child_fd[3], int tty_slave, int err_fd)
@@ -376,6 +404,13 @@ child_exec(struct session *s, int child_fd[3], int tty_slave, int err_fd)
 		null_fd = open("/dev/null", O_RDWR);
 		for (int i = 0; i < 3; i++)
 			dup2(child_fd[i] >= 0 ? child_fd[i] : null_fd, i);
+	}
+	if (req->root) {
+		r = enter_root(req->root);
+		if (r < 0) {
+			errno = -r;
+			goto fail;
+		}
 	}
 	if (chdir(req->cwd ? req->cwd : "/") < 0)
 		goto fail;

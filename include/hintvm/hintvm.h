@@ -396,6 +396,10 @@ struct hvm_process_spec {
 	unsigned int flags; /* HVM_PROCESS_* */
 	unsigned short rows, cols; /* terminal size with HVM_PROCESS_TTY */
 	const struct hvm_process_limits *limits; /* NULL: none */
+	/* The process's root in the guest, absolute, without "..": it runs
+	 * in a mount namespace of its own with /proc mounted there, chrooted
+	 * (a pod's container, docs/shim.md); NULL: the agent's root. */
+	const char *root;
 };
 
 /*

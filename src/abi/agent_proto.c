@@ -107,6 +107,7 @@ enum agent_attr_kind agent_attr_kind(uint16_t type)
 	case AGENT_ATTR_SYSCTL:
 	case AGENT_ATTR_MASKED_PATH:
 	case AGENT_ATTR_READONLY_PATH:
+	case AGENT_ATTR_ROOT:
 		return AGENT_KIND_STRING;
 	case AGENT_ATTR_PROC:
 	case AGENT_ATTR_MOUNT:
@@ -402,6 +403,8 @@ int agent_get_str(const uint8_t *payload, size_t len, uint16_t type, char *buf,
 
 /* ---- EXEC -------------------------------------------------------------- */
 
+static bool clean_path(const uint8_t *p, size_t len);
+
 static int exec_error(char *msg, size_t size, int err, const char *what)
 {
 	if (size)
@@ -514,6 +517,14 @@ int agent_exec_decode(const uint8_t *payload, size_t len,
 					"cwd is not an absolute path");
 			strbytes += a.len + 1u;
 			break;
+		case AGENT_ATTR_ROOT:
+			if (a.len > AGENT_MAX_PATH ||
+			    !clean_path(a.value, a.len))
+				return exec_error(
+					msg, msg_size, -EINVAL,
+					"root is not an absolute path without \"..\"");
+			strbytes += a.len + 1u;
+			break;
 		case AGENT_ATTR_UID:
 			if (v == UINT32_MAX)
 				return exec_error(msg, msg_size, -EINVAL,
@@ -589,7 +600,7 @@ int agent_exec_decode(const uint8_t *payload, size_t len,
 	agent_attr_iter_init(&it, payload, len);
 	while (agent_attr_next(&it, &a) > 0) {
 		if (a.type != AGENT_ATTR_ARG && a.type != AGENT_ATTR_ENV &&
-		    a.type != AGENT_ATTR_CWD)
+		    a.type != AGENT_ATTR_CWD && a.type != AGENT_ATTR_ROOT)
 			continue;
 		memcpy(strs, a.value, a.len);
 		strs[a.len] = '\0';
@@ -597,6 +608,8 @@ int agent_exec_decode(const uint8_t *payload, size_t len,
 			req->argv[nargs++] = strs;
 		else if (a.type == AGENT_ATTR_ENV)
 			req->envp[nenv++] = strs;
+		else if (a.type == AGENT_ATTR_ROOT)
+			req->root = strs;
 		else
 			req->cwd = strs;
 		strs += a.len + 1u;
@@ -629,6 +642,8 @@ static void put_exec(struct agent_builder *b, const struct agent_exec_req *req)
 		agent_put_str(b, AGENT_ATTR_ENV, *e);
 	if (req->cwd)
 		agent_put_str(b, AGENT_ATTR_CWD, req->cwd);
+	if (req->root)
+		agent_put_str(b, AGENT_ATTR_ROOT, req->root);
 	if (req->has_uid)
 		agent_put_u32(b, AGENT_ATTR_UID, req->uid);
 	if (req->has_gid)

@@ -127,6 +127,8 @@ enum agent_attr_type {
 	AGENT_ATTR_PIDS_CURRENT = 41, /* u64 */
 	AGENT_ATTR_PIDS_LIMIT = 42, /* u64, 0: no limit (pids.max "max") */
 	AGENT_ATTR_OOM_KILLS = 43, /* u64, memory.events oom_kill */
+	/* EXEC: the root to run the process in (a pod's container): */
+	AGENT_ATTR_ROOT = 44, /* string, absolute path, no ".." */
 	AGENT_ATTR_COUNT
 };
 
@@ -299,6 +301,10 @@ struct agent_exec_req {
 	char **argv; /* NULL-terminated, at least one entry */
 	char **envp; /* NULL-terminated; NULL when the request had no ENV */
 	char *cwd; /* NULL: "/" */
+	/* NULL: the agent's root. Else the process gets a mount namespace
+	 * of its own, /proc mounted on ROOT/proc, and ROOT as its root
+	 * (chroot; cwd is then inside it). */
+	char *root;
 	uint32_t uid, gid;
 	bool has_uid, has_gid;
 	uint32_t flags; /* AGENT_EXEC_* */

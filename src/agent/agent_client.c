@@ -429,7 +429,13 @@ static int spec_to_req(const struct hvm_process_spec *spec,
 		return hvm_set_error(-EINVAL, "uid/gid out of range");
 	req->argv = (char **)spec->argv;
 	req->envp = (char **)spec->envp;
+	if (spec->root && (spec->root[0] != '/' || strstr(spec->root, "..")))
+		return hvm_set_error(
+			-EINVAL,
+			"process root %s: expected an absolute path without \"..\"",
+			spec->root);
 	req->cwd = (char *)spec->cwd;
+	req->root = (char *)spec->root;
 	req->has_uid = spec->uid >= 0;
 	req->uid = req->has_uid ? (uint32_t)spec->uid : 0;
 	req->has_gid = spec->gid >= 0;

@@ -316,7 +316,7 @@ static int build_vm_config(struct hvm_config *cfg,
 		if (ret)
 			return ret;
 		/* The agent oci-init starts serves exec over vsock. */
-		rt_container_path(c, "vsock.sock", vsock, sizeof(vsock));
+		rt_container_path(c, RT_VSOCK_FILE, vsock, sizeof(vsock));
 		snprintf(cmdline, sizeof(cmdline), "cid=3,uds=%s", vsock);
 		if (set_option(cfg, "vsock", cmdline, "vsock"))
 			return -EINVAL;

@@ -42,6 +42,7 @@ struct exec_opts {
 	bool tty, detach, no_new_privs;
 	uint64_t add_caps; /* --cap, as capability bits */
 	const char *cwd;
+	const char *guest_root; /* a pod's container (the shim): its root */
 	const char *user;
 	const char *env[MAX_CLI_ENV + 1];
 	size_t nenv;
@@ -66,6 +67,9 @@ static int parse_exec_opts(int argc, char **argv, struct exec_opts *o)
 		{ "no-new-privs", no_argument, NULL, 'n' },
 		{ "cap", required_argument, NULL, 'C' },
 		{ "cgroup", required_argument, NULL, 'g' },
+		/* hintvm's own: run the process chrooted in PATH of the
+		 * guest (containerd-shim-hintvm-v2's pod containers). */
+		{ "guest-root", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -92,6 +96,15 @@ static int parse_exec_opts(int argc, char **argv, struct exec_opts *o)
 			break;
 		case 'w':
 			o->cwd = optarg;
+			break;
+		case 'R':
+			if (optarg[0] != '/' || strstr(optarg, "..")) {
+				rt_error(
+					"exec --guest-root %s: expected an absolute path without \"..\"",
+					optarg);
+				return -EINVAL;
+			}
+			o->guest_root = optarg;
 			break;
 		case 'e':
 			if (o->nenv == MAX_CLI_ENV)
@@ -376,7 +389,7 @@ int cmd_exec(int argc, char **argv)
 		rt_error("cannot exec in a container that is not running");
 		return 1;
 	}
-	rt_container_path(&c, "vsock.sock", vsock, sizeof(vsock));
+	rt_container_path(&c, RT_VSOCK_FILE, vsock, sizeof(vsock));
 	if (access(vsock, F_OK)) {
 		rt_error("exec: container %s has no guest agent socket", c.id);
 		return 1;
@@ -400,6 +413,7 @@ int cmd_exec(int argc, char **argv)
 		envp[spec.process.nenv + i] = o.env[i];
 	ps.envp = envp;
 	ps.cwd = o.cwd ? o.cwd : spec.process.cwd;
+	ps.root = o.guest_root;
 	if (o.process_file) {
 		ps.uid = spec.process.uid;
 		ps.gid = spec.process.gid;

@@ -35,6 +35,13 @@ struct rt_container {
 
 /* IDs are path components: [A-Za-z0-9_.+-], not starting with '.'. */
 bool rt_valid_id(const char *id);
+/*
+ * The VM's vsock socket in the state directory. Short: the VMM takes a
+ * path of at most 96 bytes (PATH_<port> must fit sun_path too), and
+ * containerd's CRI names containers with 64 hex digits, which under the
+ * shim's /run/hintvm-shim/<namespace>/ leaves 7 bytes for the name.
+ */
+#define RT_VSOCK_FILE "v.sock"
 
 /* --root/ID into C->dir; creates --root (0700) when asked. */
 int rt_container_init(struct rt_container *c, const char *id, bool create_root);

@@ -26,6 +26,7 @@
 
 #include "runtime/state.h"
 #include "shim/sha256.h"
+#include "shim/pod.h"
 #include "shim/shim.h"
 #include "task_shim.pb-c.h"
 
@@ -127,6 +128,7 @@ int shim_cmd_start(const struct shim_flags *f, char *self)
 {
 	char address[sizeof("unix://" SHIM_SOCKET_DIR "/") + 64 + 1];
 	char fdnum[16], msg[512];
+	struct pod_info pod;
 	char *args[16];
 	int ready[2], n = 0, devnull;
 	const char *path;
@@ -137,9 +139,25 @@ int shim_cmd_start(const struct shim_flags *f, char *self)
 	if (enter_bundle(f))
 		return -1;
 	drain_stdin();
-	shim_socket_address(f->address ? f->address : "", f->namespace, f->id,
+	/* A pod's app container goes to its sandbox's shim (pod.c). */
+	if (pod_info_read(".", &pod, msg, sizeof(msg))) {
+		fprintf(stderr, SHIM_NAME ": %s\n", msg);
+		return -1;
+	}
+	shim_socket_address(f->address ? f->address : "", f->namespace,
+			    pod.role == POD_CONTAINER ? pod.sandbox_id : f->id,
 			    address, sizeof(address));
 	path = address + strlen("unix://");
+	if (pod.role == POD_CONTAINER) {
+		if (!socket_serves(path)) {
+			fprintf(stderr,
+				SHIM_NAME
+				": container %s: no shim serves its pod sandbox %s (%s)\n",
+				f->id, pod.sandbox_id, path);
+			return -1;
+		}
+		goto done;
+	}
 	if (mkdir("/run/containerd", 0711) && errno != EEXIST)
 		goto mkdir_failed;
 	if (mkdir(SHIM_SOCKET_DIR, 0711) && errno != EEXIST)

@@ -21,6 +21,7 @@
 
 #include "base/log.h"
 #include "runtime/state.h"
+#include "shim/pod.h"
 #include "shim/shim.h"
 
 /* A Shutdown's answer gets this long to leave before the shim exits. */
@@ -125,7 +126,7 @@ int shim_serve(const struct shim_flags *f)
 	}
 	shim_task_reset(&s.task);
 	shim_events_init(&s.events, getenv("TTRPC_ADDRESS"), f->namespace);
-	svc = shim_task_service(&s);
+	svc = shim_pod_service(&s); /* task.c's, with pods (pod.c) */
 	cfg.services = &svc;
 	cfg.n_services = 1;
 	s.server = ttrpc_server_create(&cfg);

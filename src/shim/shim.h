@@ -124,6 +124,8 @@ struct shim_exec {
 	char id[RT_MAX_ID + 1];
 	char stdin_path[PATH_MAX], stdout_path[PATH_MAX], stderr_path[PATH_MAX];
 	char process_file[PATH_MAX + RT_MAX_ID + 16];
+	/* A pod's container (pod.c): its root in the guest; "": none. */
+	char guest_root[PATH_MAX];
 	pid_t pid;
 	uint32_t exit_status;
 	struct timespec exited_at;

@@ -214,19 +214,24 @@ void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
 		goto out;
 	}
 	if (pid == 0) {
-		char *argv[] = { "exec",     "--process", e->process_file,
-				 s->task.id, NULL,	  NULL,
-				 NULL,	     NULL };
-		int argc = 4;
+		char *argv[10];
+		int argc = 0;
 		sigset_t none;
 
-		if (e->terminal) {
-			argv[3] = "--tty";
-			argv[4] = "--console-socket";
-			argv[5] = e->console.path;
-			argv[6] = s->task.id;
-			argc = 7;
+		argv[argc++] = "exec";
+		if (e->guest_root[0]) { /* a pod's container (pod.c) */
+			argv[argc++] = "--guest-root";
+			argv[argc++] = e->guest_root;
 		}
+		argv[argc++] = "--process";
+		argv[argc++] = e->process_file;
+		if (e->terminal) {
+			argv[argc++] = "--tty";
+			argv[argc++] = "--console-socket";
+			argv[argc++] = e->console.path;
+		}
+		argv[argc++] = s->task.id;
+		argv[argc] = NULL;
 		for (int i = 0; i < 3; i++)
 			if (dup2(stdio[i], i) < 0)
 				_exit(127);

@@ -20,7 +20,10 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # ---- the image: busybox from this root, as an OCI image archive ---------
 # Made here, from /bin/busybox (Debian's busybox-static): no registry.
+# make_image REF PROCESS ARCHIVE: PROCESS is the image config's process
+# part (JSON members), e.g. "Cmd":["sh"].
 make_image() {
+	local ref=$1 process=$2 archive=$3
 	local dir=$work/image rootfs=$work/image-rootfs image_arch=amd64
 	# containerd unpacks only images of its own platform
 	[ "$(uname -m)" = aarch64 ] && image_arch=arm64
@@ -40,8 +43,8 @@ make_image() {
 	layer=$(sha256sum "$work/layer.tar" | cut -d' ' -f1)
 	lsize=$(stat -c %s "$work/layer.tar")
 	mv "$work/layer.tar" "$dir/blobs/sha256/$layer"
-	printf '{"architecture":"%s","os":"linux","config":{"Env":["PATH=/bin"],"Cmd":["sh"],"WorkingDir":"/"},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
-		"$image_arch" "$layer" > "$work/config.json"
+	printf '{"architecture":"%s","os":"linux","config":{"Env":["PATH=/bin"],%s,"WorkingDir":"/"},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
+		"$image_arch" "$process" "$layer" > "$work/config.json"
 	config=$(sha256sum "$work/config.json" | cut -d' ' -f1)
 	csize=$(stat -c %s "$work/config.json")
 	mv "$work/config.json" "$dir/blobs/sha256/$config"
@@ -51,14 +54,14 @@ make_image() {
 	msize=$(stat -c %s "$work/manifest.json")
 	mv "$work/manifest.json" "$dir/blobs/sha256/$manifest"
 	printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"test"}}]}' \
-		"$manifest" "$msize" "$IMAGE" > "$dir/index.json"
+		"$manifest" "$msize" "$ref" > "$dir/index.json"
 	echo '{"imageLayoutVersion":"1.0.0"}' > "$dir/oci-layout"
-	tar -C "$dir" -cf "$work/busybox-oci.tar" .
+	tar -C "$dir" -cf "$archive" .
 }
 
 # Every case runs this image: imported in every boot (a resumed one too),
 # judged where selected.
-if make_image > "$work/image.log" 2>&1 &&
+if make_image "$IMAGE" '"Cmd":["sh"]' "$work/busybox-oci.tar" > "$work/image.log" 2>&1 &&
 	ctr image import "$work/busybox-oci.tar" >> "$work/image.log" 2>&1 &&
 	ctr image ls -q | grep -qx "$IMAGE"; then
 	l1_selected oci-image &&
@@ -859,6 +862,61 @@ if l1_selected shim-ctr-rm-clean; then
 		result shim-ctr-rm-clean pass "no runtime state, shim socket, VMM or shim process, task or rootfs mount left"
 	else
 		result shim-ctr-rm-clean fail "left: state [$left] sockets [$socks] processes [$procs] tasks [$tasks] mounts [$mounts]"
+	fi
+fi
+
+# ---- Kubernetes' CRI: pods through containerd's CRI plugin (issue 31) ----
+# tests/oci/cri/cri-test.py, a CRI v1 client of our own (no kubelet or
+# crictl is packaged), drives containerd's CRI plugin as the kubelet would,
+# runtime handler "hintvm" (tests/oci/containerd.toml). One Python process
+# runs every selected case (Python and gRPC start slowly under TCG); each
+# case's verdict is a CRI-RESULT line, its logs CRI-LOG lines. The pod's
+# sandbox ("pause") image is made here from busybox and, with the test
+# image, imported into the CRI's namespace, k8s.io: no registry is reachable.
+PAUSE_IMAGE=docker.io/hintvm/pause:test
+CRI_CASES="cri-version cri-pod-run cri-pod-one-vm cri-pod-localhost"
+cri_wanted=""
+for c in $CRI_CASES; do
+	l1_selected "$c" && cri_wanted="$cri_wanted $c"
+done
+if [ -n "$cri_wanted" ]; then
+	cri_ready=1
+	if ! { make_image "$PAUSE_IMAGE" '"Entrypoint":["/bin/sleep","2147483"]' "$work/pause-oci.tar" &&
+		ctr -n k8s.io image import "$work/pause-oci.tar" &&
+		ctr -n k8s.io image import "$work/busybox-oci.tar"; } > "$work/cri-image.log" 2>&1; then
+		cri_ready=0
+	elif [ ! -x /usr/bin/python3 ] || [ ! -f /oci/cri_v1_pb2.py ]; then
+		cri_ready=0
+		echo "no /usr/bin/python3 or /oci/cri_v1_pb2.py (protoc on the build host)" > "$work/cri-image.log"
+	fi
+	if [ $cri_ready = 0 ]; then
+		for c in $cri_wanted; do
+			show "$c" "$work/cri-image.log"
+			result "$c" fail "the CRI cases could not start: $(tail -n 1 "$work/cri-image.log")"
+		done
+	else
+		# shellcheck disable=SC2086
+		timeout 900 /usr/bin/python3 /oci/cri-test.py --image "$IMAGE" \
+			--pause "$PAUSE_IMAGE" --handler hintvm $cri_wanted \
+			> "$work/cri.out" 2> "$work/cri.err"
+		cri_rc=$?
+		for c in $cri_wanted; do
+			line=$(grep "^CRI-RESULT $c " "$work/cri.out" | head -n 1)
+			if [ -z "$line" ]; then
+				show "$c" "$work/cri.err"
+				result "$c" fail "cri-test.py gave no verdict (status $cri_rc)"
+				continue
+			fi
+			grep "^CRI-LOG $c " "$work/cri.out" | sed "s/^CRI-LOG $c /E2E-LOG $c: /"
+			read -r _ _ st detail <<< "$line"
+			if [ "$st" != pass ]; then
+				tail -n 20 /var/log/containerd.log | sed "s/^/E2E-LOG $c: containerd: /"
+				for f in /run/containerd/io.containerd.runtime.v2.task/k8s.io/*/hintvm-runtime.log; do
+					[ -f "$f" ] && tail -n 5 "$f" | sed "s/^/E2E-LOG $c: runtime log: /"
+				done
+			fi
+			result "$c" "$st" "$detail"
+		done
 	fi
 fi
 

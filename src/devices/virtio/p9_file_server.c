@@ -247,9 +247,14 @@ static int enter_share(const char *root, bool readonly)
 
 	if (unshare(CLONE_NEWNS) < 0)
 		return hvm_set_errno_error("unshare(CLONE_NEWNS)");
-	/* Nothing it does here may propagate back to the host's mounts. */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return hvm_set_errno_error("making its mounts private");
+	/*
+	 * Nothing it does here may propagate back to the host's mounts;
+	 * what the host mounts later under a shared mount of the share
+	 * comes in (as virtiofsd does): a pod's share gets each container's
+	 * rootfs mounted on the host after the VM started (docs/shim.md).
+	 */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return hvm_set_errno_error("making its mounts slaves");
 	if (mount(root, root, NULL, MS_BIND | MS_REC, NULL) < 0)
 		return hvm_set_errno_error("bind-mounting %s", root);
 	/* ro: the kernel refuses writes too, not only p9_fs.c. */

@@ -206,6 +206,31 @@ static void test_exec_round_trip(void **state)
 	agent_exec_req_free(&out);
 }
 
+/* A pod's container: ROOT comes through, and only a clean absolute one. */
+static void test_exec_root(void **state)
+{
+	char *argv[] = { "sh", NULL };
+	struct agent_exec_req in = { .argv = argv,
+				     .cwd = "/work",
+				     .root = "/hintvm-pod/c1/rootfs" },
+			      out;
+	char msg[128];
+	int len = encode_exec(&in);
+
+	(void)state;
+	assert_true(len > 0);
+	assert_int_equal(decode_exec(len, &out, msg), 0);
+	assert_string_equal(out.root, "/hintvm-pod/c1/rootfs");
+	assert_string_equal(out.cwd, "/work");
+	agent_exec_req_free(&out);
+	/* None: the agent's own root, as before. */
+	in.root = NULL;
+	len = encode_exec(&in);
+	assert_int_equal(decode_exec(len, &out, msg), 0);
+	assert_null(out.root);
+	agent_exec_req_free(&out);
+}
+
 static void expect_exec_refused(struct agent_exec_req *in, int err)
 {
 	struct agent_exec_req out;
@@ -230,6 +255,13 @@ static void test_exec_values_checked(void **state)
 	r = (struct agent_exec_req){ .argv = argv, .envp = empty_key };
 	expect_exec_refused(&r, -EINVAL);
 	r = (struct agent_exec_req){ .argv = argv, .cwd = "relative" };
+	expect_exec_refused(&r, -EINVAL);
+	/* ROOT: absolute, no ".." (the agent chroots there). */
+	r = (struct agent_exec_req){ .argv = argv, .root = "rootfs" };
+	expect_exec_refused(&r, -EINVAL);
+	r = (struct agent_exec_req){ .argv = argv, .root = "/pod/../etc" };
+	expect_exec_refused(&r, -EINVAL);
+	r = (struct agent_exec_req){ .argv = argv, .root = "/.." };
 	expect_exec_refused(&r, -EINVAL);
 	r = (struct agent_exec_req){ .argv = argv, .flags = 0x100 };
 	expect_exec_refused(&r, -EINVAL);
@@ -639,6 +671,7 @@ int main(void)
 		cmocka_unit_test(test_nesting_is_bounded),
 		cmocka_unit_test(test_exec_round_trip),
 		cmocka_unit_test(test_exec_values_checked),
+		cmocka_unit_test(test_exec_root),
 		cmocka_unit_test(test_exec_counts_bounded),
 		cmocka_unit_test(test_exec_limits_round_trip),
 		cmocka_unit_test(test_exec_limits_checked),

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -412,6 +413,82 @@ static void test_process(void **state)
 	assert_int_equal(f->deaths, 1);
 }
 
+/*
+ * A pod's share (docs/shim.md): a shared mount on the host, and a
+ * container's rootfs mounted under it after the server started reaches
+ * the server, whose mounts are the host's slaves.
+ */
+static int setup_process_shared(void **state)
+{
+	struct fx *f;
+	char path[128];
+
+	setup_process(state);
+	f = *state;
+	/* setup_process started the server: start it again on a shared
+	 * mount, as the shim's pod share is. */
+	p9_file_server_stop(&f->fs);
+	p9_file_server_release(&f->fs);
+	memset(&f->fs, 0, sizeof(f->fs));
+	snprintf(path, sizeof(path), "%s/rootfs", f->dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(mount(f->dir, f->dir, NULL, MS_BIND, NULL), 0);
+	assert_int_equal(mount(NULL, f->dir, NULL, MS_SHARED, NULL), 0);
+	{
+		struct p9_file_server_config cfg = {
+			.dir = f->dir,
+			.max_fids = 64,
+			.max_msize = P9_MAX_MSIZE,
+			.budget_limit = 1 << 20,
+			.channels = CHANNELS,
+			.name = "test",
+			.deaths = &f->deaths,
+			.report = &f->report,
+		};
+
+		sandbox_set_requested(true);
+		if (p9_file_server_start(&f->fs, &cfg) < 0)
+			fail_msg("%s", hvm_error_message());
+		sandbox_set_requested(false);
+	}
+	return 0;
+}
+
+static int teardown_shared(void **state)
+{
+	struct fx *f = *state;
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/rootfs", f->dir);
+	umount2(path, MNT_DETACH);
+	umount2(f->dir, MNT_DETACH);
+	return teardown(state);
+}
+
+static void test_host_mount_reaches_share(void **state)
+{
+	struct fx *f = *state;
+	char path[128], data[64];
+
+	assert_int_equal(version(f, 65536), 0);
+	assert_int_equal(attach(f, 1), 0);
+	/* After the server started: a tmpfs with a file, as a rootfs. */
+	snprintf(path, sizeof(path), "%s/rootfs", f->dir);
+	assert_int_equal(mount("tmpfs", path, "tmpfs", 0, "size=1m"), 0);
+	snprintf(path, sizeof(path), "%s/rootfs/sh", f->dir);
+	{
+		int fd = open(path, O_WRONLY | O_CREAT, 0755);
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, "#!busybox", 9), 9);
+		close(fd);
+	}
+	assert_int_equal(walk1(f, 1, 2, "rootfs"), 0);
+	assert_int_equal(walk1(f, 2, 3, "sh"), 0);
+	assert_int_equal(read_file(f, 3, data, sizeof(data)), 9);
+	assert_memory_equal(data, "#!busybox", 9);
+}
+
 static char needs_root_error[512];
 
 static void *start_without_sys_admin(void *arg)
@@ -478,6 +555,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_process, setup_process,
 						teardown),
 		cmocka_unit_test(test_needs_root),
+		cmocka_unit_test_setup_teardown(test_host_mount_reaches_share,
+						setup_process_shared,
+						teardown_shared),
 	};
 	int r;
 

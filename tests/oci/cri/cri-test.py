@@ -1,0 +1,320 @@
+#!/usr/bin/python3
+"""A CRI v1 client for the oci tier's L1 (tests/oci/l1-tests.sh): one
+long-lived process runs every selected case against containerd's CRI plugin
+(Python and gRPC start slowly under TCG), as the kubelet would drive it.
+
+    cri-test.py --socket PATH --image REF --pause REF [--handler NAME]
+                --logs DIR CASE...
+
+Each case prints one line, `CRI-RESULT <case> pass|fail <detail>`, which
+l1-tests.sh turns into E2E-RESULT; `CRI-LOG <case> <text>` lines come
+before a failure's verdict. The messages are cri_v1_pb2, generated at the
+tier's run from tests/oci/cri/cri_v1.proto (the subset of the CRI it uses).
+
+Needs Debian's python3-grpcio and python3-protobuf (/usr/bin/python3: the
+PATH python3 may be another interpreter that cannot see them).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import grpc
+
+import cri_v1_pb2 as cri
+
+RUNTIME = "runtime.v1.RuntimeService"
+IMAGES = "runtime.v1.ImageService"
+# Long enough for a VM to boot under TCG in the L1.
+CALL_TIMEOUT_S = 240
+
+
+class CriError(Exception):
+    pass
+
+
+class Cri:
+    """One channel to containerd's CRI; a method per CRI call used."""
+
+    def __init__(self, socket):
+        self.channel = grpc.insecure_channel("unix://" + socket)
+        self.calls = {}
+
+    def call(self, service, method, request, reply_type):
+        key = (service, method)
+        if key not in self.calls:
+            self.calls[key] = self.channel.unary_unary(
+                "/%s/%s" % (service, method),
+                request_serializer=lambda m: m.SerializeToString(),
+                response_deserializer=reply_type.FromString)
+        try:
+            return self.calls[key](request, timeout=CALL_TIMEOUT_S)
+        except grpc.RpcError as e:
+            raise CriError("%s: %s: %s" % (method, e.code().name,
+                                            e.details())) from None
+
+    def runtime(self, method, request):
+        reply = getattr(cri, method + "Response")
+        return self.call(RUNTIME, method, request, reply)
+
+    def image(self, method, request):
+        reply = getattr(cri, method + "Response")
+        return self.call(IMAGES, method, request, reply)
+
+
+def log(case, text):
+    for line in str(text).splitlines() or [""]:
+        print("CRI-LOG %s %s" % (case, line), flush=True)
+
+
+def verdict(case, ok, detail):
+    print("CRI-RESULT %s %s %s" % (case, "pass" if ok else "fail",
+                                   " ".join(str(detail).split())),
+          flush=True)
+
+
+def sandbox_config(args, name):
+    cfg = cri.PodSandboxConfig()
+    cfg.metadata.name = name
+    cfg.metadata.uid = "uid-" + name
+    cfg.metadata.namespace = "hintvm-test"
+    # no hostname: the pod shares the node's UTS namespace with its network
+    cfg.log_directory = os.path.join(args.logs, name)
+    # The node's network: the L1 has no CNI configuration for the CRI,
+    # and the cases are about the pod, not its network.
+    ns = cfg.linux.security_context.namespace_options
+    ns.network = cri.NODE
+    ns.pid = cri.CONTAINER
+    ns.ipc = cri.POD
+    return cfg
+
+
+def container_config(args, name, command):
+    cfg = cri.ContainerConfig()
+    cfg.metadata.name = name
+    cfg.image.image = args.image
+    cfg.command.extend(command)
+    cfg.log_path = name + ".log"
+    return cfg
+
+
+def wait_exited(client, cid, timeout_s):
+    """ContainerStatus until EXITED; the last status."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        st = client.runtime("ContainerStatus",
+                            cri.ContainerStatusRequest(container_id=cid))
+        if st.status.state == cri.CONTAINER_EXITED:
+            return st.status
+        if time.monotonic() > deadline:
+            raise CriError("container %s not EXITED after %d s (state %s)" %
+                           (cid, timeout_s,
+                            cri.ContainerState.Name(st.status.state)))
+        time.sleep(0.5)
+
+
+def cri_log_lines(path):
+    """The CRI log format: `<RFC3339Nano> <stream> <P|F> <text>` a line;
+    [(stream, tag, text)]. A line of another shape raises."""
+    out = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            parts = line.rstrip("\n").split(" ", 3)
+            if len(parts) < 3 or parts[1] not in ("stdout", "stderr") \
+                    or parts[2] not in ("P", "F") or "T" not in parts[0]:
+                raise CriError("%s: not a CRI log line: %r" % (path, line))
+            out.append((parts[1], parts[2], parts[3] if len(parts) > 3
+                        else ""))
+    return out
+
+
+def vmm_count():
+    """hintvm VMM processes (hintvm-runtime names its VMM hintvm-vmm)."""
+    r = subprocess.run(["pgrep", "-x", "hintvm-vmm"], capture_output=True,
+                       text=True, check=False)
+    return len(r.stdout.split())
+
+
+class Pod:
+    """A pod sandbox and its containers, removed whatever happens."""
+
+    def __init__(self, client, args, name):
+        self.client, self.args, self.name = client, args, name
+        self.config = sandbox_config(args, name)
+        self.id = None
+        self.containers = []
+
+    def __enter__(self):
+        req = cri.RunPodSandboxRequest(config=self.config,
+                                       runtime_handler=self.args.handler)
+        self.id = self.client.runtime("RunPodSandbox", req).pod_sandbox_id
+        return self
+
+    def container(self, name, command):
+        req = cri.CreateContainerRequest(
+            pod_sandbox_id=self.id,
+            config=container_config(self.args, name, command),
+            sandbox_config=self.config)
+        cid = self.client.runtime("CreateContainer", req).container_id
+        self.containers.append(cid)
+        self.client.runtime("StartContainer",
+                            cri.StartContainerRequest(container_id=cid))
+        return cid
+
+    def log_path(self, name):
+        return os.path.join(self.config.log_directory, name + ".log")
+
+    def __exit__(self, *exc):
+        problems = []
+        for cid in self.containers:
+            for method, req in (
+                    ("StopContainer", cri.StopContainerRequest(
+                        container_id=cid, timeout=10)),
+                    ("RemoveContainer", cri.RemoveContainerRequest(
+                        container_id=cid))):
+                try:
+                    self.client.runtime(method, req)
+                except CriError as e:
+                    problems.append(str(e))
+        if self.id:
+            for method in ("StopPodSandbox", "RemovePodSandbox"):
+                try:
+                    req = getattr(cri, method + "Request")(
+                        pod_sandbox_id=self.id)
+                    self.client.runtime(method, req)
+                except CriError as e:
+                    problems.append(str(e))
+        self.cleanup_problems = problems
+        return False
+
+
+def case_version(client, args, case):
+    v = client.runtime("Version", cri.VersionRequest(version="v1"))
+    img = client.image("ImageStatus", cri.ImageStatusRequest(
+        image=cri.ImageSpec(image=args.pause)))
+    ok = v.runtime_name == "containerd" and v.runtime_api_version == "v1" \
+        and img.image.id != ""
+    verdict(case, ok, "CRI v1 answers: %s %s, API %s; pause image %s %s" %
+            (v.runtime_name, v.runtime_version, v.runtime_api_version,
+             args.pause, "present" if img.image.id else "MISSING"))
+
+
+def case_pod_run(client, args, case):
+    """A pod with one container that prints and exits: state, exit code
+    and the CRI-format log containerd writes from the shim's stdio."""
+    t0 = time.monotonic()
+    with Pod(client, args, case) as pod:
+        st = client.runtime("PodSandboxStatus", cri.PodSandboxStatusRequest(
+            pod_sandbox_id=pod.id))
+        if st.status.state != cri.SANDBOX_READY:
+            raise CriError("pod %s is %s after RunPodSandbox, expected "
+                           "SANDBOX_READY" % (pod.id, cri.PodSandboxState.Name(
+                               st.status.state)))
+        cid = pod.container("hello", ["sh", "-c",
+                                      "echo hello-from-pod; echo to-stderr >&2;"
+                                      " exit 3"])
+        status = wait_exited(client, cid, 240)
+        lines = cri_log_lines(pod.log_path("hello"))
+        elapsed = time.monotonic() - t0
+    problems = []
+    if status.exit_code != 3:
+        problems.append("exit code %d, expected 3" % status.exit_code)
+    if ("stdout", "F", "hello-from-pod") not in lines:
+        problems.append("log lacks stdout F hello-from-pod: %r" % lines)
+    if ("stderr", "F", "to-stderr") not in lines:
+        problems.append("log lacks stderr F to-stderr: %r" % lines)
+    problems += pod.cleanup_problems
+    if problems:
+        verdict(case, False, "; ".join(problems))
+    else:
+        verdict(case, True, "RunPodSandbox (handler %s), a container printed"
+                " and exited: EXITED with 3, stdout and stderr in the CRI log"
+                " (%.1f s)" % (args.handler or "default", elapsed))
+
+
+def case_pod_one_vm(client, args, case):
+    """While a pod's two containers run, the pod is one VM: one VMM
+    process more than before the pod, none more after its removal."""
+    before = vmm_count()
+    with Pod(client, args, case) as pod:
+        for name in ("one", "two"):
+            pod.container(name, ["sleep", "600"])
+        running = vmm_count()
+        states = [client.runtime("ContainerStatus", cri.ContainerStatusRequest(
+            container_id=cid)).status.state for cid in pod.containers]
+    after = vmm_count()
+    problems = []
+    if any(st != cri.CONTAINER_RUNNING for st in states):
+        problems.append("container states %s, expected RUNNING" %
+                        [cri.ContainerState.Name(st) for st in states])
+    if running - before != 1:
+        problems.append("%d VMM processes while the pod ran (%d before), "
+                        "expected one more" % (running, before))
+    if after != before:
+        problems.append("%d VMM processes after removal, %d before" %
+                        (after, before))
+    problems += pod.cleanup_problems
+    verdict(case, not problems, "; ".join(problems) or
+            "a sandbox and two running containers: one VMM process, gone"
+            " after StopPodSandbox/RemovePodSandbox")
+
+
+def case_pod_localhost(client, args, case):
+    """Two containers of a pod talk over localhost: one serves a page
+    with busybox httpd, the other fetches it with wget."""
+    serve = ("mkdir -p /tmp/www && echo pong-from-server > /tmp/www/index.html"
+             " && exec httpd -f -p 127.0.0.1:7777 -h /tmp/www")
+    fetch = ("i=0; while [ $i -lt 120 ]; do"
+             " wget -q -O- http://127.0.0.1:7777/ && exit 0;"
+             " i=$((i+1)); sleep 1; done; exit 1")
+    with Pod(client, args, case) as pod:
+        pod.container("server", ["sh", "-c", serve])
+        cid = pod.container("client", ["sh", "-c", fetch])
+        status = wait_exited(client, cid, 240)
+        lines = cri_log_lines(pod.log_path("client"))
+    problems = []
+    if status.exit_code != 0:
+        problems.append("client exit code %d, expected 0" % status.exit_code)
+    if ("stdout", "F", "pong-from-server") not in lines:
+        problems.append("client log lacks the server's page: %r" % lines)
+    problems += pod.cleanup_problems
+    verdict(case, not problems, "; ".join(problems) or
+            "container client fetched container server's page from"
+            " 127.0.0.1:7777")
+
+
+CASES = {
+    "cri-version": case_version,
+    "cri-pod-run": case_pod_run,
+    "cri-pod-one-vm": case_pod_one_vm,
+    "cri-pod-localhost": case_pod_localhost,
+}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--socket", default="/run/containerd/containerd.sock")
+    p.add_argument("--image", required=True)
+    p.add_argument("--pause", required=True)
+    p.add_argument("--handler", default="hintvm")
+    p.add_argument("--logs", default="/var/log/pods")
+    p.add_argument("cases", nargs="+")
+    args = p.parse_args()
+    for name in args.cases:
+        if name not in CASES:
+            print("cri-test.py: unknown case %r, expected one of %s" %
+                  (name, ", ".join(sorted(CASES))), file=sys.stderr)
+            return 2
+    client = Cri(args.socket)
+    for name in args.cases:
+        try:
+            CASES[name](client, args, name)
+        except (CriError, OSError) as e:
+            log(name, e)
+            verdict(name, False, e)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
