@@ -378,7 +378,8 @@ int platform_save(struct vm *vm, struct snap_writer *w)
 		snap_writer_add2(w, SNAP_SEC_DEVICE, (uint32_t)i, &h, sizeof(h),
 				 &st, len);
 	}
-	return 0;
+	/* The virtio devices after the slots, in their creation order. */
+	return virtio_vm_save(vm, w, (uint32_t)n);
 }
 
 static int load_slot(struct vm *vm, const struct platform_slot *slot,
@@ -412,6 +413,7 @@ int platform_load(struct vm *vm, const struct snap_file *f, const char *path)
 {
 	const struct platform_slot *slots;
 	size_t n, found = 0, expected = 0;
+	int r;
 
 	slots = arch_platform(&n);
 	for (size_t i = 0; i < n; i++) {
@@ -420,8 +422,8 @@ int platform_load(struct vm *vm, const struct snap_file *f, const char *path)
 		const char *name;
 		uint32_t version;
 		size_t len;
-		int r = slot_state(vm, &slots[i], NULL, &name, &version, &len);
 
+		r = slot_state(vm, &slots[i], NULL, &name, &version, &len);
 		if (r < 0)
 			return r;
 		s = snap_find(f, SNAP_SEC_DEVICE, (uint32_t)i);
@@ -453,9 +455,23 @@ int platform_load(struct vm *vm, const struct snap_file *f, const char *path)
 					     hvm_error_message());
 		found++;
 	}
-	for (size_t i = 0; i < f->nr_sections; i++)
-		if (f->sections[i].type == SNAP_SEC_DEVICE)
-			found--;
+	r = virtio_vm_load(vm, f, path, (uint32_t)n);
+	if (r < 0)
+		return r;
+	found += virtio_vm_count(vm);
+	expected += virtio_vm_count(vm);
+	for (size_t i = 0; i < f->nr_sections; i++) {
+		const struct snap_section *s = &f->sections[i];
+
+		if (s->type != SNAP_SEC_DEVICE)
+			continue;
+		if (s->instance >= n + virtio_vm_count(vm))
+			return hvm_set_error(
+				-EINVAL,
+				"snapshot %s: it has device '%.15s' (section %u), which this restore lacks: give the options of the snapshotted VM (a clone may name its own --disk image)",
+				path, (const char *)s->data, s->instance);
+		found--;
+	}
 	if (found)
 		return hvm_set_error(
 			-EINVAL,

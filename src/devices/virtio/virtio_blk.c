@@ -51,6 +51,7 @@ struct virtio_blk {
 	struct blk_request *throttled;
 	char name[24];
 	char id[VIRTIO_BLK_ID_BYTES];
+	char path[256]; /* for snapshots and their messages */
 	struct blk_request reqs[VIRTIO_BLK_QUEUE_SIZE];
 };
 
@@ -321,6 +322,15 @@ static void blk_destroy(struct virtio_device *vdev)
 	free(blk);
 }
 
+/* The image's absolute path when it resolves (snapshots record it). */
+static void record_path(struct virtio_blk *blk, const char *path)
+{
+	char *abs = realpath(path, NULL);
+
+	snprintf(blk->path, sizeof(blk->path), "%s", abs ? abs : path);
+	free(abs);
+}
+
 static const struct virtio_device_ops blk_ops = {
 	.queue_notify = blk_queue_notify,
 	.reset = blk_reset,
@@ -413,6 +423,7 @@ struct virtio_device *virtio_blk_create(const struct virtio_host *host,
 	blk->readonly = readonly;
 	blk->loop = host->loop;
 	snprintf(blk->name, sizeof(blk->name), "virtio-blk%u", index);
+	record_path(blk, path);
 	/* GET_ID: up to 20 bytes, not NUL-terminated when all are used. */
 	snprintf(blk->id, sizeof(blk->id), "hintvm-disk%u", index);
 	r = open_image(blk, path, direct, lock);
@@ -457,4 +468,52 @@ struct virtio_device *virtio_blk_create(const struct virtio_host *host,
 		(unsigned long long)(blk->capacity >> 20),
 		readonly ? ", read-only" : "", direct ? ", O_DIRECT" : "");
 	return &blk->vdev;
+}
+
+/* ---- snapshots ---- */
+
+void virtio_blk_save(struct virtio_device *vdev, struct virtio_blk_state *s)
+{
+	struct virtio_blk *blk = to_blk(vdev);
+
+	memset(s, 0, sizeof(*s));
+	s->size = blk->capacity;
+	s->readonly = blk->readonly;
+	memcpy(s->path, blk->path, sizeof(s->path) - 1);
+}
+
+int virtio_blk_load(struct virtio_device *vdev,
+		    const struct virtio_blk_state *s)
+{
+	struct virtio_blk *blk = to_blk(vdev);
+
+	if (s->size != blk->capacity)
+		return hvm_set_error(
+			-EINVAL,
+			"%s: the disk %s is %llu bytes, but the snapshot's (%.255s) was %llu bytes: restore with an image of that size",
+			blk->name, blk->path, (unsigned long long)blk->capacity,
+			s->path, (unsigned long long)s->size);
+	if (s->readonly != blk->readonly || s->reserved)
+		return hvm_set_error(
+			-EINVAL,
+			"%s: the disk %s is %s, but the snapshot's (%.255s) was %s",
+			blk->name, blk->path,
+			blk->readonly ? "read-only" : "writable", s->path,
+			s->readonly == 1 ? "read-only"
+			: s->readonly	 ? "neither (corrupt)"
+					 : "writable");
+	if (strncmp(s->path, blk->path, sizeof(s->path)))
+		pr_info("%s: restored onto %s (the snapshot's disk was %.255s)",
+			blk->name, blk->path, s->path);
+	return 0;
+}
+
+unsigned int virtio_blk_in_flight(struct virtio_device *vdev)
+{
+	struct virtio_blk *blk = to_blk(vdev);
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < VIRTIO_BLK_QUEUE_SIZE; i++)
+		n += blk->reqs[i].busy;
+	return n;
 }

@@ -33,11 +33,31 @@ struct virtio_device *virtio_vm_vsock(const struct vm *vm);
 unsigned int virtio_vm_count(const struct vm *vm);
 
 /*
- * Snapshots: 0 when the VM has no virtio device, else -EOPNOTSUPP with
- * "device NAME cannot be snapshotted yet" (virtio state is not saved).
+ * Snapshots (docs/snapshot.md). Check: 0 when every device can be saved
+ * (virtio-blk, -console, -rng on PCI), else -EOPNOTSUPP with "device
+ * NAME cannot be snapshotted yet (why)".
  */
 int virtio_vm_check_snapshot(const struct vm *vm);
-
+/*
+ * With the vCPUs paused: stop every device taking new work (kicks are
+ * recorded) and wait, at most 10 s, until what they took is answered, so
+ * no request is half done while the state and memory are saved.
+ * -ETIMEDOUT naming the device (then thawed).
+ */
+int virtio_vm_freeze(struct vm *vm);
+/* Serve again, with the kicks that arrived meanwhile. */
+void virtio_vm_thaw(struct vm *vm);
+/* One device section per device, instances FIRST, FIRST + 1, ... */
+struct snap_writer;
+struct snap_file;
+int virtio_vm_save(struct vm *vm, struct snap_writer *w, uint32_t first);
+/*
+ * Load each device from section FIRST + its index (every field checked,
+ * the disk's size and mode against the image opened), then kick each
+ * enabled queue of a live device. -errno naming PATH and the device.
+ */
+int virtio_vm_load(struct vm *vm, const struct snap_file *f, const char *path,
+		   uint32_t first);
 /*
  * x86: put every device on HOST's bus, which the DSDT describes as the PCI
  * root bridge (src/arch/x86/dsdt.c).
