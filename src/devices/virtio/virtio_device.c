@@ -511,6 +511,9 @@ int virtio_device_load(struct virtio_device *vdev, const void *buf, size_t len)
 			"%s: driver features 0x%llx; this device offers 0x%llx",
 			vdev->name, (unsigned long long)h.driver_features,
 			(unsigned long long)vdev->device_features);
+	/* From the power-on state, whatever an earlier try left. */
+	for (uint16_t q = 0; q < vdev->nr_vqs; q++)
+		virtq_reset(&vdev->vqs[q]);
 	vdev->driver_features = h.driver_features;
 	vdev->status = h.status;
 	vdev->config_generation = h.config_generation;
