@@ -21,7 +21,6 @@
 #include "devices/virtio/virtio_rng.h"
 #include "devices/virtio/virtio_vm.h"
 #include "devices/virtio/virtio_vsock.h"
-#include "snapshot/format.h"
 
 #define EVENT_LOOP_ENTRIES 256
 
@@ -423,60 +422,58 @@ static size_t state_size(const struct virtio_vm *v, unsigned int i,
 	       sizeof(struct virtio_pci_state) + extra;
 }
 
-int virtio_vm_save(struct vm *vm, struct snap_writer *w, uint32_t first)
+int virtio_vm_device_state(const struct vm *vm, unsigned int i,
+			   const char **name, size_t *len)
 {
-	struct virtio_vm *v = vm->virtio;
+	const struct virtio_vm *v = vm->virtio;
+	size_t extra;
+	int r = kind_state(v, i, &extra);
 
-	for (unsigned int i = 0; v && i < v->nr; i++) {
-		struct virtio_device *vdev = v->devs[i];
-		struct snap_device_header h = { .version =
-							VIRTIO_STATE_VERSION };
-		size_t extra, len, common;
-		uint8_t *buf;
-		int r = kind_state(v, i, &extra);
-
-		if (r < 0)
-			return r;
-		common = virtio_device_state_size(vdev);
-		len = state_size(v, i, extra);
-		buf = calloc(1, len);
-		if (!buf)
-			return hvm_set_error(-ENOMEM, "out of memory");
-		pthread_mutex_lock(&vdev->lock);
-		for (uint16_t q = 0; q < vdev->nr_vqs; q++)
-			if (vdev->vqs[q].enabled &&
-			    vdev->vqs[q].last_avail != vdev->vqs[q].used_idx)
-				r = hvm_set_error(
-					-EBUSY,
-					"cannot snapshot: %s queue %u has requests in flight",
-					vdev->name, q);
-		virtio_device_save(vdev, buf);
-		virtio_pci_save(&v->pci[i], (void *)(buf + common));
-		if (v->kinds[i] == VIRTIO_VM_BLK)
-			virtio_blk_save(
-				vdev,
-				(void *)(buf + common +
-					 sizeof(struct virtio_pci_state)));
-		pthread_mutex_unlock(&vdev->lock);
-		strncpy(h.name, vdev->name, sizeof(h.name) - 1);
-		if (r == 0)
-			snap_writer_add2(w, SNAP_SEC_DEVICE, first + i, &h,
-					 sizeof(h), buf, len);
-		free(buf);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	*name = v->devs[i]->name;
+	*len = r < 0 ? 0 : state_size(v, i, extra);
+	return r;
 }
 
-static int load_one(struct virtio_vm *v, unsigned int i, const uint8_t *data,
-		    size_t extra)
+int virtio_vm_save_device(struct vm *vm, unsigned int i, void *buf)
 {
+	struct virtio_vm *v = vm->virtio;
 	struct virtio_device *vdev = v->devs[i];
-	size_t common = virtio_device_state_size(vdev);
-	struct virtio_pci_state *ps = malloc(sizeof(*ps));
-	int r;
+	uint8_t *p = buf;
+	size_t extra, common = virtio_device_state_size(vdev);
+	int r = kind_state(v, i, &extra);
 
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&vdev->lock);
+	for (uint16_t q = 0; q < vdev->nr_vqs; q++)
+		if (vdev->vqs[q].enabled &&
+		    vdev->vqs[q].last_avail != vdev->vqs[q].used_idx)
+			r = hvm_set_error(
+				-EBUSY,
+				"cannot snapshot: %s queue %u has requests in flight",
+				vdev->name, q);
+	virtio_device_save(vdev, p);
+	virtio_pci_save(&v->pci[i], (void *)(p + common));
+	if (v->kinds[i] == VIRTIO_VM_BLK)
+		virtio_blk_save(
+			vdev,
+			(void *)(p + common + sizeof(struct virtio_pci_state)));
+	pthread_mutex_unlock(&vdev->lock);
+	return r;
+}
+
+int virtio_vm_load_device(struct vm *vm, unsigned int i, const void *buf)
+{
+	struct virtio_vm *v = vm->virtio;
+	struct virtio_device *vdev = v->devs[i];
+	size_t extra, common = virtio_device_state_size(vdev);
+	const uint8_t *data = buf;
+	struct virtio_pci_state *ps;
+	int r = kind_state(v, i, &extra);
+
+	if (r < 0)
+		return r;
+	ps = malloc(sizeof(*ps));
 	if (!ps)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	memcpy(ps, data + common, sizeof(*ps));
@@ -487,7 +484,7 @@ static int load_one(struct virtio_vm *v, unsigned int i, const uint8_t *data,
 	if (r == 0 && v->kinds[i] == VIRTIO_VM_BLK) {
 		struct virtio_blk_state bs;
 
-		memcpy(&bs, data + common + sizeof(*ps), extra);
+		memcpy(&bs, data + common + sizeof(*ps), sizeof(bs));
 		r = virtio_blk_load(vdev, &bs);
 	}
 	pthread_mutex_unlock(&vdev->lock);
@@ -495,49 +492,15 @@ static int load_one(struct virtio_vm *v, unsigned int i, const uint8_t *data,
 	return r;
 }
 
-int virtio_vm_load(struct vm *vm, const struct snap_file *f, const char *path,
-		   uint32_t first)
+void virtio_vm_restored(struct vm *vm)
 {
 	struct virtio_vm *v = vm->virtio;
 
-	for (unsigned int i = 0; v && i < v->nr; i++) {
-		const struct snap_section *s =
-			snap_find(f, SNAP_SEC_DEVICE, first + i);
-		const struct snap_device_header *h;
-		const char *name = v->devs[i]->name;
-		size_t extra, len;
-		int r = kind_state(v, i, &extra);
-
-		if (r < 0)
-			return r;
-		len = state_size(v, i, extra);
-		if (!s)
-			return hvm_set_error(
-				-EINVAL,
-				"snapshot %s: this restore has %s, the snapshot has no such device: give the options of the snapshotted VM",
-				path, name);
-		h = (const void *)s->data;
-		if (strncmp(h->name, name, sizeof(h->name)) ||
-		    h->version != VIRTIO_STATE_VERSION ||
-		    s->len != sizeof(*h) + len)
-			return hvm_set_error(
-				-EINVAL,
-				"snapshot %s: device section %u is '%.15s' version %u, %zu bytes; expected '%s' version %u, %zu bytes (give the options of the snapshotted VM)",
-				path, first + i, h->name, h->version,
-				s->len - sizeof(*h), name, VIRTIO_STATE_VERSION,
-				len);
-		r = load_one(v, i, s->data + sizeof(*h), extra);
-		if (r < 0)
-			return hvm_set_error(r, "snapshot %s: %s", path,
-					     hvm_error_message());
-	}
 	/* Look at what the driver queued before the snapshot: a kick per
-	 * enabled queue of a live device (the frozen ones were recorded in
-	 * none, and a spurious kick only finds nothing). */
+	 * enabled queue of a live device (a spurious one finds nothing). */
 	for (unsigned int i = 0; v && i < v->nr; i++)
 		for (uint16_t q = 0; q < v->devs[i]->nr_vqs; q++)
 			if (virtio_device_live(v->devs[i]) &&
 			    v->devs[i]->vqs[q].enabled)
 				virtio_device_kick(v->devs[i], q);
-	return 0;
 }

@@ -32,6 +32,8 @@ struct virtio_device *virtio_vm_vsock(const struct vm *vm);
 /* Number of devices virtio_vm_create made. */
 unsigned int virtio_vm_count(const struct vm *vm);
 
+#include <stddef.h>
+
 /*
  * Snapshots (docs/snapshot.md). Check: 0 when every device can be saved
  * (virtio-blk, -console, -rng on PCI), else -EOPNOTSUPP with "device
@@ -47,17 +49,22 @@ int virtio_vm_check_snapshot(const struct vm *vm);
 int virtio_vm_freeze(struct vm *vm);
 /* Serve again, with the kicks that arrived meanwhile. */
 void virtio_vm_thaw(struct vm *vm);
-/* One device section per device, instances FIRST, FIRST + 1, ... */
-struct snap_writer;
-struct snap_file;
-int virtio_vm_save(struct vm *vm, struct snap_writer *w, uint32_t first);
 /*
- * Load each device from section FIRST + its index (every field checked,
- * the disk's size and mode against the image opened), then kick each
- * enabled queue of a live device. -errno naming PATH and the device.
+ * Device I (0 .. virtio_vm_count() - 1): its NAME and the LEN bytes of its
+ * state (docs/snapshot.md), or -EOPNOTSUPP naming it.
  */
-int virtio_vm_load(struct vm *vm, const struct snap_file *f, const char *path,
-		   uint32_t first);
+int virtio_vm_device_state(const struct vm *vm, unsigned int i,
+			   const char **name, size_t *len);
+/* Frozen and drained: write device I's state (LEN bytes) to BUF. */
+int virtio_vm_save_device(struct vm *vm, unsigned int i, void *buf);
+/*
+ * Load device I from BUF (LEN bytes): every field checked, the disk's
+ * size and mode against the image opened. -EINVAL naming the device.
+ */
+int virtio_vm_load_device(struct vm *vm, unsigned int i, const void *buf);
+/* After every device is loaded: kick each enabled queue of a live one. */
+void virtio_vm_restored(struct vm *vm);
+
 /*
  * x86: put every device on HOST's bus, which the DSDT describes as the PCI
  * root bridge (src/arch/x86/dsdt.c).
