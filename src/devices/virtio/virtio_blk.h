@@ -49,6 +49,8 @@ struct virtio_blk_state {
 	uint32_t reserved;
 	char path[256]; /* as given to --disk, cut at 255 bytes */
 };
+_Static_assert(sizeof(struct virtio_blk_state) == 272,
+	       "docs/snapshot.md's layout");
 void virtio_blk_save(struct virtio_device *vdev, struct virtio_blk_state *s);
 /*
  * Refuses an image of another size or read-only mode than the snapshot's

@@ -259,6 +259,10 @@ struct virtio_device_state {
 	uint32_t reserved;
 };
 
+_Static_assert(sizeof(struct virtq_state) == 40, "docs/snapshot.md's layout");
+_Static_assert(sizeof(struct virtio_device_state) == 16,
+	       "docs/snapshot.md's layout");
+
 /* Bytes virtio_device_save() writes for VDEV. */
 size_t virtio_device_state_size(const struct virtio_device *vdev);
 /* Locked, and frozen with nothing in flight. */

@@ -79,6 +79,8 @@ struct virtio_pci_state {
 	uint8_t reserved[3];
 	uint16_t queue_vectors[MSIX_MAX_VECTORS];
 };
+_Static_assert(sizeof(struct virtio_pci_state) == 1432,
+	       "docs/snapshot.md's layout");
 void virtio_pci_save(const struct virtio_pci *vp, struct virtio_pci_state *s);
 /*
  * Refuses a config byte the guest cannot write that differs from this
