@@ -6,8 +6,8 @@
 # format version or architecture, a missing or resized memory file, a file
 # another user owns or others may write; a device that cannot be saved
 # yet; a disk restored onto an image of another size or mode, or a
-# restore whose devices differ from the snapshot's; a clone on its own
-# copy of the disk. TAP output; skips without
+# restore whose devices differ from the snapshot's, or on its own image
+# written since; a clone on its own copy of the disk. TAP output; skips without
 # /dev/kvm. usage: snapshot-test.sh HINTVM
 set -u
 hintvm=$1
@@ -181,6 +181,11 @@ expect_line "a restore with a device the snapshot lacks refused" 2 \
 	-- run --restore "$tmp/dsnap" -d "$disk" --rng
 expect "a clone on its own copy of the disk runs to the end" 0 \
 	'RESULT test=snap-blk cpus=1 ok=1 written=20 verified=20' -- run --restore "$tmp/dsnap" -d "$tmp/clone.img"
+expect "a restore on the snapshot's own, unchanged image runs to the end" 0 \
+	'RESULT test=snap-blk cpus=1 ok=1 written=20 verified=20' -- run --restore "$tmp/dsnap" -d "$disk"
+expect "a restore on that image, now written since, refused" 2 \
+	"^hintvm: snapshot $tmp/dsnap/state: virtio-blk0: the disk $disk was modified after the snapshot \\(at [0-9]+\\.[0-9]{9}, the snapshot saw [0-9]+\\.[0-9]{9}\\): the restored guest would not know those writes; restore onto a copy of the image taken with the snapshot\$" \
+	-- run --restore "$tmp/dsnap" -d "$disk"
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

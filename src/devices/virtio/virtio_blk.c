@@ -475,10 +475,17 @@ struct virtio_device *virtio_blk_create(const struct virtio_host *host,
 void virtio_blk_save(struct virtio_device *vdev, struct virtio_blk_state *s)
 {
 	struct virtio_blk *blk = to_blk(vdev);
+	struct stat st;
 
 	memset(s, 0, sizeof(*s));
 	s->size = blk->capacity;
 	s->readonly = blk->readonly;
+	if (fstat(blk->fd, &st) == 0) {
+		s->dev = st.st_dev;
+		s->ino = st.st_ino;
+		s->mtime_s = st.st_mtim.tv_sec;
+		s->mtime_ns = st.st_mtim.tv_nsec;
+	}
 	memcpy(s->path, blk->path, sizeof(s->path) - 1);
 }
 
@@ -486,6 +493,7 @@ int virtio_blk_load(struct virtio_device *vdev,
 		    const struct virtio_blk_state *s)
 {
 	struct virtio_blk *blk = to_blk(vdev);
+	struct stat st;
 
 	if (s->size != blk->capacity)
 		return hvm_set_error(
@@ -502,6 +510,20 @@ int virtio_blk_load(struct virtio_device *vdev,
 			s->readonly == 1 ? "read-only"
 			: s->readonly	 ? "neither (corrupt)"
 					 : "writable");
+	if (fstat(blk->fd, &st) < 0)
+		return hvm_set_errno_error("%s: cannot stat the disk %s",
+					   blk->name, blk->path);
+	/* The snapshot's own file, written since: its guest would not know
+	 * those blocks (a copy is another file, taken as the caller's). */
+	if ((uint64_t)st.st_dev == s->dev && (uint64_t)st.st_ino == s->ino &&
+	    (st.st_mtim.tv_sec != s->mtime_s ||
+	     st.st_mtim.tv_nsec != s->mtime_ns))
+		return hvm_set_error(
+			-EINVAL,
+			"%s: the disk %s was modified after the snapshot (at %lld.%09ld, the snapshot saw %lld.%09lld): the restored guest would not know those writes; restore onto a copy of the image taken with the snapshot",
+			blk->name, blk->path, (long long)st.st_mtim.tv_sec,
+			(long)st.st_mtim.tv_nsec, (long long)s->mtime_s,
+			(long long)s->mtime_ns);
 	if (strncmp(s->path, blk->path, sizeof(s->path)))
 		pr_info("%s: restored onto %s (the snapshot's disk was %.255s)",
 			blk->name, blk->path, s->path);

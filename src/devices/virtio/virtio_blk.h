@@ -47,15 +47,21 @@ struct virtio_blk_state {
 	uint64_t size; /* bytes */
 	uint32_t readonly;
 	uint32_t reserved;
-	char path[256]; /* as given to --disk, cut at 255 bytes */
+	/* The file when the snapshot was taken: st_dev, st_ino, st_mtim. */
+	uint64_t dev, ino;
+	int64_t mtime_s;
+	int64_t mtime_ns;
+	char path[256]; /* absolute, cut at 255 bytes */
 };
-_Static_assert(sizeof(struct virtio_blk_state) == 272,
+_Static_assert(sizeof(struct virtio_blk_state) == 304,
 	       "docs/snapshot.md's layout");
+/* Locked; stats the image now (the drain is over: its writes are done). */
 void virtio_blk_save(struct virtio_device *vdev, struct virtio_blk_state *s);
 /*
  * Refuses an image of another size or read-only mode than the snapshot's
- * (the guest's file system would not match it); another path is a
- * clone's own copy and is taken.
+ * (the guest's file system would not match it), and the snapshot's own
+ * image when it was modified since (same device and inode, another
+ * modification time); another file is a clone's own copy and is taken.
  */
 int virtio_blk_load(struct virtio_device *vdev,
 		    const struct virtio_blk_state *s);

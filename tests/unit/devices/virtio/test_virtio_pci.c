@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <semaphore.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -836,6 +837,20 @@ static void test_snapshot_refusals(void **state)
 	assert_non_null(strstr(
 		hvm_error_message(),
 		"was 1049088 bytes: restore with an image of that size"));
+
+	/* The snapshot's own image, written since: refused. */
+	{
+		struct stat st;
+
+		assert_int_equal(stat(g->path, &st), 0);
+		bad = s;
+		bad.blk.dev = st.st_dev;
+		bad.blk.ino = st.st_ino;
+		bad.blk.mtime_s = 1;
+		assert_int_equal(load_all(g, &bad), -EINVAL);
+		assert_non_null(strstr(hvm_error_message(),
+				       "was modified after the snapshot"));
+	}
 	teardown((void **)&g);
 	virtio_device_thaw(f->vdev);
 }
