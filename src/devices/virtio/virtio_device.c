@@ -459,8 +459,10 @@ static int load_queue(struct virtio_device *vdev, uint16_t q,
 	if (virtq_enable(vq, vdev->driver_features) < 0)
 		return hvm_set_error(-EINVAL, "%s: queue %u: %s", vdev->name, q,
 				     hvm_error_message());
-	/* Saved drained: every chain taken was given back. */
-	if (s->last_avail != s->used_idx)
+	/* Saved drained: every chain taken was given back, unless the
+	 * driver broke a rule and the device waits for its reset. */
+	if (s->last_avail != s->used_idx && !s->broken &&
+	    virtio_device_live(vdev))
 		return hvm_set_error(
 			-EINVAL,
 			"%s: queue %u: %u requests in flight (last available index %u, used index %u); a snapshot holds none",

@@ -445,8 +445,11 @@ int virtio_vm_save_device(struct vm *vm, unsigned int i, void *buf)
 	if (r < 0)
 		return r;
 	pthread_mutex_lock(&vdev->lock);
+	/* Drained; a queue the driver broke keeps its last chain until
+	 * the reset, as does a device that needs one. */
 	for (uint16_t q = 0; q < vdev->nr_vqs; q++)
-		if (vdev->vqs[q].enabled &&
+		if (vdev->vqs[q].enabled && !vdev->vqs[q].broken &&
+		    virtio_device_live(vdev) &&
 		    vdev->vqs[q].last_avail != vdev->vqs[q].used_idx)
 			r = hvm_set_error(
 				-EBUSY,

@@ -855,6 +855,39 @@ static void test_snapshot_refusals(void **state)
 	virtio_device_thaw(f->vdev);
 }
 
+/*
+ * A device the driver broke (NEEDS_RESET, its bad chain taken and never
+ * answered) is saved and restored as it is; the driver's reset then
+ * makes the restored device work.
+ */
+static void test_snapshot_needs_reset(void **state)
+{
+	struct fixture *f = *state, *g;
+	uint8_t *image = malloc(RAM_SIZE);
+	struct saved s;
+
+	assert_non_null(image);
+	setup_msix(f);
+	driver_init(f, F_V1);
+	set_desc(0, HDR, 16, VRING_DESC_F_NEXT, 1);
+	set_desc(1, f->bar, 512, VRING_DESC_F_NEXT | VRING_DESC_F_WRITE, 2);
+	set_desc(2, STATUS, 1, VRING_DESC_F_WRITE, 0);
+	kick(f, 0);
+	wait_msi(f, 0x40);
+	save_all(f, &s);
+	memcpy(image, ram, RAM_SIZE);
+	g = make(create_blk);
+	memcpy(ram, image, RAM_SIZE);
+	assert_int_equal(load_all(g, &s), 0);
+	assert_true(status(g) & VIRTIO_CONFIG_S_NEEDS_RESET);
+	driver_init(g, F_V1);
+	assert_int_equal(blk_request(g, VIRTIO_BLK_T_IN, 0, 512, true), 513);
+	assert_int_equal(ram[STATUS], VIRTIO_BLK_S_OK);
+	teardown((void **)&g);
+	virtio_device_thaw(f->vdev);
+	free(image);
+}
+
 /* A kick while frozen is held, and served on thaw. */
 static void test_frozen_kick_waits(void **state)
 {
@@ -894,6 +927,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_snapshot_round_trip,
 						setup_blk, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot_refusals,
+						setup_blk, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_needs_reset,
 						setup_blk, teardown),
 		cmocka_unit_test_setup_teardown(test_frozen_kick_waits,
 						setup_blk, teardown),
