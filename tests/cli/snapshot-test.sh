@@ -138,16 +138,17 @@ else
 fi
 
 # A device that cannot be saved yet is named, and the VM runs on.
-"$hintvm" run --name vsockvm --vsock cid=3 -p "test=smp-count iterations=4294967296" \
+mkdir "$tmp/shared"
+"$hintvm" run --name sharevm --share "$tmp/shared,tag=t" -p "test=smp-count iterations=4294967296" \
 	--console none </dev/null >>"$tmp/vms.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 100); do [ -S "$HINTVM_RUNTIME_DIR/vsockvm.sock" ] && break; sleep 0.05; done
-mkdir "$tmp/vsock"
+for _ in $(seq 100); do [ -S "$HINTVM_RUNTIME_DIR/sharevm.sock" ] && break; sleep 0.05; done
+mkdir "$tmp/share"
 expect "ctl snapshot names the virtio device it cannot save" 1 \
-	'"error":"device virtio-vsock cannot be snapshotted yet \(connections and the clone'"'"'s CID are not handled\)"' \
-	-- ctl vsockvm snapshot "$tmp/vsock"
-expect "that VM still runs" 0 '"state":"running"' -- ctl vsockvm status
-"$hintvm" ctl vsockvm stop >/dev/null 2>&1
+	'"error":"device virtio-9p0 cannot be snapshotted yet \(open fids are not saved\)"' \
+	-- ctl sharevm snapshot "$tmp/share"
+expect "that VM still runs" 0 '"state":"running"' -- ctl sharevm status
+"$hintvm" ctl sharevm stop >/dev/null 2>&1
 
 # A disk: snap-blk snapshotted between its writes; each restore whose
 # devices differ from the snapshot's is refused, naming what differs.

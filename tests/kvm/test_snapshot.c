@@ -10,6 +10,9 @@
  *  - four clones of one snapshot all run on from the same point, each to
  *    its own end;
  *  - a VM with a device that cannot be saved is refused by name;
+ *  - with the vsock payload: a VM snapshotted while serving and restored
+ *    on a socket of its own still echoes over a new connection and ends
+ *    on port 1 (the device's queues and the guest's driver came back);
  *  - with the snap-blk payload on a virtio-blk disk: a VM snapshotted
  *    between its writes and restored on its image goes on writing and
  *    reads every record back (queue positions and the device came back
@@ -19,6 +22,7 @@
  * The suite runs it with the split irqchip and again with
  * KVM_TEST_IRQCHIP=kernel.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -29,7 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -248,13 +254,13 @@ static void test_four_clones(void **state)
 
 static void test_device_refused_by_name(void **state)
 {
-	int out = memfd_create("vsock", MFD_CLOEXEC);
+	int out = memfd_create("share", MFD_CLOEXEC);
 	struct hvm_config *cfg = config(out);
 	struct hvm_vm *vm;
 	char dir[64];
 
 	make_dir(dir, sizeof(dir));
-	assert_int_equal(hvm_config_set(cfg, "vsock", "cid=3"), 0);
+	assert_int_equal(hvm_config_set(cfg, "share", "/tmp,tag=tmp"), 0);
 	assert_int_equal(hvm_config_set(cfg, "cmdline", CMDLINE), 0);
 	vm = hvm_vm_create(cfg);
 	hvm_config_free(cfg);
@@ -263,7 +269,7 @@ static void test_device_refused_by_name(void **state)
 	assert_true(hvm_vm_snapshot(vm, dir, 0) < 0);
 	assert_string_equal(
 		hvm_last_error(),
-		"device virtio-vsock cannot be snapshotted yet (connections and the clone's CID are not handled)");
+		"device virtio-9p0 cannot be snapshotted yet (open fids are not saved)");
 	hvm_vm_destroy(vm);
 	close(out);
 	remove_dir(dir);
@@ -483,6 +489,115 @@ static void test_disk_of_other_size_refused(void **state)
 	remove_dir(dir);
 }
 
+/* ---- virtio-vsock: the test kernel's vsock payload ---- */
+
+/* Connect to PORT in the guest through the hybrid socket UDS. */
+static int vsock_connect(const char *uds, unsigned int port)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char line[64];
+	int n;
+
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", uds);
+	for (int i = 0; i < 400; i++) {
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			break;
+		usleep(5000);
+	}
+	n = snprintf(line, sizeof(line), "CONNECT %u\n", port);
+	assert_int_equal(write(fd, line, (size_t)n), n);
+	n = (int)read(fd, line, sizeof(line) - 1);
+	if (n <= 3)
+		fail_msg("CONNECT %u on %s: read %d (%s)", port, uds, n,
+			 n < 0 ? strerror(errno) : "closed");
+	line[n] = '\0';
+	if (strncmp(line, "OK ", 3))
+		fail_msg("CONNECT %u answered '%s'", port, line);
+	return fd;
+}
+
+static void test_vsock_continues(void **state)
+{
+	int out = memfd_create("vsock-before", MFD_CLOEXEC);
+	int after = memfd_create("vsock-after", MFD_CLOEXEC);
+	char dir[64], uds[96], uds2[96], opt[128], buf[32], *text;
+	struct hvm_config *cfg = config(out);
+	struct hvm_exit exit;
+	struct hvm_vm *vm;
+	int fd;
+
+	make_dir(dir, sizeof(dir));
+	snprintf(uds, sizeof(uds), "%s/v1.sock", dir);
+	snprintf(uds2, sizeof(uds2), "%s/v2.sock", dir);
+	snprintf(opt, sizeof(opt), "cid=3,uds=%s", uds);
+	assert_int_equal(hvm_config_set(cfg, "vsock", opt), 0);
+	assert_int_equal(hvm_config_set(cfg, "mem", "64M"), 0);
+	assert_int_equal(
+		hvm_config_set(cfg, "cmdline",
+			       "test=vsock vsock.hostile=0 vsock.ms=60000"),
+		0);
+	vm = hvm_vm_create(cfg);
+	hvm_config_free(cfg);
+	if (!vm)
+		fail_msg("create: %s", hvm_last_error());
+	assert_int_equal(hvm_vm_start(vm), 0);
+	for (int i = 0; i < 2000; i++) {
+		text = read_fd(out);
+		if (strstr(text, "serving")) {
+			free(text);
+			break;
+		}
+		free(text);
+		usleep(5000);
+	}
+	/* One echo before, so the queues have moved. */
+	fd = vsock_connect(uds, 1234);
+	assert_int_equal(write(fd, "before", 6), 6);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 6);
+	close(fd);
+	if (hvm_vm_snapshot(vm, dir, 1) < 0)
+		fail_msg("snapshot: %s", hvm_last_error());
+	hvm_vm_stop(vm);
+	assert_int_equal(hvm_vm_wait(vm, &exit), 0);
+	hvm_vm_destroy(vm);
+	close(out);
+
+	cfg = config(after);
+	snprintf(opt, sizeof(opt), "cid=3,uds=%s", uds2);
+	assert_int_equal(hvm_config_set(cfg, "vsock", opt), 0);
+	vm = hvm_vm_restore(cfg, dir);
+	hvm_config_free(cfg);
+	if (!vm)
+		fail_msg("restore: %s", hvm_last_error());
+	assert_int_equal(hvm_vm_start(vm), 0);
+	fd = vsock_connect(uds2, 1234);
+	assert_int_equal(write(fd, "after-restore", 13), 13);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 13);
+	assert_memory_equal(buf, "after-restore", 13);
+	close(fd);
+	/* Port 1 ends the payload: it quits rather than answer. */
+	{
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", uds2);
+		assert_int_equal(
+			connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_int_equal(write(fd, "CONNECT 1\n", 10), 10);
+		(void)!read(fd, buf, sizeof(buf));
+		close(fd);
+	}
+	text = finish(vm, after);
+	assert_non_null(strstr(text, "device_ok=1"));
+	free(text);
+	close(after);
+	unlink(uds);
+	unlink(uds2);
+	remove_dir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -492,6 +607,7 @@ int main(void)
 		cmocka_unit_test(test_disk_continues),
 		cmocka_unit_test(test_disk_clones),
 		cmocka_unit_test(test_disk_of_other_size_refused),
+		cmocka_unit_test(test_vsock_continues),
 	};
 
 	kvm_test_require_kvm();

@@ -329,10 +329,8 @@ static int kind_state(const struct virtio_vm *v, unsigned int i, size_t *extra)
 			"device %s cannot be snapshotted yet (held receive buffers and the clone's MAC are not handled)",
 			name);
 	case VIRTIO_VM_VSOCK:
-		return hvm_set_error(
-			-EOPNOTSUPP,
-			"device %s cannot be snapshotted yet (connections and the clone's CID are not handled)",
-			name);
+		*extra = sizeof(struct virtio_vsock_state);
+		return 0;
 	case VIRTIO_VM_9P:
 		return hvm_set_error(
 			-EOPNOTSUPP,
@@ -367,12 +365,13 @@ static unsigned int in_flight(struct virtio_vm *v, unsigned int i)
 	case VIRTIO_VM_BLK:
 		n = virtio_blk_in_flight(vdev);
 		break;
-	/* Serve each chain as they pop it: never one in flight. */
+	/* Serve each chain as they pop it (vsock: its host side waits
+	 * while frozen, epoll_ready()): never one in flight. */
 	case VIRTIO_VM_CONSOLE:
 	case VIRTIO_VM_RNG:
+	case VIRTIO_VM_VSOCK:
 	/* Refused by kind_state before a freeze. */
 	case VIRTIO_VM_NET:
-	case VIRTIO_VM_VSOCK:
 	case VIRTIO_VM_9P:
 		break;
 	}
@@ -461,6 +460,10 @@ int virtio_vm_save_device(struct vm *vm, unsigned int i, void *buf)
 		virtio_blk_save(
 			vdev,
 			(void *)(p + common + sizeof(struct virtio_pci_state)));
+	if (v->kinds[i] == VIRTIO_VM_VSOCK)
+		virtio_vsock_save(
+			vdev,
+			(void *)(p + common + sizeof(struct virtio_pci_state)));
 	pthread_mutex_unlock(&vdev->lock);
 	return r;
 }
@@ -489,6 +492,12 @@ int virtio_vm_load_device(struct vm *vm, unsigned int i, const void *buf)
 
 		memcpy(&bs, data + common + sizeof(*ps), sizeof(bs));
 		r = virtio_blk_load(vdev, &bs);
+	}
+	if (r == 0 && v->kinds[i] == VIRTIO_VM_VSOCK) {
+		struct virtio_vsock_state vss;
+
+		memcpy(&vss, data + common + sizeof(*ps), sizeof(vss));
+		r = virtio_vsock_load(vdev, &vss);
 	}
 	pthread_mutex_unlock(&vdev->lock);
 	free(ps);
