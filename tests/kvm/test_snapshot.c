@@ -10,9 +10,10 @@
  *  - four clones of one snapshot all run on from the same point, each to
  *    its own end;
  *  - a VM with a device that cannot be saved is refused by name;
- *  - with the vsock payload: a VM snapshotted while serving and restored
- *    on a socket of its own still echoes over a new connection and ends
- *    on port 1 (the device's queues and the guest's driver came back);
+ *  - with the vsock payload: a VM snapshotted while serving, restored as
+ *    two clones with CIDs of their own on sockets of their own: each
+ *    guest gets the transport reset, takes its new CID and echoes over a
+ *    new connection (the device's queues and the driver came back);
  *  - with the snap-blk payload on a virtio-blk disk: a VM snapshotted
  *    between its writes and restored on its image goes on writing and
  *    reads every record back (queue positions and the device came back
@@ -518,19 +519,67 @@ static int vsock_connect(const char *uds, unsigned int port)
 	return fd;
 }
 
-static void test_vsock_continues(void **state)
+/* Port 1 ends the payload: it quits rather than answer. */
+static void vsock_quit(const char *uds)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char buf[16];
+
+	assert_true(strlen(uds) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, uds, strlen(uds) + 1);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(write(fd, "CONNECT 1\n", 10), 10);
+	(void)!read(fd, buf, sizeof(buf));
+	close(fd);
+}
+
+static void vsock_echo(const char *uds, const char *msg)
+{
+	size_t len = strlen(msg);
+	char buf[64];
+	int fd = vsock_connect(uds, 1234);
+
+	assert_int_equal(write(fd, msg, len), (ssize_t)len);
+	assert_int_equal(read(fd, buf, sizeof(buf)), (ssize_t)len);
+	assert_memory_equal(buf, msg, len);
+	close(fd);
+}
+
+static struct hvm_vm *vsock_restore(const char *dir, int out, unsigned int cid,
+				    const char *uds)
+{
+	struct hvm_config *cfg = config(out);
+	struct hvm_vm *vm;
+	char opt[256];
+
+	snprintf(opt, sizeof(opt), "cid=%u,uds=%s", cid, uds);
+	assert_int_equal(hvm_config_set(cfg, "vsock", opt), 0);
+	vm = hvm_vm_restore(cfg, dir);
+	hvm_config_free(cfg);
+	if (!vm)
+		fail_msg("restore: %s", hvm_last_error());
+	assert_int_equal(hvm_vm_start(vm), 0);
+	return vm;
+}
+
+/*
+ * The vsock payload, snapshotted after an echo, restored as two clones
+ * at once with CIDs 5 and 6 on sockets of their own: each guest gets the
+ * transport reset, reads its new CID (its packets carry it, or the
+ * device would refuse them) and echoes on a new connection.
+ */
+static void test_vsock_clones_get_their_cid(void **state)
 {
 	int out = memfd_create("vsock-before", MFD_CLOEXEC);
-	int after = memfd_create("vsock-after", MFD_CLOEXEC);
-	char dir[64], uds[96], uds2[96], opt[128], buf[32], *text;
+	char dir[64], uds[96], clone_uds[2][96], opt[128], *text;
 	struct hvm_config *cfg = config(out);
+	struct hvm_vm *vm, *clones[2];
 	struct hvm_exit exit;
-	struct hvm_vm *vm;
-	int fd;
+	int outs[2];
 
 	make_dir(dir, sizeof(dir));
-	snprintf(uds, sizeof(uds), "%s/v1.sock", dir);
-	snprintf(uds2, sizeof(uds2), "%s/v2.sock", dir);
+	snprintf(uds, sizeof(uds), "%s/v.sock", dir);
 	snprintf(opt, sizeof(opt), "cid=3,uds=%s", uds);
 	assert_int_equal(hvm_config_set(cfg, "vsock", opt), 0);
 	assert_int_equal(hvm_config_set(cfg, "mem", "64M"), 0);
@@ -543,20 +592,7 @@ static void test_vsock_continues(void **state)
 	if (!vm)
 		fail_msg("create: %s", hvm_last_error());
 	assert_int_equal(hvm_vm_start(vm), 0);
-	for (int i = 0; i < 2000; i++) {
-		text = read_fd(out);
-		if (strstr(text, "serving")) {
-			free(text);
-			break;
-		}
-		free(text);
-		usleep(5000);
-	}
-	/* One echo before, so the queues have moved. */
-	fd = vsock_connect(uds, 1234);
-	assert_int_equal(write(fd, "before", 6), 6);
-	assert_int_equal(read(fd, buf, sizeof(buf)), 6);
-	close(fd);
+	vsock_echo(uds, "before"); /* the queues have moved */
 	if (hvm_vm_snapshot(vm, dir, 1) < 0)
 		fail_msg("snapshot: %s", hvm_last_error());
 	hvm_vm_stop(vm);
@@ -564,37 +600,29 @@ static void test_vsock_continues(void **state)
 	hvm_vm_destroy(vm);
 	close(out);
 
-	cfg = config(after);
-	snprintf(opt, sizeof(opt), "cid=3,uds=%s", uds2);
-	assert_int_equal(hvm_config_set(cfg, "vsock", opt), 0);
-	vm = hvm_vm_restore(cfg, dir);
-	hvm_config_free(cfg);
-	if (!vm)
-		fail_msg("restore: %s", hvm_last_error());
-	assert_int_equal(hvm_vm_start(vm), 0);
-	fd = vsock_connect(uds2, 1234);
-	assert_int_equal(write(fd, "after-restore", 13), 13);
-	assert_int_equal(read(fd, buf, sizeof(buf)), 13);
-	assert_memory_equal(buf, "after-restore", 13);
-	close(fd);
-	/* Port 1 ends the payload: it quits rather than answer. */
-	{
-		struct sockaddr_un sa = { .sun_family = AF_UNIX };
-
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", uds2);
-		assert_int_equal(
-			connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-		assert_int_equal(write(fd, "CONNECT 1\n", 10), 10);
-		(void)!read(fd, buf, sizeof(buf));
-		close(fd);
+	for (int i = 0; i < 2; i++) {
+		snprintf(clone_uds[i], sizeof(clone_uds[i]), "%s/c%d.sock", dir,
+			 i);
+		outs[i] = memfd_create("vsock-clone", MFD_CLOEXEC);
+		clones[i] = vsock_restore(dir, outs[i], 5 + (unsigned int)i,
+					  clone_uds[i]);
 	}
-	text = finish(vm, after);
-	assert_non_null(strstr(text, "device_ok=1"));
-	free(text);
-	close(after);
+	for (int i = 0; i < 2; i++) {
+		char want[64];
+
+		vsock_echo(clone_uds[i], i ? "clone-six" : "clone-five");
+		vsock_quit(clone_uds[i]);
+		text = finish(clones[i], outs[i]);
+		snprintf(want, sizeof(want), "vsock: transport reset, cid %d",
+			 5 + i);
+		if (!strstr(text, want) || !strstr(text, "resets=1") ||
+		    !strstr(text, "device_ok=1"))
+			fail_msg("clone %d:\n%s", i, text);
+		free(text);
+		close(outs[i]);
+		unlink(clone_uds[i]);
+	}
 	unlink(uds);
-	unlink(uds2);
 	remove_dir(dir);
 }
 
@@ -607,7 +635,7 @@ int main(void)
 		cmocka_unit_test(test_disk_continues),
 		cmocka_unit_test(test_disk_clones),
 		cmocka_unit_test(test_disk_of_other_size_refused),
-		cmocka_unit_test(test_vsock_continues),
+		cmocka_unit_test(test_vsock_clones_get_their_cid),
 	};
 
 	kvm_test_require_kvm();
