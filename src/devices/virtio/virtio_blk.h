@@ -42,7 +42,6 @@ int virtio_blk_set_limits(struct virtio_device *vdev, uint64_t iops,
  * Snapshot (docs/snapshot.md): the disk's identity, for the restore to
  * compare with the image it opened. The queue is virtio_device_save()'s.
  */
-#define VIRTIO_BLK_STATE_VERSION 1
 struct virtio_blk_state {
 	uint64_t size; /* bytes */
 	uint32_t readonly;
