@@ -188,5 +188,23 @@ expect "a restore on that image, now written since, refused" 2 \
 	"^hintvm: snapshot $tmp/dsnap/state: virtio-blk0: the disk $disk was modified after the snapshot \\(at [0-9]+\\.[0-9]{9}, the snapshot saw [0-9]+\\.[0-9]{9}\\): the restored guest would not know those writes; restore onto a copy of the image taken with the snapshot\$" \
 	-- run --restore "$tmp/dsnap" -d "$disk"
 
+# During continuous disk I/O, rate-limited so that a request is almost
+# always held (iops=20: 50 ms each): the snapshot waits for it to be
+# started and answered, and a clone on a copy of the image runs the load
+# to its end.
+truncate -s 16M "$tmp/load.img"
+mkdir "$tmp/lsnap"
+"$hintvm" run --name loadvm -m 64M -d "$tmp/load.img,iops=20" \
+	-p "test=blkload ms=1500 size=65536 op=write span=8" </dev/null >"$tmp/load.out" 2>&1 &
+pids+=($!)
+vm_pid=$!
+wait_for_line "$tmp/load.out" 'testkernel:' && sleep 0.3
+expect "ctl snapshot during disk I/O" 0 '"ok":true,"state":"paused"' -- ctl loadvm snapshot "$tmp/lsnap" paused
+"$hintvm" ctl loadvm stop >/dev/null 2>&1
+wait "$vm_pid" 2>/dev/null
+cp "$tmp/load.img" "$tmp/load-clone.img"
+expect "its clone finishes the load" 0 'RESULT test=blkload cpus=1 ok=1' \
+	-- run --restore "$tmp/lsnap" -d "$tmp/load-clone.img,iops=20"
+
 echo "1..$n"
 [ "$failed" -eq 0 ]
