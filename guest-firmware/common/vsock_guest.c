@@ -460,8 +460,42 @@ static void pump(void)
 	kick(TXQ);
 }
 
+/*
+ * The event queue: TRANSPORT_RESET (virtio 1.x 5.10.6.4, event id 0) says
+ * every connection is gone and the guest CID may have changed (a VM
+ * restored from a snapshot, a clone): forget the connections and read the
+ * CID again, as Linux's driver does.
+ */
+static void poll_events(void)
+{
+	uint32_t id, len;
+	bool reposted = false;
+
+	while (vq_used(EVQ, &id, &len)) {
+		if (id >= 4)
+			continue;
+		if (len >= 4 && evbuf[id] == 0) {
+			for (unsigned int i = 0; i < MAX_CONNS; i++)
+				if (conns[i].used)
+					conn_free(&conns[i]);
+			if (ops->guest_cid)
+				cid = ops->guest_cid();
+			stats->resets++;
+			printk("vsock: transport reset, cid %u",
+			       (unsigned int)cid);
+		}
+		evbuf[id] = 0xffffffff;
+		vq_add(EVQ, (uint16_t)id, (uint64_t)(uintptr_t)&evbuf[id], 4,
+		       true);
+		reposted = true;
+	}
+	if (reposted)
+		kick(EVQ);
+}
+
 static void serve_once(void)
 {
+	poll_events();
 	reclaim_tx();
 	poll_rx();
 	pump();
@@ -614,8 +648,10 @@ void vsock_guest_run(const struct vsock_guest_ops *o, uint64_t guest_cid,
 		vq_add(RXQ, i, (uint64_t)(uintptr_t)rxbuf[i], RXBUF, true);
 		tx_free[nr_tx_free++] = i;
 	}
-	for (uint16_t i = 0; i < 4; i++)
+	for (uint16_t i = 0; i < 4; i++) {
+		evbuf[i] = 0xffffffff;
 		vq_add(EVQ, i, (uint64_t)(uintptr_t)&evbuf[i], 4, true);
+	}
 	kick(RXQ);
 	kick(EVQ);
 	if (hostile)

@@ -36,6 +36,8 @@ struct vsock_guest_ops {
 	/* The device status byte (to check it never asked for a reset). */
 	uint8_t (*status)(void);
 	uint64_t (*now_us)(void);
+	/* Optional: the guest CID in config space, read on a transport reset. */
+	uint64_t (*guest_cid)(void);
 };
 
 /* Guest-physical (= virtual) addresses of queue Q's three areas. */
@@ -48,6 +50,7 @@ struct vsock_guest_stats {
 	unsigned int hostile_cases, hostile_passed;
 	unsigned int conns, conns_max, conns_open;
 	uint64_t echoed, sunk, sourced;
+	unsigned int resets; /* TRANSPORT_RESET events (a restored VM) */
 	bool quit; /* the host said so (port 1) */
 	bool timed_out;
 	bool device_ok; /* never NEEDS_RESET */

@@ -91,10 +91,17 @@ static uint64_t now_us(void)
 	return tsc_to_us(rdtsc());
 }
 
+static uint64_t guest_cid(void)
+{
+	return mmio_read32(device_cfg) | (uint64_t)mmio_read32(device_cfg + 4)
+						 << 32;
+}
+
 static const struct vsock_guest_ops x86_ops = {
 	.notify = notify,
 	.status = status,
 	.now_us = now_us,
+	.guest_cid = guest_cid,
 };
 
 static uint64_t driver(void *arg)
@@ -109,8 +116,7 @@ static uint64_t driver(void *arg)
 		printk("vsock: the device refused VERSION_1 or its queues");
 		return 0;
 	}
-	cid = mmio_read32(device_cfg) | (uint64_t)mmio_read32(device_cfg + 4)
-						<< 32;
+	cid = guest_cid();
 	found = true;
 	printk("vsock: cid %u, serving", (unsigned int)cid);
 	vsock_guest_run(&x86_ops, cid, run_ms, source_kb, hostile != 0, &stats);
@@ -141,6 +147,7 @@ static bool vsock_report(struct result *r)
 	result_add(r, "echoed", "%llu", (unsigned long long)stats.echoed);
 	result_add(r, "sunk", "%llu", (unsigned long long)stats.sunk);
 	result_add(r, "sourced", "%llu", (unsigned long long)stats.sourced);
+	result_add(r, "resets", "%u", stats.resets);
 	result_add(r, "quit", "%u", stats.quit);
 	result_add(r, "device_ok", "%u", stats.device_ok);
 	return found && stats.quit && stats.device_ok &&

@@ -218,10 +218,15 @@ HVM_API int hvm_vm_resume(struct hvm_vm *vm);
  * hvm_vm_restore: a VM built from the snapshot in DIR, not started (call
  * hvm_vm_start): its machine options (cpus, mem, irqchip) come from the
  * snapshot, the rest (console, name, user, sandbox, ...) from CFG, which
- * must add no device. The same as hvm_vm_create with the "restore" option
- * set. NULL on error: a truncated, corrupt, other-version, other-arch or
- * CPU-incompatible snapshot, a missing file, or one not owned by the
- * caller or root, with the file and the fault in hvm_last_error().
+ * must add the snapshot's virtio devices in the same order: "disk" (a
+ * clone's own copy of the image, of the same size and mode), "console"
+ * virtio, "rng", "vsock" (a clone's own cid= and uds=). The same as
+ * hvm_vm_create with the "restore" option set. NULL on error: a
+ * truncated, corrupt, other-version, other-arch or CPU-incompatible
+ * snapshot, a missing file, or one not owned by the caller or root, a
+ * device the snapshot lacks or one of its own left out, a disk of
+ * another size or written since, with the file and the fault in
+ * hvm_last_error().
  */
 HVM_API int hvm_vm_snapshot(struct hvm_vm *vm, const char *dir,
 			    int stay_paused);

@@ -25,6 +25,7 @@
 #include "devices/pvpanic.h"
 #include "devices/rr_partner.h"
 #include "devices/uart8250.h"
+#include "devices/virtio/virtio_device.h"
 #include "devices/virtio/virtio_vm.h"
 #include "sched/brain.h"
 #include "snapshot/format.h"
@@ -355,6 +356,72 @@ int platform_check_snapshot(struct vm *vm)
 	return virtio_vm_check_snapshot(vm);
 }
 
+/* Each virtio device's section, instances FIRST, FIRST + 1, ... */
+static int save_virtio(struct vm *vm, struct snap_writer *w, uint32_t first)
+{
+	for (unsigned int i = 0; i < virtio_vm_count(vm); i++) {
+		struct snap_device_header h = { .version =
+							VIRTIO_STATE_VERSION };
+		const char *name;
+		uint8_t *buf;
+		size_t len;
+		int r = virtio_vm_device_state(vm, i, &name, &len);
+
+		if (r < 0)
+			return r;
+		buf = calloc(1, len);
+		if (!buf)
+			return no_memory("a device's state");
+		r = virtio_vm_save_device(vm, i, buf);
+		strncpy(h.name, name, sizeof(h.name) - 1);
+		if (r == 0)
+			snap_writer_add2(w, SNAP_SEC_DEVICE, first + i, &h,
+					 sizeof(h), buf, len);
+		free(buf);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Each virtio device from section FIRST + its index, then their kicks. */
+static int load_virtio(struct vm *vm, const struct snap_file *f,
+		       const char *path, uint32_t first)
+{
+	for (unsigned int i = 0; i < virtio_vm_count(vm); i++) {
+		const struct snap_section *s =
+			snap_find(f, SNAP_SEC_DEVICE, first + i);
+		const struct snap_device_header *h;
+		const char *name;
+		size_t len;
+		int r = virtio_vm_device_state(vm, i, &name, &len);
+
+		if (r < 0)
+			return r;
+		if (!s)
+			return hvm_set_error(
+				-EINVAL,
+				"snapshot %s: this restore has %s, the snapshot has no such device: give the options of the snapshotted VM",
+				path, name);
+		h = (const void *)s->data;
+		if (strncmp(h->name, name, sizeof(h->name)) ||
+		    h->version != VIRTIO_STATE_VERSION ||
+		    s->len != sizeof(*h) + len)
+			return hvm_set_error(
+				-EINVAL,
+				"snapshot %s: device section %u is '%.15s' version %u, %zu bytes; expected '%s' version %u, %zu bytes (give the options of the snapshotted VM)",
+				path, first + i, h->name, h->version,
+				s->len - sizeof(*h), name, VIRTIO_STATE_VERSION,
+				len);
+		r = virtio_vm_load_device(vm, i, s->data + sizeof(*h));
+		if (r < 0)
+			return hvm_set_error(r, "snapshot %s: %s", path,
+					     hvm_error_message());
+	}
+	virtio_vm_restored(vm);
+	return 0;
+}
+
 int platform_save(struct vm *vm, struct snap_writer *w)
 {
 	const struct platform_slot *slots;
@@ -378,7 +445,8 @@ int platform_save(struct vm *vm, struct snap_writer *w)
 		snap_writer_add2(w, SNAP_SEC_DEVICE, (uint32_t)i, &h, sizeof(h),
 				 &st, len);
 	}
-	return 0;
+	/* The virtio devices after the slots, in their creation order. */
+	return save_virtio(vm, w, (uint32_t)n);
 }
 
 static int load_slot(struct vm *vm, const struct platform_slot *slot,
@@ -412,6 +480,7 @@ int platform_load(struct vm *vm, const struct snap_file *f, const char *path)
 {
 	const struct platform_slot *slots;
 	size_t n, found = 0, expected = 0;
+	int r;
 
 	slots = arch_platform(&n);
 	for (size_t i = 0; i < n; i++) {
@@ -420,8 +489,8 @@ int platform_load(struct vm *vm, const struct snap_file *f, const char *path)
 		const char *name;
 		uint32_t version;
 		size_t len;
-		int r = slot_state(vm, &slots[i], NULL, &name, &version, &len);
 
+		r = slot_state(vm, &slots[i], NULL, &name, &version, &len);
 		if (r < 0)
 			return r;
 		s = snap_find(f, SNAP_SEC_DEVICE, (uint32_t)i);
@@ -453,9 +522,23 @@ int platform_load(struct vm *vm, const struct snap_file *f, const char *path)
 					     hvm_error_message());
 		found++;
 	}
-	for (size_t i = 0; i < f->nr_sections; i++)
-		if (f->sections[i].type == SNAP_SEC_DEVICE)
-			found--;
+	r = load_virtio(vm, f, path, (uint32_t)n);
+	if (r < 0)
+		return r;
+	found += virtio_vm_count(vm);
+	expected += virtio_vm_count(vm);
+	for (size_t i = 0; i < f->nr_sections; i++) {
+		const struct snap_section *s = &f->sections[i];
+
+		if (s->type != SNAP_SEC_DEVICE)
+			continue;
+		if (s->instance >= n + virtio_vm_count(vm))
+			return hvm_set_error(
+				-EINVAL,
+				"snapshot %s: it has device '%.15s' (section %u), which this restore lacks: give the options of the snapshotted VM (a clone may name its own --disk image)",
+				path, (const char *)s->data, s->instance);
+		found--;
+	}
 	if (found)
 		return hvm_set_error(
 			-EINVAL,

@@ -204,8 +204,7 @@ int snapshot_restore_load(struct vm *vm, struct snapshot_restore *rs)
 
 	if (r < 0)
 		return hvm_set_error(
-			r,
-			"--restore: %s (a snapshot holds no virtio device: leave out the options that add one)",
+			r, "--restore: %s (leave out the options that add one)",
 			hvm_error_message());
 	r = arch_snapshot_check(vm, &rs->file, rs->path);
 	if (r == 0)

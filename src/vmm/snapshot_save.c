@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "core/arch.h"
 #include "core/vm.h"
+#include "devices/virtio/virtio_vm.h"
 #include "snapshot/format.h"
 #include "vmm/platform.h"
 #include "vmm/snapshot.h"
@@ -174,11 +175,16 @@ int snapshot_save_fds(struct vm *vm, int state_fd, int mem_fd, bool stay_paused)
 		atomic_store(&vm->snapshotting, false);
 		return r;
 	}
+	/* vCPUs parked: now the devices, so no request is half done. */
 	if (atomic_load(&vm->stopping))
 		r = hvm_set_error(-EINVAL,
 				  "cannot snapshot: the VM stopped meanwhile");
 	else
+		r = virtio_vm_freeze(vm);
+	if (r == 0) {
 		r = save_paused(vm, state_fd, mem_fd);
+		virtio_vm_thaw(vm);
+	}
 	atomic_store(&vm->snapshotting, false);
 	if (!was_paused && !stay_paused)
 		vm_resume(vm);

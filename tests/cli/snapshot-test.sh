@@ -4,7 +4,10 @@
 # running it to its end, and each way a snapshot is refused (status 2,
 # nothing started) with its exact message: truncated, corrupt, another
 # format version or architecture, a missing or resized memory file, a file
-# another user owns or others may write. TAP output; skips without
+# another user owns or others may write; a device that cannot be saved
+# yet; a disk restored onto an image of another size or mode, or a
+# restore whose devices differ from the snapshot's, or on its own image
+# written since; a clone on its own copy of the disk. TAP output; skips without
 # /dev/kvm. usage: snapshot-test.sh HINTVM
 set -u
 hintvm=$1
@@ -135,15 +138,73 @@ else
 fi
 
 # A device that cannot be saved yet is named, and the VM runs on.
-"$hintvm" run --name rngvm --rng -p "test=smp-count iterations=4294967296" \
+mkdir "$tmp/shared"
+"$hintvm" run --name sharevm --share "$tmp/shared,tag=t" -p "test=smp-count iterations=4294967296" \
 	--console none </dev/null >>"$tmp/vms.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 100); do [ -S "$HINTVM_RUNTIME_DIR/rngvm.sock" ] && break; sleep 0.05; done
-mkdir "$tmp/rng"
+for _ in $(seq 100); do [ -S "$HINTVM_RUNTIME_DIR/sharevm.sock" ] && break; sleep 0.05; done
+mkdir "$tmp/share"
 expect "ctl snapshot names the virtio device it cannot save" 1 \
-	'"error":"device virtio-rng cannot be snapshotted yet"' -- ctl rngvm snapshot "$tmp/rng"
-expect "that VM still runs" 0 '"state":"running"' -- ctl rngvm status
-"$hintvm" ctl rngvm stop >/dev/null 2>&1
+	'"error":"device virtio-9p0 cannot be snapshotted yet \(open fids are not saved\)"' \
+	-- ctl sharevm snapshot "$tmp/share"
+expect "that VM still runs" 0 '"state":"running"' -- ctl sharevm status
+"$hintvm" ctl sharevm stop >/dev/null 2>&1
+
+# A disk: snap-blk snapshotted between its writes; each restore whose
+# devices differ from the snapshot's is refused, naming what differs.
+disk=$(realpath "$tmp")/disk.img
+truncate -s $((21 * 512)) "$disk"
+mkdir "$tmp/dsnap"
+"$hintvm" run --name blkvm -m 64M -d "$disk" \
+	-p "test=snap-blk records=20 chunk=40000000" </dev/null >"$tmp/blk.out" 2>&1 &
+pids+=($!)
+vm_pid=$!
+if wait_for_line "$tmp/blk.out" 'snap-blk seq=3'; then
+	expect "ctl snapshot of a VM with a disk" 0 '"ok":true,"state":"paused"' -- ctl blkvm snapshot "$tmp/dsnap" paused
+else
+	not_ok "the VM with a disk printed nothing"
+fi
+"$hintvm" ctl blkvm stop >/dev/null 2>&1
+wait "$vm_pid" 2>/dev/null
+cp "$disk" "$tmp/clone.img"
+truncate -s $((42 * 512)) "$tmp/bigger.img"
+expect_line "a disk of another size refused" 2 \
+	"hintvm: snapshot $tmp/dsnap/state: virtio-blk0: the disk $(realpath "$tmp")/bigger.img is 21504 bytes, but the snapshot's ($disk) was 10752 bytes: restore with an image of that size" \
+	-- run --restore "$tmp/dsnap" -d "$tmp/bigger.img"
+expect_line "a read-only disk for a writable one refused" 2 \
+	"hintvm: snapshot $tmp/dsnap/state: virtio-blk0: the disk $disk is read-only, but the snapshot's ($disk) was writable" \
+	-- run --restore "$tmp/dsnap" -d "$disk,ro"
+expect_line "a restore without the disk refused" 2 \
+	"hintvm: snapshot $tmp/dsnap/state: it has device 'virtio-blk0' (section 10), which this restore lacks: give the options of the snapshotted VM (a clone may name its own --disk image)" \
+	-- run --restore "$tmp/dsnap"
+expect_line "a restore with a device the snapshot lacks refused" 2 \
+	"hintvm: snapshot $tmp/dsnap/state: this restore has virtio-rng, the snapshot has no such device: give the options of the snapshotted VM" \
+	-- run --restore "$tmp/dsnap" -d "$disk" --rng
+expect "a clone on its own copy of the disk runs to the end" 0 \
+	'RESULT test=snap-blk cpus=1 ok=1 written=20 verified=20' -- run --restore "$tmp/dsnap" -d "$tmp/clone.img"
+expect "a restore on the snapshot's own, unchanged image runs to the end" 0 \
+	'RESULT test=snap-blk cpus=1 ok=1 written=20 verified=20' -- run --restore "$tmp/dsnap" -d "$disk"
+expect "a restore on that image, now written since, refused" 2 \
+	"^hintvm: snapshot $tmp/dsnap/state: virtio-blk0: the disk $disk was modified after the snapshot \\(at [0-9]+\\.[0-9]{9}, the snapshot saw [0-9]+\\.[0-9]{9}\\): the restored guest would not know those writes; restore onto a copy of the image taken with the snapshot\$" \
+	-- run --restore "$tmp/dsnap" -d "$disk"
+
+# During continuous disk I/O, rate-limited so that a request is almost
+# always held (iops=20: 50 ms each): the snapshot waits for it to be
+# started and answered, and a clone on a copy of the image runs the load
+# to its end.
+truncate -s 16M "$tmp/load.img"
+mkdir "$tmp/lsnap"
+"$hintvm" run --name loadvm -m 64M -d "$tmp/load.img,iops=20" \
+	-p "test=blkload ms=1500 size=65536 op=write span=8" </dev/null >"$tmp/load.out" 2>&1 &
+pids+=($!)
+vm_pid=$!
+wait_for_line "$tmp/load.out" 'testkernel:' && sleep 0.3
+expect "ctl snapshot during disk I/O" 0 '"ok":true,"state":"paused"' -- ctl loadvm snapshot "$tmp/lsnap" paused
+"$hintvm" ctl loadvm stop >/dev/null 2>&1
+wait "$vm_pid" 2>/dev/null
+cp "$tmp/load.img" "$tmp/load-clone.img"
+expect "its clone finishes the load" 0 'RESULT test=blkload cpus=1 ok=1' \
+	-- run --restore "$tmp/lsnap" -d "$tmp/load-clone.img,iops=20"
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

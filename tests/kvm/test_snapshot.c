@@ -9,10 +9,23 @@
  *  - the memory file is sparse (the guest used a fraction of its RAM);
  *  - four clones of one snapshot all run on from the same point, each to
  *    its own end;
- *  - a VM with a device that cannot be saved is refused by name.
+ *  - a VM with a device that cannot be saved is refused by name;
+ *  - with the vsock payload: a VM snapshotted while serving, restored as
+ *    two clones with CIDs of their own on sockets of their own: each
+ *    guest gets the transport reset, takes its new CID and echoes over a
+ *    new connection (the device's queues and the driver came back);
+ *  - with the snap-blk payload on a virtio-blk disk: a VM snapshotted
+ *    between its writes and restored on its image goes on writing and
+ *    reads every record back (queue positions and the device came back
+ *    with it); two clones restored at once, each on its own copy of the
+ *    image, both finish and each image holds every record; an image of
+ *    another size is refused, naming both.
  * The suite runs it with the split irqchip and again with
  * KVM_TEST_IRQCHIP=kernel.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,7 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -240,23 +255,374 @@ static void test_four_clones(void **state)
 
 static void test_device_refused_by_name(void **state)
 {
-	int out = memfd_create("rng", MFD_CLOEXEC);
+	int out = memfd_create("share", MFD_CLOEXEC);
 	struct hvm_config *cfg = config(out);
 	struct hvm_vm *vm;
 	char dir[64];
 
 	make_dir(dir, sizeof(dir));
-	assert_int_equal(hvm_config_set(cfg, "rng", NULL), 0);
+	assert_int_equal(hvm_config_set(cfg, "share", "/tmp,tag=tmp"), 0);
 	assert_int_equal(hvm_config_set(cfg, "cmdline", CMDLINE), 0);
 	vm = hvm_vm_create(cfg);
 	hvm_config_free(cfg);
 	assert_non_null(vm);
 	assert_int_equal(hvm_vm_start(vm), 0);
 	assert_true(hvm_vm_snapshot(vm, dir, 0) < 0);
-	assert_string_equal(hvm_last_error(),
-			    "device virtio-rng cannot be snapshotted yet");
+	assert_string_equal(
+		hvm_last_error(),
+		"device virtio-9p0 cannot be snapshotted yet (open fids are not saved)");
 	hvm_vm_destroy(vm);
 	close(out);
+	remove_dir(dir);
+}
+
+/* ---- virtio-blk: snap-blk (guest-firmware/x86/payload_snap_blk.c) ---- */
+
+#define BLK_RECORDS 30
+#define BLK_CMDLINE "test=snap-blk records=30 chunk=20000000"
+#define BLK_BYTES ((BLK_RECORDS + 1) * 512)
+
+static void make_image(const char *path, off_t size)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, size), 0);
+	close(fd);
+}
+
+static void copy_image(const char *from, const char *to)
+{
+	char buf[BLK_BYTES];
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	assert_true(in >= 0 && out >= 0);
+	assert_int_equal(read(in, buf, sizeof(buf)), sizeof(buf));
+	assert_int_equal(write(out, buf, sizeof(buf)), sizeof(buf));
+	close(in);
+	close(out);
+}
+
+/* The record snap-blk writes to sector SEQ. */
+static void blk_record(uint8_t *buf, uint64_t seq)
+{
+	uint64_t w[2] = { seq, ~seq };
+
+	memcpy(buf, "HVMSNAPB", 8);
+	memcpy(buf + 8, w, sizeof(w));
+	for (unsigned int i = 24; i < 512; i++)
+		buf[i] = (uint8_t)(seq * 151 + i * 3);
+}
+
+/* Every sector 1..BLK_RECORDS of PATH holds its record. */
+static void check_image(const char *path)
+{
+	uint8_t got[512], want[512];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	for (uint64_t seq = 1; seq <= BLK_RECORDS; seq++) {
+		assert_int_equal(pread(fd, got, 512, (off_t)seq * 512), 512);
+		blk_record(want, seq);
+		if (memcmp(got, want, 512))
+			fail_msg("%s: sector %lu does not hold its record",
+				 path, (unsigned long)seq);
+	}
+	close(fd);
+}
+
+/* snap-blk lines 1..BLK_RECORDS, none missing or repeated. */
+static void check_blk_continuous(const char *text)
+{
+	unsigned long expect = 1;
+
+	for (const char *p = text; (p = strstr(p, "snap-blk seq=")); p += 13) {
+		unsigned long seq = strtoul(p + 13, NULL, 10);
+
+		if (seq != expect)
+			fail_msg("seq=%lu where %lu was due:\n%s", seq, expect,
+				 text);
+		expect++;
+	}
+	assert_int_equal(expect, BLK_RECORDS + 1);
+}
+
+static struct hvm_config *blk_config(int out, const char *image)
+{
+	struct hvm_config *cfg = config(out);
+
+	assert_int_equal(hvm_config_set(cfg, "disk", image), 0);
+	return cfg;
+}
+
+/* Boot snap-blk on IMAGE, snapshot it into DIR between writes, end it. */
+static char *blk_snapshot_mid_run(const char *dir, const char *image)
+{
+	int out = memfd_create("blk-before", MFD_CLOEXEC);
+	struct hvm_config *cfg = blk_config(out, image);
+	unsigned long seq = 0;
+	struct hvm_exit exit;
+	struct hvm_vm *vm;
+	char *text;
+
+	assert_int_equal(hvm_config_set(cfg, "mem", "64M"), 0);
+	assert_int_equal(hvm_config_set(cfg, "cmdline", BLK_CMDLINE), 0);
+	vm = hvm_vm_create(cfg);
+	hvm_config_free(cfg);
+	if (!vm)
+		fail_msg("create: %s", hvm_last_error());
+	assert_int_equal(hvm_vm_start(vm), 0);
+	for (int i = 0; i < 2000 && seq < 3; i++) {
+		usleep(5000);
+		text = read_fd(out);
+		seq = last_seq(text);
+		free(text);
+	}
+	assert_true(seq >= 3);
+	if (hvm_vm_snapshot(vm, dir, 1) < 0)
+		fail_msg("snapshot: %s", hvm_last_error());
+	hvm_vm_stop(vm);
+	assert_int_equal(hvm_vm_wait(vm, &exit), 0);
+	hvm_vm_destroy(vm);
+	text = read_fd(out);
+	close(out);
+	assert_true(last_seq(text) < BLK_RECORDS);
+	return text;
+}
+
+static struct hvm_vm *blk_restore(const char *dir, int out, const char *image)
+{
+	struct hvm_config *cfg = blk_config(out, image);
+	struct hvm_vm *vm = hvm_vm_restore(cfg, dir);
+
+	hvm_config_free(cfg);
+	if (!vm)
+		fail_msg("restore on %s: %s", image, hvm_last_error());
+	assert_int_equal(hvm_vm_start(vm), 0);
+	return vm;
+}
+
+static void test_disk_continues(void **state)
+{
+	char dir[64], image[96], *before, *after, *all;
+	int out = memfd_create("blk-after", MFD_CLOEXEC);
+
+	make_dir(dir, sizeof(dir));
+	snprintf(image, sizeof(image), "%s/disk.img", dir);
+	make_image(image, BLK_BYTES);
+	before = blk_snapshot_mid_run(dir, image);
+	after = finish(blk_restore(dir, out, image), out);
+	all = concat(before, after);
+	check_blk_continuous(all);
+	assert_non_null(strstr(after, "verified=30"));
+	check_image(image);
+	free(before);
+	free(after);
+	free(all);
+	close(out);
+	unlink(image);
+	remove_dir(dir);
+}
+
+static void test_disk_clones(void **state)
+{
+	char dir[64], image[96], copies[2][96], *before;
+	struct hvm_vm *vms[2];
+	int outs[2];
+
+	make_dir(dir, sizeof(dir));
+	snprintf(image, sizeof(image), "%s/disk.img", dir);
+	make_image(image, BLK_BYTES);
+	before = blk_snapshot_mid_run(dir, image);
+	for (int i = 0; i < 2; i++) {
+		snprintf(copies[i], sizeof(copies[i]), "%s/clone%d.img", dir,
+			 i);
+		copy_image(image, copies[i]);
+	}
+	for (int i = 0; i < 2; i++) {
+		outs[i] = memfd_create("blk-clone", MFD_CLOEXEC);
+		vms[i] = blk_restore(dir, outs[i], copies[i]);
+	}
+	for (int i = 0; i < 2; i++) {
+		char *after = finish(vms[i], outs[i]);
+		char *all = concat(before, after);
+
+		check_blk_continuous(all);
+		assert_non_null(strstr(after, "verified=30"));
+		check_image(copies[i]);
+		free(after);
+		free(all);
+		close(outs[i]);
+		unlink(copies[i]);
+	}
+	free(before);
+	unlink(image);
+	remove_dir(dir);
+}
+
+static void test_disk_of_other_size_refused(void **state)
+{
+	char dir[64], image[96], other[96], want[2 * PATH_MAX + 256],
+		real_image[PATH_MAX], real_other[PATH_MAX];
+	int out = memfd_create("blk-refused", MFD_CLOEXEC);
+	struct hvm_config *cfg;
+
+	make_dir(dir, sizeof(dir));
+	snprintf(image, sizeof(image), "%s/disk.img", dir);
+	snprintf(other, sizeof(other), "%s/bigger.img", dir);
+	make_image(image, BLK_BYTES);
+	make_image(other, 2 * BLK_BYTES);
+	free(blk_snapshot_mid_run(dir, image));
+	assert_non_null(realpath(image, real_image));
+	assert_non_null(realpath(other, real_other));
+	cfg = blk_config(out, other);
+	assert_null(hvm_vm_restore(cfg, dir));
+	hvm_config_free(cfg);
+	snprintf(
+		want, sizeof(want),
+		"snapshot %s/state: virtio-blk0: the disk %s is %d bytes, but the snapshot's (%s) was %d bytes: restore with an image of that size",
+		dir, real_other, 2 * BLK_BYTES, real_image, BLK_BYTES);
+	assert_string_equal(hvm_last_error(), want);
+	close(out);
+	unlink(image);
+	unlink(other);
+	remove_dir(dir);
+}
+
+/* ---- virtio-vsock: the test kernel's vsock payload ---- */
+
+/* Connect to PORT in the guest through the hybrid socket UDS. */
+static int vsock_connect(const char *uds, unsigned int port)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char line[64];
+	int n;
+
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", uds);
+	for (int i = 0; i < 400; i++) {
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			break;
+		usleep(5000);
+	}
+	n = snprintf(line, sizeof(line), "CONNECT %u\n", port);
+	assert_int_equal(write(fd, line, (size_t)n), n);
+	n = (int)read(fd, line, sizeof(line) - 1);
+	if (n <= 3)
+		fail_msg("CONNECT %u on %s: read %d (%s)", port, uds, n,
+			 n < 0 ? strerror(errno) : "closed");
+	line[n] = '\0';
+	if (strncmp(line, "OK ", 3))
+		fail_msg("CONNECT %u answered '%s'", port, line);
+	return fd;
+}
+
+/* Port 1 ends the payload: it quits rather than answer. */
+static void vsock_quit(const char *uds)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char buf[16];
+
+	assert_true(strlen(uds) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, uds, strlen(uds) + 1);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(write(fd, "CONNECT 1\n", 10), 10);
+	(void)!read(fd, buf, sizeof(buf));
+	close(fd);
+}
+
+static void vsock_echo(const char *uds, const char *msg)
+{
+	size_t len = strlen(msg);
+	char buf[64];
+	int fd = vsock_connect(uds, 1234);
+
+	assert_int_equal(write(fd, msg, len), (ssize_t)len);
+	assert_int_equal(read(fd, buf, sizeof(buf)), (ssize_t)len);
+	assert_memory_equal(buf, msg, len);
+	close(fd);
+}
+
+static struct hvm_vm *vsock_restore(const char *dir, int out, unsigned int cid,
+				    const char *uds)
+{
+	struct hvm_config *cfg = config(out);
+	struct hvm_vm *vm;
+	char opt[256];
+
+	snprintf(opt, sizeof(opt), "cid=%u,uds=%s", cid, uds);
+	assert_int_equal(hvm_config_set(cfg, "vsock", opt), 0);
+	vm = hvm_vm_restore(cfg, dir);
+	hvm_config_free(cfg);
+	if (!vm)
+		fail_msg("restore: %s", hvm_last_error());
+	assert_int_equal(hvm_vm_start(vm), 0);
+	return vm;
+}
+
+/*
+ * The vsock payload, snapshotted after an echo, restored as two clones
+ * at once with CIDs 5 and 6 on sockets of their own: each guest gets the
+ * transport reset, reads its new CID (its packets carry it, or the
+ * device would refuse them) and echoes on a new connection.
+ */
+static void test_vsock_clones_get_their_cid(void **state)
+{
+	int out = memfd_create("vsock-before", MFD_CLOEXEC);
+	char dir[64], uds[96], clone_uds[2][96], opt[128], *text;
+	struct hvm_config *cfg = config(out);
+	struct hvm_vm *vm, *clones[2];
+	struct hvm_exit exit;
+	int outs[2];
+
+	make_dir(dir, sizeof(dir));
+	snprintf(uds, sizeof(uds), "%s/v.sock", dir);
+	snprintf(opt, sizeof(opt), "cid=3,uds=%s", uds);
+	assert_int_equal(hvm_config_set(cfg, "vsock", opt), 0);
+	assert_int_equal(hvm_config_set(cfg, "mem", "64M"), 0);
+	assert_int_equal(
+		hvm_config_set(cfg, "cmdline",
+			       "test=vsock vsock.hostile=0 vsock.ms=60000"),
+		0);
+	vm = hvm_vm_create(cfg);
+	hvm_config_free(cfg);
+	if (!vm)
+		fail_msg("create: %s", hvm_last_error());
+	assert_int_equal(hvm_vm_start(vm), 0);
+	vsock_echo(uds, "before"); /* the queues have moved */
+	if (hvm_vm_snapshot(vm, dir, 1) < 0)
+		fail_msg("snapshot: %s", hvm_last_error());
+	hvm_vm_stop(vm);
+	assert_int_equal(hvm_vm_wait(vm, &exit), 0);
+	hvm_vm_destroy(vm);
+	close(out);
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(clone_uds[i], sizeof(clone_uds[i]), "%s/c%d.sock", dir,
+			 i);
+		outs[i] = memfd_create("vsock-clone", MFD_CLOEXEC);
+		clones[i] = vsock_restore(dir, outs[i], 5 + (unsigned int)i,
+					  clone_uds[i]);
+	}
+	for (int i = 0; i < 2; i++) {
+		char want[64];
+
+		vsock_echo(clone_uds[i], i ? "clone-six" : "clone-five");
+		vsock_quit(clone_uds[i]);
+		text = finish(clones[i], outs[i]);
+		snprintf(want, sizeof(want), "vsock: transport reset, cid %d",
+			 5 + i);
+		if (!strstr(text, want) || !strstr(text, "resets=1") ||
+		    !strstr(text, "device_ok=1"))
+			fail_msg("clone %d:\n%s", i, text);
+		free(text);
+		close(outs[i]);
+		unlink(clone_uds[i]);
+	}
+	unlink(uds);
 	remove_dir(dir);
 }
 
@@ -266,6 +632,10 @@ int main(void)
 		cmocka_unit_test(test_continues_exactly),
 		cmocka_unit_test(test_four_clones),
 		cmocka_unit_test(test_device_refused_by_name),
+		cmocka_unit_test(test_disk_continues),
+		cmocka_unit_test(test_disk_clones),
+		cmocka_unit_test(test_disk_of_other_size_refused),
+		cmocka_unit_test(test_vsock_clones_get_their_cid),
 	};
 
 	kvm_test_require_kvm();

@@ -162,7 +162,7 @@ void pci_host_config_write(struct pci_host *host, unsigned int slot,
 /*
  * Snapshot (docs/snapshot.md) of the host itself: the config address
  * register and the host bridge's config space. The functions on the bus
- * are their devices' to save (virtio cannot be snapshotted yet).
+ * are their devices' to save (virtio: virtio_pci_save()).
  */
 #define PCI_HOST_STATE_VERSION 1
 struct pci_host_state {

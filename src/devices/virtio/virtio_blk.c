@@ -51,6 +51,7 @@ struct virtio_blk {
 	struct blk_request *throttled;
 	char name[24];
 	char id[VIRTIO_BLK_ID_BYTES];
+	char path[256]; /* for snapshots and their messages */
 	struct blk_request reqs[VIRTIO_BLK_QUEUE_SIZE];
 };
 
@@ -321,6 +322,15 @@ static void blk_destroy(struct virtio_device *vdev)
 	free(blk);
 }
 
+/* The image's absolute path when it resolves (snapshots record it). */
+static void record_path(struct virtio_blk *blk, const char *path)
+{
+	char *abs = realpath(path, NULL);
+
+	snprintf(blk->path, sizeof(blk->path), "%s", abs ? abs : path);
+	free(abs);
+}
+
 static const struct virtio_device_ops blk_ops = {
 	.queue_notify = blk_queue_notify,
 	.reset = blk_reset,
@@ -413,6 +423,7 @@ struct virtio_device *virtio_blk_create(const struct virtio_host *host,
 	blk->readonly = readonly;
 	blk->loop = host->loop;
 	snprintf(blk->name, sizeof(blk->name), "virtio-blk%u", index);
+	record_path(blk, path);
 	/* GET_ID: up to 20 bytes, not NUL-terminated when all are used. */
 	snprintf(blk->id, sizeof(blk->id), "hintvm-disk%u", index);
 	r = open_image(blk, path, direct, lock);
@@ -457,4 +468,74 @@ struct virtio_device *virtio_blk_create(const struct virtio_host *host,
 		(unsigned long long)(blk->capacity >> 20),
 		readonly ? ", read-only" : "", direct ? ", O_DIRECT" : "");
 	return &blk->vdev;
+}
+
+/* ---- snapshots ---- */
+
+void virtio_blk_save(struct virtio_device *vdev, struct virtio_blk_state *s)
+{
+	struct virtio_blk *blk = to_blk(vdev);
+	struct stat st;
+
+	memset(s, 0, sizeof(*s));
+	s->size = blk->capacity;
+	s->readonly = blk->readonly;
+	if (fstat(blk->fd, &st) == 0) {
+		s->dev = st.st_dev;
+		s->ino = st.st_ino;
+		s->mtime_s = st.st_mtim.tv_sec;
+		s->mtime_ns = st.st_mtim.tv_nsec;
+	}
+	memcpy(s->path, blk->path, sizeof(s->path) - 1);
+}
+
+int virtio_blk_load(struct virtio_device *vdev,
+		    const struct virtio_blk_state *s)
+{
+	struct virtio_blk *blk = to_blk(vdev);
+	struct stat st;
+
+	if (s->size != blk->capacity)
+		return hvm_set_error(
+			-EINVAL,
+			"%s: the disk %s is %llu bytes, but the snapshot's (%.255s) was %llu bytes: restore with an image of that size",
+			blk->name, blk->path, (unsigned long long)blk->capacity,
+			s->path, (unsigned long long)s->size);
+	if (s->readonly != blk->readonly || s->reserved)
+		return hvm_set_error(
+			-EINVAL,
+			"%s: the disk %s is %s, but the snapshot's (%.255s) was %s",
+			blk->name, blk->path,
+			blk->readonly ? "read-only" : "writable", s->path,
+			s->readonly == 1 ? "read-only"
+			: s->readonly	 ? "neither (corrupt)"
+					 : "writable");
+	if (fstat(blk->fd, &st) < 0)
+		return hvm_set_errno_error("%s: cannot stat the disk %s",
+					   blk->name, blk->path);
+	/* The snapshot's own file, written since: its guest would not know
+	 * those blocks (a copy is another file, taken as the caller's). */
+	if ((uint64_t)st.st_dev == s->dev && (uint64_t)st.st_ino == s->ino &&
+	    (st.st_mtim.tv_sec != s->mtime_s ||
+	     st.st_mtim.tv_nsec != s->mtime_ns))
+		return hvm_set_error(
+			-EINVAL,
+			"%s: the disk %s was modified after the snapshot (at %lld.%09ld, the snapshot saw %lld.%09lld): the restored guest would not know those writes; restore onto a copy of the image taken with the snapshot",
+			blk->name, blk->path, (long long)st.st_mtim.tv_sec,
+			(long)st.st_mtim.tv_nsec, (long long)s->mtime_s,
+			(long long)s->mtime_ns);
+	if (strncmp(s->path, blk->path, sizeof(s->path)))
+		pr_info("%s: restored onto %s (the snapshot's disk was %.255s)",
+			blk->name, blk->path, s->path);
+	return 0;
+}
+
+unsigned int virtio_blk_in_flight(struct virtio_device *vdev)
+{
+	struct virtio_blk *blk = to_blk(vdev);
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < VIRTIO_BLK_QUEUE_SIZE; i++)
+		n += blk->reqs[i].busy;
+	return n;
 }

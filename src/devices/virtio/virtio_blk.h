@@ -11,6 +11,7 @@
 #define HVM_DEVICES_VIRTIO_VIRTIO_BLK_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "devices/virtio/virtio_device.h"
 #include "devices/virtio/virtio_host.h"
@@ -36,5 +37,34 @@ struct virtio_device *virtio_blk_create(const struct virtio_host *host,
  */
 int virtio_blk_set_limits(struct virtio_device *vdev, uint64_t iops,
 			  uint64_t bytes_per_s);
+
+/*
+ * Snapshot (docs/snapshot.md): the disk's identity, for the restore to
+ * compare with the image it opened. The queue is virtio_device_save()'s.
+ */
+struct virtio_blk_state {
+	uint64_t size; /* bytes */
+	uint32_t readonly;
+	uint32_t reserved;
+	/* The file when the snapshot was taken: st_dev, st_ino, st_mtim. */
+	uint64_t dev, ino;
+	int64_t mtime_s;
+	int64_t mtime_ns;
+	char path[256]; /* absolute, cut at 255 bytes */
+};
+_Static_assert(sizeof(struct virtio_blk_state) == 304,
+	       "docs/snapshot.md's layout");
+/* Locked; stats the image now (the drain is over: its writes are done). */
+void virtio_blk_save(struct virtio_device *vdev, struct virtio_blk_state *s);
+/*
+ * Refuses an image of another size or read-only mode than the snapshot's
+ * (the guest's file system would not match it), and the snapshot's own
+ * image when it was modified since (same device and inode, another
+ * modification time); another file is a clone's own copy and is taken.
+ */
+int virtio_blk_load(struct virtio_device *vdev,
+		    const struct virtio_blk_state *s);
+/* Requests taken from the queue and not yet answered (locked). */
+unsigned int virtio_blk_in_flight(struct virtio_device *vdev);
 
 #endif

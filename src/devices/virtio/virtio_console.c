@@ -94,7 +94,9 @@ size_t virtio_console_receive(void *opaque, const uint8_t *buf, size_t len)
 	bool pushed = false;
 
 	pthread_mutex_lock(&vdev->lock);
-	while (taken < len && virtio_device_live(vdev) && vq->enabled) {
+	/* Frozen for a snapshot: the console offers it again later. */
+	while (taken < len && !vdev->frozen && virtio_device_live(vdev) &&
+	       vq->enabled) {
 		size_t n;
 		int r = virtq_pop(vq, con->chain);
 

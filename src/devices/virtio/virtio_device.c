@@ -72,8 +72,10 @@ static void kick_ready(struct event_watch *w)
 	struct virtq *vq = &vdev->vqs[k->q];
 
 	pthread_mutex_lock(&vdev->lock);
-	if (virtio_device_live(vdev) && vq->enabled && !vq->broken &&
-	    vdev->ops->queue_notify)
+	if (vdev->frozen)
+		vdev->frozen_kicks |= 1ull << (k->q % 64);
+	else if (virtio_device_live(vdev) && vq->enabled && !vq->broken &&
+		 vdev->ops->queue_notify)
 		vdev->ops->queue_notify(vdev, k->q);
 	pthread_mutex_unlock(&vdev->lock);
 }
@@ -359,4 +361,172 @@ void virtio_queue_drain(struct virtio_device *vdev, uint16_t q,
 out:
 	if (pushed)
 		virtio_queue_notify_driver(vdev, q);
+}
+
+/* ---- snapshots ---- */
+
+void virtio_device_freeze(struct virtio_device *vdev)
+{
+	pthread_mutex_lock(&vdev->lock);
+	vdev->frozen = true;
+	pthread_mutex_unlock(&vdev->lock);
+}
+
+void virtio_device_thaw(struct virtio_device *vdev)
+{
+	uint64_t kicks;
+
+	pthread_mutex_lock(&vdev->lock);
+	vdev->frozen = false;
+	kicks = vdev->frozen_kicks;
+	vdev->frozen_kicks = 0;
+	pthread_mutex_unlock(&vdev->lock);
+	for (uint16_t q = 0; q < vdev->nr_vqs; q++)
+		if (kicks & (1ull << (q % 64)))
+			virtio_device_kick(vdev, q);
+}
+
+size_t virtio_device_state_size(const struct virtio_device *vdev)
+{
+	return sizeof(struct virtio_device_state) +
+	       (size_t)vdev->nr_vqs * sizeof(struct virtq_state);
+}
+
+void virtio_device_save(const struct virtio_device *vdev, void *buf)
+{
+	struct virtio_device_state h = {
+		.driver_features = vdev->driver_features,
+		.status = vdev->status,
+		.config_generation = vdev->config_generation,
+		.nr_vqs = vdev->nr_vqs,
+	};
+	uint8_t *p = buf;
+
+	memcpy(p, &h, sizeof(h));
+	p += sizeof(h);
+	for (uint16_t q = 0; q < vdev->nr_vqs; q++) {
+		const struct virtq *vq = &vdev->vqs[q];
+		struct virtq_state s = {
+			.desc_gpa = vq->desc_gpa,
+			.avail_gpa = vq->avail_gpa,
+			.used_gpa = vq->used_gpa,
+			.size = vq->size,
+			.last_avail = vq->last_avail,
+			.used_idx = vq->used_idx,
+			.signalled_used = vq->signalled_used,
+			.enabled = vq->enabled,
+			.broken = vq->broken,
+			.signalled_used_valid = vq->signalled_used_valid,
+		};
+
+		memcpy(p, &s, sizeof(s));
+		p += sizeof(s);
+	}
+}
+
+#define STATUS_BITS                                                \
+	(VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |    \
+	 VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK | \
+	 VIRTIO_CONFIG_S_NEEDS_RESET | VIRTIO_CONFIG_S_FAILED)
+
+static int load_queue(struct virtio_device *vdev, uint16_t q,
+		      const struct virtq_state *s)
+{
+	struct virtq *vq = &vdev->vqs[q];
+
+	if (s->size && virtq_set_size(vq, s->size) < 0)
+		return hvm_set_error(
+			-EINVAL,
+			"%s: queue %u has size %u; expected a power of two up to %u",
+			vdev->name, q, s->size, vq->max_size);
+	if (s->enabled > 1 || s->broken > 1 || s->signalled_used_valid > 1)
+		return hvm_set_error(
+			-EINVAL,
+			"%s: queue %u: enabled %u, broken %u, signalled %u; expected 0 or 1 each",
+			vdev->name, q, s->enabled, s->broken,
+			s->signalled_used_valid);
+	vq->desc_gpa = s->desc_gpa;
+	vq->avail_gpa = s->avail_gpa;
+	vq->used_gpa = s->used_gpa;
+	if (!s->enabled)
+		return 0;
+	if (!(vdev->status & VIRTIO_CONFIG_S_FEATURES_OK))
+		return hvm_set_error(
+			-EINVAL,
+			"%s: queue %u is enabled, but the device status 0x%x has no FEATURES_OK",
+			vdev->name, q, vdev->status);
+	/* Alignment and every ring inside RAM, as when the driver enabled it. */
+	if (virtq_enable(vq, vdev->driver_features) < 0)
+		return hvm_set_error(-EINVAL, "%s: queue %u: %s", vdev->name, q,
+				     hvm_error_message());
+	/* Saved drained: every chain taken was given back, unless the
+	 * driver broke a rule and the device waits for its reset. */
+	if (s->last_avail != s->used_idx && !s->broken &&
+	    virtio_device_live(vdev))
+		return hvm_set_error(
+			-EINVAL,
+			"%s: queue %u: %u requests in flight (last available index %u, used index %u); a snapshot holds none",
+			vdev->name, q, (uint16_t)(s->last_avail - s->used_idx),
+			s->last_avail, s->used_idx);
+	vq->last_avail = s->last_avail;
+	vq->used_idx = s->used_idx;
+	vq->signalled_used = s->signalled_used;
+	vq->signalled_used_valid = s->signalled_used_valid;
+	vq->broken = s->broken;
+	return 0;
+}
+
+int virtio_device_load(struct virtio_device *vdev, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	struct virtio_device_state h;
+	int r;
+
+	if (len != virtio_device_state_size(vdev))
+		return hvm_set_error(
+			-EINVAL, "%s: %zu bytes of state; expected %zu",
+			vdev->name, len, virtio_device_state_size(vdev));
+	memcpy(&h, p, sizeof(h));
+	p += sizeof(h);
+	if (h.nr_vqs != vdev->nr_vqs || h.reserved)
+		return hvm_set_error(
+			-EINVAL,
+			"%s: %u queues (reserved 0x%x); expected %u (0)",
+			vdev->name, h.nr_vqs, h.reserved, vdev->nr_vqs);
+	if (h.status & ~STATUS_BITS)
+		return hvm_set_error(
+			-EINVAL, "%s: device status 0x%x has bits outside 0x%x",
+			vdev->name, h.status, STATUS_BITS);
+	if ((h.status & VIRTIO_CONFIG_S_DRIVER_OK) &&
+	    !(h.status & VIRTIO_CONFIG_S_FEATURES_OK))
+		return hvm_set_error(
+			-EINVAL,
+			"%s: device status 0x%x has DRIVER_OK without FEATURES_OK",
+			vdev->name, h.status);
+	if ((h.status & VIRTIO_CONFIG_S_FEATURES_OK) &&
+	    virtio_features_check(vdev->device_features, h.driver_features))
+		return hvm_set_error(-EINVAL, "%s: %s", vdev->name,
+				     hvm_error_message());
+	if (h.driver_features & ~vdev->device_features)
+		return hvm_set_error(
+			-EINVAL,
+			"%s: driver features 0x%llx; this device offers 0x%llx",
+			vdev->name, (unsigned long long)h.driver_features,
+			(unsigned long long)vdev->device_features);
+	/* From the power-on state, whatever an earlier try left. */
+	for (uint16_t q = 0; q < vdev->nr_vqs; q++)
+		virtq_reset(&vdev->vqs[q]);
+	vdev->driver_features = h.driver_features;
+	vdev->status = h.status;
+	vdev->config_generation = h.config_generation;
+	for (uint16_t q = 0; q < vdev->nr_vqs; q++) {
+		struct virtq_state s;
+
+		memcpy(&s, p, sizeof(s));
+		p += sizeof(s);
+		r = load_queue(vdev, q, &s);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }

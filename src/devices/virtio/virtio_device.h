@@ -80,6 +80,14 @@ struct virtio_device {
 	struct virtq *vqs;
 	uint16_t nr_vqs;
 	struct virtio_kick *kicks; /* one eventfd per queue */
+
+	/*
+	 * Snapshots: while frozen, queue kicks are only recorded (bit Q of
+	 * frozen_kicks) and nothing new is popped; requests already taken
+	 * finish (virtio_device_freeze()).
+	 */
+	bool frozen;
+	uint64_t frozen_kicks;
 };
 
 /*
@@ -210,5 +218,62 @@ struct virtio_queue_handler {
  */
 void virtio_queue_drain(struct virtio_device *vdev, uint16_t q,
 			const struct virtio_queue_handler *h);
+
+/* ---- snapshots (docs/snapshot.md) ---- */
+
+/*
+ * Freeze VDEV for a snapshot: from now on a queue kick is recorded, not
+ * served, and the host side pushes nothing new (console input waits);
+ * what the device already took from a queue (a disk request in the
+ * kernel) still completes. Any thread; takes the lock.
+ */
+void virtio_device_freeze(struct virtio_device *vdev);
+/* Serve again, and the kicks that came while frozen. */
+void virtio_device_thaw(struct virtio_device *vdev);
+
+/*
+ * The layout of a virtio device section (docs/snapshot.md): struct
+ * virtio_device_state, its queues, the transport's state, the device's.
+ */
+#define VIRTIO_STATE_VERSION 1
+
+/* One virtqueue, as saved: the driver's choices and our ring positions. */
+struct virtq_state {
+	uint64_t desc_gpa, avail_gpa, used_gpa;
+	uint16_t size;
+	uint16_t last_avail;
+	uint16_t used_idx;
+	uint16_t signalled_used;
+	uint8_t enabled;
+	uint8_t broken;
+	uint8_t signalled_used_valid;
+	uint8_t reserved[5];
+};
+
+/* The transport-independent state, then nr_vqs struct virtq_state. */
+struct virtio_device_state {
+	uint64_t driver_features;
+	uint8_t status;
+	uint8_t config_generation;
+	uint16_t nr_vqs;
+	uint32_t reserved;
+};
+
+_Static_assert(sizeof(struct virtq_state) == 40, "docs/snapshot.md's layout");
+_Static_assert(sizeof(struct virtio_device_state) == 16,
+	       "docs/snapshot.md's layout");
+
+/* Bytes virtio_device_save() writes for VDEV. */
+size_t virtio_device_state_size(const struct virtio_device *vdev);
+/* Locked, and frozen with nothing in flight. */
+void virtio_device_save(const struct virtio_device *vdev, void *buf);
+/*
+ * Load what virtio_device_save() wrote (LEN bytes) into a device fresh
+ * from creation: every field checked against what this device can hold
+ * (queue count and sizes, offered features, status bits, ring addresses
+ * in RAM), -EINVAL naming the field otherwise. Locked. Nothing is
+ * activated: the caller calls ops->activate for a live device.
+ */
+int virtio_device_load(struct virtio_device *vdev, const void *buf, size_t len);
 
 #endif

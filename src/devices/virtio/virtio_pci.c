@@ -484,3 +484,81 @@ int virtio_pci_init(struct virtio_pci *vp, struct virtio_device *vdev,
 	update_notify_eventfds(vp);
 	return 0;
 }
+
+/* ---- snapshots ---- */
+
+void virtio_pci_save(const struct virtio_pci *vp, struct virtio_pci_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	memcpy(s->cfg, vp->pdev.cfg, sizeof(s->cfg));
+	memcpy(s->msix_table, vp->msix.table, sizeof(s->msix_table));
+	s->msix_pending = vp->msix.pending;
+	s->dfselect = vp->dfselect;
+	s->gfselect = vp->gfselect;
+	s->queue_select = vp->queue_select;
+	s->config_vector = vp->config_vector;
+	s->isr = vp->isr;
+	memcpy(s->queue_vectors, vp->queue_vectors, sizeof(s->queue_vectors));
+}
+
+static bool vector_ok(const struct virtio_pci *vp, uint16_t v)
+{
+	return v == VIRTIO_MSI_NO_VECTOR || v < vp->msix.nr;
+}
+
+int virtio_pci_load(struct virtio_pci *vp, const struct virtio_pci_state *s)
+{
+	struct pci_device *pdev = &vp->pdev;
+	const char *name = vp->vdev->name;
+
+	for (unsigned int i = 0; i < PCI_CFG_SIZE; i++)
+		if ((s->cfg[i] ^ pdev->cfg[i]) & ~pdev->wmask[i])
+			return hvm_set_error(
+				-EINVAL,
+				"%s: PCI config byte 0x%02x is 0x%02x; this build's is 0x%02x (bits 0x%02x are read-only)",
+				name, i, s->cfg[i], pdev->cfg[i],
+				(uint8_t)~pdev->wmask[i]);
+	for (unsigned int i = vp->msix.nr * MSIX_ENTRY_SIZE;
+	     i < sizeof(s->msix_table); i++)
+		if (s->msix_table[i])
+			return hvm_set_error(
+				-EINVAL,
+				"%s: MSI-X table byte %u is set, beyond its %u vectors",
+				name, i, vp->msix.nr);
+	if (s->msix_pending >> vp->msix.nr || s->isr > 3 || s->reserved[0] ||
+	    s->reserved[1] || s->reserved[2])
+		return hvm_set_error(
+			-EINVAL,
+			"%s: MSI-X pending bits 0x%llx, ISR 0x%x; expected bits below %u and ISR bits 0-1",
+			name, (unsigned long long)s->msix_pending, s->isr,
+			vp->msix.nr);
+	if (!vector_ok(vp, s->config_vector))
+		return hvm_set_error(-EINVAL,
+				     "%s: config vector %u; it has %u vectors",
+				     name, s->config_vector, vp->msix.nr);
+	for (unsigned int q = 0; q < MSIX_MAX_VECTORS; q++) {
+		uint16_t v = s->queue_vectors[q];
+
+		if (q < vp->vdev->nr_vqs ? !vector_ok(vp, v)
+					 : v != VIRTIO_MSI_NO_VECTOR)
+			return hvm_set_error(
+				-EINVAL,
+				"%s: queue %u has vector %u; it has %u queues and %u vectors",
+				name, q, v, vp->vdev->nr_vqs, vp->msix.nr);
+	}
+	memcpy(pdev->cfg, s->cfg, sizeof(s->cfg));
+	memcpy(vp->msix.table, s->msix_table, sizeof(s->msix_table));
+	vp->dfselect = s->dfselect;
+	vp->gfselect = s->gfselect;
+	vp->queue_select = s->queue_select;
+	vp->config_vector = s->config_vector;
+	vp->isr = s->isr;
+	memcpy(vp->queue_vectors, s->queue_vectors, sizeof(vp->queue_vectors));
+	/* Enable and function mask from the control word; nothing pending
+	 * yet, so nothing is sent before the pending bits are back. */
+	vp->msix.pending = 0;
+	msix_config_written(&vp->msix, vp->msix.cap, 4);
+	vp->msix.pending = s->msix_pending;
+	update_notify_eventfds(vp);
+	return 0;
+}

@@ -62,6 +62,33 @@ struct virtio_pci {
 int virtio_pci_init(struct virtio_pci *vp, struct virtio_device *vdev,
 		    struct pci_host *host, const struct virtio_host *vhost);
 
+/*
+ * Snapshot of the transport (docs/snapshot.md): the function's config
+ * space (BAR address, command, MSI-X control, the PCI_CFG window), the
+ * MSI-X table and pending bits, the feature and queue selectors, the
+ * vectors and the ISR. Locked (vdev->lock).
+ */
+struct virtio_pci_state {
+	uint8_t cfg[PCI_CFG_SIZE];
+	uint8_t msix_table[MSIX_MAX_VECTORS * MSIX_ENTRY_SIZE];
+	uint64_t msix_pending;
+	uint32_t dfselect, gfselect;
+	uint16_t queue_select;
+	uint16_t config_vector;
+	uint8_t isr;
+	uint8_t reserved[3];
+	uint16_t queue_vectors[MSIX_MAX_VECTORS];
+};
+_Static_assert(sizeof(struct virtio_pci_state) == 1432,
+	       "docs/snapshot.md's layout");
+void virtio_pci_save(const struct virtio_pci *vp, struct virtio_pci_state *s);
+/*
+ * Refuses a config byte the guest cannot write that differs from this
+ * build's, a vector beyond the table; then follows the BAR with the
+ * notify ioeventfds.
+ */
+int virtio_pci_load(struct virtio_pci *vp, const struct virtio_pci_state *s);
+
 /* Decode of the BAR (exposed for tests; the PCI host calls it). */
 extern const struct bus_ops virtio_pci_bar_ops;
 

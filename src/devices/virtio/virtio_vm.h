@@ -32,11 +32,38 @@ struct virtio_device *virtio_vm_vsock(const struct vm *vm);
 /* Number of devices virtio_vm_create made. */
 unsigned int virtio_vm_count(const struct vm *vm);
 
+#include <stddef.h>
+
 /*
- * Snapshots: 0 when the VM has no virtio device, else -EOPNOTSUPP with
- * "device NAME cannot be snapshotted yet" (virtio state is not saved).
+ * Snapshots (docs/snapshot.md). Check: 0 when every device can be saved
+ * (virtio-blk, -console, -rng on PCI), else -EOPNOTSUPP with "device
+ * NAME cannot be snapshotted yet (why)".
  */
 int virtio_vm_check_snapshot(const struct vm *vm);
+/*
+ * With the vCPUs paused: stop every device taking new work (kicks are
+ * recorded) and wait, at most 10 s, until what they took is answered, so
+ * no request is half done while the state and memory are saved.
+ * -ETIMEDOUT naming the device (then thawed).
+ */
+int virtio_vm_freeze(struct vm *vm);
+/* Serve again, with the kicks that arrived meanwhile. */
+void virtio_vm_thaw(struct vm *vm);
+/*
+ * Device I (0 .. virtio_vm_count() - 1): its NAME and the LEN bytes of its
+ * state (docs/snapshot.md), or -EOPNOTSUPP naming it.
+ */
+int virtio_vm_device_state(const struct vm *vm, unsigned int i,
+			   const char **name, size_t *len);
+/* Frozen and drained: write device I's state (LEN bytes) to BUF. */
+int virtio_vm_save_device(struct vm *vm, unsigned int i, void *buf);
+/*
+ * Load device I from BUF (LEN bytes): every field checked, the disk's
+ * size and mode against the image opened. -EINVAL naming the device.
+ */
+int virtio_vm_load_device(struct vm *vm, unsigned int i, const void *buf);
+/* After every device is loaded: kick each enabled queue of a live one. */
+void virtio_vm_restored(struct vm *vm);
 
 /*
  * x86: put every device on HOST's bus, which the DSDT describes as the PCI

@@ -336,6 +336,14 @@ static void epoll_ready(struct event_watch *w)
 	int n;
 
 	pthread_mutex_lock(&vs->vdev.lock);
+	if (vs->vdev.frozen) {
+		/* A snapshot is being taken: nothing moves. The kick that
+		 * thawing sends brings the events back (vsock_queue_notify). */
+		vs->missed_epoll = true;
+		vs->vdev.frozen_kicks |= 1ull << RX_QUEUE;
+		pthread_mutex_unlock(&vs->vdev.lock);
+		return;
+	}
 	do {
 		n = vsock_host_poll(vs);
 		handled += (unsigned int)n;
@@ -598,6 +606,10 @@ static void vsock_queue_notify(struct virtio_device *vdev, uint16_t q)
 {
 	struct virtio_vsock *vs = to_vsock(vdev);
 
+	if (vs->missed_epoll) {
+		vs->missed_epoll = false;
+		vsock_wake(vs);
+	}
 	if (q == TX_QUEUE)
 		virtio_queue_drain(vdev, q, &tx_queue);
 	if (q == EVENT_QUEUE)
@@ -833,4 +845,44 @@ struct virtio_device *virtio_vsock_create(const struct virtio_host *host,
 fail:
 	vsock_destroy(&vs->vdev);
 	return NULL;
+}
+
+/* ---- snapshots ---- */
+
+void virtio_vsock_save(struct virtio_device *vdev, struct virtio_vsock_state *s)
+{
+	struct virtio_vsock *vs = to_vsock(vdev);
+
+	memset(s, 0, sizeof(*s));
+	s->guest_cid = vs->guest_cid;
+	s->next_host_port = vs->next_host_port;
+}
+
+int virtio_vsock_load(struct virtio_device *vdev,
+		      const struct virtio_vsock_state *s)
+{
+	struct virtio_vsock *vs = to_vsock(vdev);
+
+	if (s->guest_cid < 3 || s->guest_cid > 0xfffffffeull || s->reserved)
+		return hvm_set_error(
+			-EINVAL,
+			"%s: guest CID %llu (reserved 0x%x); expected 3 to 4294967294 (0)",
+			vdev->name, (unsigned long long)s->guest_cid,
+			s->reserved);
+	if (s->next_host_port < EPHEMERAL_PORT_FIRST ||
+	    s->next_host_port > EPHEMERAL_PORT_LAST)
+		return hvm_set_error(-EINVAL,
+				     "%s: next host port %u; expected %u to %u",
+				     vdev->name, s->next_host_port,
+				     EPHEMERAL_PORT_FIRST, EPHEMERAL_PORT_LAST);
+	if (s->guest_cid != vs->guest_cid) {
+		vdev->config_generation++;
+		pr_info("%s: restored as guest CID %llu (the snapshot's was %llu)",
+			vdev->name, (unsigned long long)vs->guest_cid,
+			(unsigned long long)s->guest_cid);
+	}
+	vs->next_host_port = s->next_host_port;
+	/* No host end of any guest connection exists here. */
+	vs->event_pending = true;
+	return 0;
 }

@@ -95,4 +95,25 @@ void virtio_vsock_transport_reset(struct virtio_device *vdev);
 /* Connections open now (handshakes included); for tests and stats. */
 unsigned int virtio_vsock_connections(struct virtio_device *vdev);
 
+/*
+ * Snapshot (docs/snapshot.md): the guest's CID when it was taken. A
+ * restored device has no host end of any connection, so the guest's are
+ * stale: the load queues a TRANSPORT_RESET event (sent once the queues
+ * are kicked), and the driver, as Linux's does, drops its connections
+ * and reads the guest CID again: the restoring VM's (a clone's own).
+ */
+struct virtio_vsock_state {
+	uint64_t guest_cid;
+	/* The next host port to hand out: none the guest saw is reused. */
+	uint32_t next_host_port;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct virtio_vsock_state) == 16,
+	       "docs/snapshot.md's layout");
+void virtio_vsock_save(struct virtio_device *vdev,
+		       struct virtio_vsock_state *s);
+/* Locked. -EINVAL for a CID not a guest's, a port not an ephemeral one. */
+int virtio_vsock_load(struct virtio_device *vdev,
+		      const struct virtio_vsock_state *s);
+
 #endif

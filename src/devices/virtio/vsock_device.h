@@ -123,6 +123,7 @@ struct virtio_vsock {
 	struct vsock_hdr rsts[PENDING_RSTS]; /* connection-less RSTs */
 	unsigned int rst_head, rst_count;
 	bool event_pending; /* TRANSPORT_RESET to announce */
+	bool missed_epoll; /* host events left while frozen (snapshot) */
 
 	struct host_listener listeners[VSOCK_MAX_HOST_LISTENERS];
 	unsigned int nr_listeners;

@@ -11,12 +11,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include <linux/kvm.h>
 
 #include "base/log.h"
+#include "devices/virtio/virtio_blk.h"
+#include "devices/virtio/virtio_device.h"
+#include "devices/virtio/virtio_pci.h"
 #include "snapshot/format.h"
 
 #define PATH "/snap/state"
@@ -258,7 +262,61 @@ static void crc_known_value(void **state)
 			 0xcbf43926);
 }
 
-int main(void)
+static const char *virtio_seed; /* argv[1] */
+
+/*
+ * The fuzz seed of a VM with virtio-blk, -console and -rng parses, and
+ * its device sections have this build's layout (version 1: the device
+ * and queue state, the PCI transport's, the disk's): a layout change
+ * without a new version fails here.
+ */
+static void virtio_seed_layout(void **state)
+{
+	static const struct {
+		const char *name;
+		unsigned int queues;
+		size_t extra;
+	} want[] = {
+		{ "virtio-blk0", 1, sizeof(struct virtio_blk_state) },
+		{ "virtio-console", 2, 0 },
+		{ "virtio-rng", 1, 0 },
+	};
+	FILE *in = fopen(virtio_seed, "rb");
+	static uint8_t buf[1 << 16];
+	struct snap_file f;
+	size_t len, found = 0;
+
+	if (!in)
+		fail_msg("cannot open %s", virtio_seed);
+	len = fread(buf, 1, sizeof(buf), in);
+	fclose(in);
+	assert_int_equal(snap_parse(buf, len, PATH, &f), 0);
+	for (size_t i = 0; i < f.nr_sections; i++) {
+		const struct snap_section *s = &f.sections[i];
+		const struct snap_device_header *h = (const void *)s->data;
+
+		if (s->type != SNAP_SEC_DEVICE)
+			continue;
+		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+			if (strcmp(h->name, want[k].name))
+				continue;
+			assert_int_equal(h->version, VIRTIO_STATE_VERSION);
+			assert_int_equal(
+				s->len,
+				sizeof(*h) +
+					sizeof(struct virtio_device_state) +
+					want[k].queues *
+						sizeof(struct virtq_state) +
+					sizeof(struct virtio_pci_state) +
+					want[k].extra);
+			found++;
+		}
+	}
+	assert_int_equal(found, 3);
+	snap_file_release(&f);
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(round_trip),
@@ -275,7 +333,16 @@ int main(void)
 		cmocka_unit_test(bad_memory_size),
 		cmocka_unit_test(padding_not_zero),
 		cmocka_unit_test(crc_known_value),
+		cmocka_unit_test(virtio_seed_layout),
 	};
+
+	if (argc < 2) {
+		fprintf(stderr,
+			"usage: %s SEED (tests/fuzz/seeds/snapshot/x86-1vcpu-virtio.state)\n",
+			argv[0]);
+		return 2;
+	}
+	virtio_seed = argv[1];
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <semaphore.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -689,6 +690,224 @@ static void test_notify_ioeventfd_follows_the_bar(void **state)
 	assert_int_equal(ioev.bad_deassigns, 0);
 }
 
+/* ---- snapshots: the device's, the transport's and the disk's state ---- */
+
+struct saved {
+	uint8_t dev[sizeof(struct virtio_device_state) +
+		    sizeof(struct virtq_state)];
+	struct virtio_pci_state pci;
+	struct virtio_blk_state blk;
+};
+
+static void save_all(struct fixture *f, struct saved *s)
+{
+	virtio_device_freeze(f->vdev);
+	pthread_mutex_lock(&f->vdev->lock);
+	assert_int_equal(virtio_device_state_size(f->vdev), sizeof(s->dev));
+	assert_int_equal(virtio_blk_in_flight(f->vdev), 0);
+	virtio_device_save(f->vdev, s->dev);
+	virtio_pci_save(&f->vp, &s->pci);
+	virtio_blk_save(f->vdev, &s->blk);
+	pthread_mutex_unlock(&f->vdev->lock);
+}
+
+/* 0 or the load's error, with F's device locked as a restore has it. */
+static int load_all(struct fixture *f, const struct saved *s)
+{
+	int r;
+
+	pthread_mutex_lock(&f->vdev->lock);
+	r = virtio_device_load(f->vdev, s->dev, sizeof(s->dev));
+	if (r == 0)
+		r = virtio_pci_load(&f->vp, &s->pci);
+	if (r == 0)
+		r = virtio_blk_load(f->vdev, &s->blk);
+	pthread_mutex_unlock(&f->vdev->lock);
+	return r;
+}
+
+/* EVENT_IDX: the driver wants an interrupt for the next used entry. */
+static void want_next(struct fixture *f)
+{
+	uint16_t e = f->used_seen;
+
+	memcpy(ram + AVAIL + 4 + 2 * QSIZE, &e, 2);
+}
+
+static void test_snapshot_round_trip(void **state)
+{
+	struct fixture *f = *state, *g;
+	uint8_t *image = malloc(RAM_SIZE);
+	struct saved s;
+
+	assert_non_null(image);
+	setup_msix(f);
+	driver_init(f, F_V1 | (1ull << VIRTIO_BLK_F_FLUSH) |
+			       (1ull << VIRTIO_RING_F_EVENT_IDX));
+	memset(ram + DATA, 0x5a, 512);
+	want_next(f);
+	assert_int_equal(blk_request(f, VIRTIO_BLK_T_OUT, 1, 512, false), 1);
+	want_next(f);
+	assert_int_equal(blk_request(f, VIRTIO_BLK_T_OUT, 2, 512, false), 1);
+	save_all(f, &s);
+	memcpy(image, ram, RAM_SIZE); /* the snapshot's memory file */
+
+	/* A restore: a fresh device on a copy of the image, the RAM back. */
+	g = make(create_blk);
+	memcpy(ram, image, RAM_SIZE);
+	assert_int_equal(load_all(g, &s), 0);
+	assert_int_equal(g->vdev->status, f->vdev->status);
+	assert_int_equal(g->vdev->vqs[0].used_idx, 2);
+	assert_true(g->vdev->vqs[0].event_idx);
+	assert_int_equal(g->vp.queue_vectors[0], 1);
+	assert_true(g->vp.msix.enabled);
+	/* The driver goes on where it was: the third request, vector 0x41. */
+	g->avail_idx = f->avail_idx;
+	g->used_seen = f->used_seen;
+	memset(ram + DATA, 0x77, 512);
+	want_next(g);
+	assert_int_equal(blk_request(g, VIRTIO_BLK_T_OUT, 3, 512, false), 1);
+	assert_int_equal(ram[STATUS], VIRTIO_BLK_S_OK);
+	want_next(g);
+	assert_int_equal(blk_request(g, VIRTIO_BLK_T_IN, 3, 512, true), 513);
+	assert_int_equal(ram[DATA + 100], 0x77);
+	teardown((void **)&g);
+	virtio_device_thaw(f->vdev);
+	free(image);
+}
+
+/* Each field a restore must not take, refused with what and why. */
+static void test_snapshot_refusals(void **state)
+{
+	struct fixture *f = *state, *g;
+	struct saved s, bad;
+	struct virtio_device_state h;
+	struct virtq_state q;
+
+	setup_msix(f);
+	driver_init(f, F_V1);
+	assert_int_equal(blk_request(f, VIRTIO_BLK_T_GET_ID, 0, 20, true), 21);
+	save_all(f, &s);
+	g = make(create_blk);
+
+	bad = s;
+	memcpy(&q, bad.dev + sizeof(h), sizeof(q));
+	q.last_avail++;
+	memcpy(bad.dev + sizeof(h), &q, sizeof(q));
+	assert_int_equal(load_all(g, &bad), -EINVAL);
+	assert_string_equal(
+		hvm_error_message(),
+		"virtio-blk0: queue 0: 1 requests in flight (last available index 2, used index 1); a snapshot holds none");
+
+	bad = s;
+	memcpy(&q, bad.dev + sizeof(h), sizeof(q));
+	q.size = 3;
+	memcpy(bad.dev + sizeof(h), &q, sizeof(q));
+	assert_int_equal(load_all(g, &bad), -EINVAL);
+	assert_string_equal(
+		hvm_error_message(),
+		"virtio-blk0: queue 0 has size 3; expected a power of two up to 256");
+
+	bad = s;
+	memcpy(&h, bad.dev, sizeof(h));
+	h.driver_features |= 1ull << 40;
+	memcpy(bad.dev, &h, sizeof(h));
+	assert_int_equal(load_all(g, &bad), -EINVAL);
+	assert_non_null(strstr(hvm_error_message(), "did not offer"));
+
+	bad = s;
+	bad.pci.cfg[PCI_VENDOR_ID] ^= 1;
+	assert_int_equal(load_all(g, &bad), -EINVAL);
+	assert_string_equal(
+		hvm_error_message(),
+		"virtio-blk0: PCI config byte 0x00 is 0xf5; this build's is 0xf4 (bits 0xff are read-only)");
+
+	bad = s;
+	bad.pci.queue_vectors[0] = 9;
+	assert_int_equal(load_all(g, &bad), -EINVAL);
+	assert_string_equal(
+		hvm_error_message(),
+		"virtio-blk0: queue 0 has vector 9; it has 1 queues and 2 vectors");
+
+	bad = s;
+	bad.blk.size += 512;
+	assert_int_equal(load_all(g, &bad), -EINVAL);
+	assert_non_null(strstr(hvm_error_message(),
+			       "is 1048576 bytes, but the snapshot's"));
+	assert_non_null(strstr(
+		hvm_error_message(),
+		"was 1049088 bytes: restore with an image of that size"));
+
+	/* The snapshot's own image, written since: refused. */
+	{
+		struct stat st;
+
+		assert_int_equal(stat(g->path, &st), 0);
+		bad = s;
+		bad.blk.dev = st.st_dev;
+		bad.blk.ino = st.st_ino;
+		bad.blk.mtime_s = 1;
+		assert_int_equal(load_all(g, &bad), -EINVAL);
+		assert_non_null(strstr(hvm_error_message(),
+				       "was modified after the snapshot"));
+	}
+	teardown((void **)&g);
+	virtio_device_thaw(f->vdev);
+}
+
+/*
+ * A device the driver broke (NEEDS_RESET, its bad chain taken and never
+ * answered) is saved and restored as it is; the driver's reset then
+ * makes the restored device work.
+ */
+static void test_snapshot_needs_reset(void **state)
+{
+	struct fixture *f = *state, *g;
+	uint8_t *image = malloc(RAM_SIZE);
+	struct saved s;
+
+	assert_non_null(image);
+	setup_msix(f);
+	driver_init(f, F_V1);
+	set_desc(0, HDR, 16, VRING_DESC_F_NEXT, 1);
+	set_desc(1, f->bar, 512, VRING_DESC_F_NEXT | VRING_DESC_F_WRITE, 2);
+	set_desc(2, STATUS, 1, VRING_DESC_F_WRITE, 0);
+	kick(f, 0);
+	wait_msi(f, 0x40);
+	save_all(f, &s);
+	memcpy(image, ram, RAM_SIZE);
+	g = make(create_blk);
+	memcpy(ram, image, RAM_SIZE);
+	assert_int_equal(load_all(g, &s), 0);
+	assert_true(status(g) & VIRTIO_CONFIG_S_NEEDS_RESET);
+	driver_init(g, F_V1);
+	assert_int_equal(blk_request(g, VIRTIO_BLK_T_IN, 0, 512, true), 513);
+	assert_int_equal(ram[STATUS], VIRTIO_BLK_S_OK);
+	teardown((void **)&g);
+	virtio_device_thaw(f->vdev);
+	free(image);
+}
+
+/* A kick while frozen is held, and served on thaw. */
+static void test_frozen_kick_waits(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_blk_outhdr hdr = { .type = VIRTIO_BLK_T_GET_ID };
+
+	setup_msix(f);
+	driver_init(f, F_V1);
+	virtio_device_freeze(f->vdev);
+	memcpy(ram + HDR, &hdr, sizeof(hdr));
+	set_desc(0, HDR, sizeof(hdr), VRING_DESC_F_NEXT, 1);
+	set_desc(1, DATA, 20, VRING_DESC_F_NEXT | VRING_DESC_F_WRITE, 2);
+	set_desc(2, STATUS, 1, VRING_DESC_F_WRITE, 0);
+	kick(f, 0);
+	usleep(50000);
+	assert_int_equal(*(volatile uint16_t *)(ram + USED + 2), 0);
+	virtio_device_thaw(f->vdev);
+	assert_int_equal(wait_used(f), 21);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -705,6 +924,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_readonly_refuses_writes,
 						setup_ro_blk, teardown),
 		cmocka_unit_test_setup_teardown(test_rng, setup_rng, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_round_trip,
+						setup_blk, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_refusals,
+						setup_blk, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_needs_reset,
+						setup_blk, teardown),
+		cmocka_unit_test_setup_teardown(test_frozen_kick_waits,
+						setup_blk, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_notify_ioeventfd_follows_the_bar,
 			setup_rng_ioeventfd, teardown),

@@ -295,7 +295,8 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 	char path[128];
 
-	event_loop_destroy(f->loop);
+	if (f->loop)
+		event_loop_destroy(f->loop);
 	f->vdev->ops->destroy(f->vdev);
 	/* Every connection gave its bytes back. */
 	assert_int_equal(atomic_load(&f->budget.used), 0);
@@ -936,6 +937,77 @@ static void test_device_and_transport_reset(void **state)
 	close(fd);
 }
 
+/*
+ * Snapshot and restore as a clone with its own CID: the guest's
+ * connections are stale (no host end exists), so the restored device
+ * announces TRANSPORT_RESET on the event queue, and its config space
+ * holds the new CID the driver then reads.
+ */
+static void test_snapshot_restored_with_new_cid(void **state)
+{
+	struct fixture *f = *state;
+	struct pkt req = { 0 };
+	uint32_t id = 0xffffffff;
+	uint8_t dev[sizeof(struct virtio_device_state) +
+		    3 * sizeof(struct virtq_state)];
+	struct virtio_vsock_state st, bad;
+	struct virtio_device *g;
+	struct virtio_mmio mmio;
+	uint64_t cid = 0;
+	char uds[128];
+	int fd = host_connect_accepted(f, 6000, &req);
+
+	set_desc(EVQ, 0, EVBUF, 4, VRING_DESC_F_WRITE, 0);
+	memcpy(ram + EVBUF, &id, 4);
+	make_avail(f, EVQ, 0);
+	settle(f);
+	virtio_device_freeze(f->vdev);
+	pthread_mutex_lock(&f->vdev->lock);
+	assert_int_equal(virtio_device_state_size(f->vdev), sizeof(dev));
+	virtio_device_save(f->vdev, dev);
+	virtio_vsock_save(f->vdev, &st);
+	pthread_mutex_unlock(&f->vdev->lock);
+	assert_int_equal(st.guest_cid, GUEST_CID);
+
+	snprintf(uds, sizeof(uds), "%s/clone.sock", f->dir);
+	g = virtio_vsock_create(&f->host, GUEST_CID + 7, uds);
+	assert_non_null(g);
+	assert_int_equal(virtio_device_attach_loop(g, f->loop), 0);
+	virtio_mmio_init(&mmio, g, 0x0b000000,
+			 (struct irq_line){ .set_level = set_level, .ctx = f },
+			 &f->host);
+	bad = st;
+	bad.guest_cid = 2;
+	pthread_mutex_lock(&g->lock);
+	assert_int_equal(virtio_vsock_load(g, &bad), -EINVAL);
+	assert_string_equal(
+		hvm_error_message(),
+		"virtio-vsock: guest CID 2 (reserved 0x0); expected 3 to 4294967294 (0)");
+	bad = st;
+	bad.next_host_port = 7;
+	assert_int_equal(virtio_vsock_load(g, &bad), -EINVAL);
+	assert_string_equal(
+		hvm_error_message(),
+		"virtio-vsock: next host port 7; expected 1073741824 to 4294967294");
+	assert_int_equal(virtio_device_load(g, dev, sizeof(dev)), 0);
+	assert_int_equal(virtio_vsock_load(g, &st), 0);
+	pthread_mutex_unlock(&g->lock);
+	for (uint16_t q = 0; q < 3; q++)
+		virtio_device_kick(g, q);
+	settle(f);
+	memcpy(&id, ram + EVBUF, 4);
+	assert_int_equal(id, VIRTIO_VSOCK_EVENT_TRANSPORT_RESET);
+	pthread_mutex_lock(&g->lock);
+	assert_int_equal(virtio_config_read(g, 0, (uint8_t *)&cid, 8), 0);
+	pthread_mutex_unlock(&g->lock);
+	assert_int_equal(cid, GUEST_CID + 7);
+	event_loop_destroy(f->loop);
+	f->loop = NULL;
+	g->ops->destroy(g);
+	virtio_device_thaw(f->vdev);
+	close(fd);
+}
+
 static void test_stale_socket_replaced(void **state)
 {
 	struct fixture *f = *state;
@@ -990,6 +1062,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_1024_connections, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_snapshot_restored_with_new_cid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_and_transport_reset,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_socket_replaced,
