@@ -437,7 +437,7 @@ static int deliver_to_guest(struct hvm_vm *vm, int sig)
 
 	/*
 	 * In-process: this thread is the VM's --user by now, which may not
-	 * reach vsock.sock in root's state directory.
+	 * reach v.sock (RT_VSOCK_FILE) in root's state directory.
 	 */
 	s = hvm_vm_vsock_connect(vm);
 	if (s < 0)

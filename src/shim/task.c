@@ -824,7 +824,7 @@ static void h_stats(void *opaque, struct ttrpc_call *call)
 				 t->id);
 		return;
 	}
-	rt_container_path(&c, "vsock.sock", vsock, sizeof(vsock));
+	rt_container_path(&c, RT_VSOCK_FILE, vsock, sizeof(vsock));
 	r = hvm_guest_stats(vsock, &g);
 	if (r < 0) {
 		ttrpc_call_error(call,

@@ -877,6 +877,12 @@ PAUSE_IMAGE=docker.io/hintvm/pause:test
 CRI_CASES="cri-version cri-pod-run cri-pod-one-vm cri-pod-localhost"
 cri_wanted=""
 for c in $CRI_CASES; do
+	# arm64: run once before an issue is resolved, named with
+	# HINTVM_OCI_ONLY, not in every CI run (its TCG L1 is slow).
+	if [ "$(uname -m)" = aarch64 ] && [ -z "$L1_ONLY" ]; then
+		l1_resumed "$c" || result "$c" skip "arm64: only when named (HINTVM_OCI_ONLY)"
+		continue
+	fi
 	l1_selected "$c" && cri_wanted="$cri_wanted $c"
 done
 if [ -n "$cri_wanted" ]; then
@@ -896,10 +902,22 @@ if [ -n "$cri_wanted" ]; then
 		done
 	else
 		# shellcheck disable=SC2086
-		timeout 900 /usr/bin/python3 /oci/cri-test.py --image "$IMAGE" \
+		timeout -k 10 600 /usr/bin/python3 /oci/cri-test.py --image "$IMAGE" \
 			--pause "$PAUSE_IMAGE" --handler hintvm $cri_wanted \
-			> "$work/cri.out" 2> "$work/cri.err"
+			> "$work/cri.out" 2> "$work/cri.err" &
+		cri_pid=$!
+		# One client runs every case: a line a minute says how far it
+		# got, so that the L1's stall rule (240 s of silence, tests/oci/run)
+		# does not take a slow but live run for a wedged L1.
+		i=0
+		while kill -0 $cri_pid 2>/dev/null; do
+			sleep 1; i=$((i + 1))
+			[ $((i % 60)) = 0 ] || continue
+			echo "E2E-INFO name=cri-progress after_s=$i verdicts=$(grep -c '^CRI-RESULT' "$work/cri.out") last=$(tail -n 1 "$work/cri.out" | cut -c1-100)"
+		done
+		wait $cri_pid
 		cri_rc=$?
+		[ $cri_rc != 124 ] && [ $cri_rc != 137 ] || l1_vm_dump cri-pod-run
 		for c in $cri_wanted; do
 			line=$(grep "^CRI-RESULT $c " "$work/cri.out" | head -n 1)
 			if [ -z "$line" ]; then
