@@ -35,6 +35,8 @@
 
 /* How long one write to the pty may wait for room (the guest reads). */
 #define CONSOLE_WRITE_WAIT_MS 1000
+/* How long a runtime that connected to the console socket may take to send. */
+#define CONSOLE_SEND_WAIT_MS 5000
 
 void shim_console_reset(struct shim_console *c)
 {
@@ -84,10 +86,28 @@ static int receive_master(int listen_fd)
 	struct cmsghdr *cm;
 	int conn, fd = -EPROTO;
 
+	struct pollfd p = { .events = POLLIN };
+	ssize_t n;
+
 	conn = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (conn < 0)
 		return -errno;
-	if (recvmsg(conn, &m, MSG_CMSG_CLOEXEC) == 1) {
+	/*
+	 * The runtime connects, then sends: the connection can be here
+	 * before its message is. Wait for it, but not forever: this is the
+	 * shim's only thread.
+	 */
+	p.fd = conn;
+	do
+		n = poll(&p, 1, CONSOLE_SEND_WAIT_MS);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		fd = -ETIMEDOUT;
+	else if (n < 0)
+		fd = -errno;
+	else if ((n = recvmsg(conn, &m, MSG_CMSG_CLOEXEC)) < 0)
+		fd = -errno;
+	if (n == 1) {
 		cm = CMSG_FIRSTHDR(&m);
 		if (cm && cm->cmsg_level == SOL_SOCKET &&
 		    cm->cmsg_type == SCM_RIGHTS &&

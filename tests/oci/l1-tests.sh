@@ -730,12 +730,14 @@ exec_tty_once() {
 	tty_pid=$!
 	exec 3> "$work/shim-exec-tty-in"
 	i=0
-	while ! grep -q ready "$work/shim-exec-tty.out" && [ $i -lt 600 ]; do
+	while kill -0 $tty_pid 2>/dev/null &&
+		! grep -q ready "$work/shim-exec-tty.out" && [ $i -lt 600 ]; do
 		sleep 0.2; i=$((i + 1))
 	done
 	if grep -q ready "$work/shim-exec-tty.out"; then
 		echo typed-44 >&3
 	else
+		sed "s/^/E2E-LOG shim-ctr-exec-tty: exec $1: /" "$work/shim-exec-tty.out"
 		l1_vm_dump shim-ctr-exec-tty
 		ps -eo pid,ppid,stat,comm,args | grep -e 'hintvm\|ctr\|shim' | grep -v grep |
 			sed 's/^/E2E-LOG shim-ctr-exec-tty: ps: /'

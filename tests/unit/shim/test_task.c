@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -658,6 +659,59 @@ static void test_shutdown(void **state)
 	assert_true(shim.shutdown);
 }
 
+/*
+ * The runtime connects to the console socket, then sends the master: the
+ * shim may see the connection before the message. Seen in the oci tier
+ * (ctr task exec -t, "the runtime sent no terminal ... Protocol error").
+ */
+static void test_console_connect_then_send(void **state)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct shim_console c;
+	struct pollfd p;
+	char err[160];
+	pid_t child;
+	int st;
+
+	(void)state;
+	shim_console_reset(&c);
+	assert_int_equal(shim_console_listen(&c, shim.server, "unit-console",
+					     err, sizeof(err)),
+			 0);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", c.path);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		int s = socket(AF_UNIX, SOCK_STREAM, 0), fds[2];
+		char byte = 'x', ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+		struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+		struct msghdr m = { .msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = ctl,
+				    .msg_controllen = sizeof(ctl) };
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+		if (s < 0 || pipe(fds) ||
+		    connect(s, (struct sockaddr *)&a, sizeof(a)))
+			_exit(1);
+		usleep(300 * 1000); /* connected, not sent yet */
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fds[0], sizeof(int));
+		_exit(sendmsg(s, &m, 0) == 1 ? 0 : 1);
+	}
+	/* The connection is pending: the shim takes it now, as its poll
+	 * loop would, before the master has been sent. */
+	p = (struct pollfd){ .fd = c.listen, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	assert_int_equal(shim_console_attach(&c, err, sizeof(err)), 0);
+	assert_true(c.master >= 0);
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	shim_console_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -672,6 +726,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_wait_limit, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_console_connect_then_send,
+						setup, teardown),
 	};
 
 	/* The runtime's errors go to stderr: keep the test output calm. */
