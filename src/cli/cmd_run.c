@@ -287,6 +287,30 @@ static void report_exit(const struct hvm_exit *exit)
 	}
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define CLI_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CLI_SANITIZED 1
+#endif
+#endif
+#ifdef CLI_SANITIZED
+/*
+ * LeakSanitizer's exit check lists the process's threads through
+ * /proc/PID/task from a tracer process; in a --jail whose threads became
+ * the VM's --user, that tracer is refused (open question, docs/sandbox.md
+ * "Testing"), and the check would abort a clean exit. This hook of the
+ * sanitizer runtime turns the check off there only: every other hintvm
+ * process of the sanitizer builds keeps it.
+ */
+static bool leak_check_off;
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void)
+{
+	return leak_check_off;
+}
+#endif
+
 static int run_vm(struct hvm_config *cfg, int argc, char **argv,
 		  struct signal_watch *signals)
 {
@@ -304,6 +328,10 @@ static int run_vm(struct hvm_config *cfg, int argc, char **argv,
 	}
 	if (r > 0)
 		return jailed_status; /* the jailed hintvm ran the VM */
+#ifdef CLI_SANITIZED
+	/* The jailed child is PID 1 of its namespace (hvm_jail). */
+	leak_check_off = getpid() == 1;
+#endif
 	vm = hvm_vm_create(cfg);
 	if (!vm) {
 		fprintf(stderr, "hintvm: %s\n", hvm_last_error());
