@@ -592,10 +592,12 @@ shim_wait_status() {
 	done
 	ctr task ls 2>/dev/null | grep -q "^$1 .*$2"
 }
-# shim_gone PID: no such process, or only its zombie (reaping it is the
-# job of whoever inherited it, not the shim's).
+# shim_gone PID: no such process, or only its zombie or a dead one being
+# reaped (reaping it is the job of whoever inherited it, not the shim's).
 shim_gone() {
-	[ ! -d "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+	# Read once: a process being reaped shows "X (dead)" for a moment
+	# after "Z", and its status file can vanish between two looks.
+	! grep -q '^State:[[:space:]]*[^ZX[:space:]]' "/proc/$1/status" 2>/dev/null
 }
 shim_fail_logs() { # NAME TASK
 	fail_logs "$1"
