@@ -592,6 +592,15 @@ shim_wait_status() {
 	done
 	ctr task ls 2>/dev/null | grep -q "^$1 .*$2"
 }
+# shim_task_remove TASK: a running task ended with SIGKILL, then deleted
+# with its container; each step that fails is added to $problems, ctr's
+# words to $work/TASK.err.
+shim_task_remove() {
+	ctr task kill -s SIGKILL "$1" >> "$work/$1.err" 2>&1
+	shim_wait_status "$1" STOPPED || problems="$problems not STOPPED;"
+	ctr task delete "$1" >> "$work/$1.err" 2>&1 || problems="$problems task delete failed;"
+	ctr container rm "$1" >> "$work/$1.err" 2>&1 || problems="$problems container rm failed;"
+}
 # shim_gone PID: no such process, or only its zombie or a dead one being
 # reaped (reaping it is the job of whoever inherited it, not the shim's).
 shim_gone() {
@@ -661,10 +670,7 @@ if l1_selected shim-ctr-exec; then
 	[ $st = 6 ] || problems="$problems exec status $st, expected 6;"
 	[ "$out" = exec-out ] || problems="$problems exec output [$out];"
 	grep -q exec-err "$work/shim-exec.stderr" || problems="$problems stderr not separate;"
-	ctr task kill -s SIGKILL shim-exec >> "$work/shim-exec.err" 2>&1
-	shim_wait_status shim-exec STOPPED || problems="$problems not STOPPED;"
-	ctr task delete shim-exec >> "$work/shim-exec.err" 2>&1 || problems="$problems task delete failed;"
-	ctr container rm shim-exec >> "$work/shim-exec.err" 2>&1 || problems="$problems container rm failed;"
+	shim_task_remove shim-exec
 	if [ -z "$problems" ]; then
 		result shim-ctr-exec pass "ctr task exec through the shim: stdout, stderr apart, exit status 6"
 	else
@@ -705,10 +711,7 @@ if l1_selected shim-ctr-metrics; then
 		problems="$problems paused: containerd logged no reason;"
 	fi
 	ctr task resume shim-metrics >> "$work/shim-metrics.err" 2>&1 || problems="$problems resume failed;"
-	ctr task kill -s SIGKILL shim-metrics >> "$work/shim-metrics.err" 2>&1
-	shim_wait_status shim-metrics STOPPED || problems="$problems not STOPPED;"
-	ctr task delete shim-metrics >> "$work/shim-metrics.err" 2>&1 || problems="$problems task delete failed;"
-	ctr container rm shim-metrics >> "$work/shim-metrics.err" 2>&1 || problems="$problems container rm failed;"
+	shim_task_remove shim-metrics
 	if [ -z "$problems" ]; then
 		result shim-ctr-metrics pass "ctr task metrics: the guest's cgroup: memory $mem of $lim bytes, cpu $cpu ns, $pids pids; a paused task refused with the reason"
 	else
@@ -763,10 +766,7 @@ if l1_selected shim-ctr-exec-tty; then
 	grep -q on-a-tty "$work/shim-exec-tty.out" || problems="$problems stdin is no terminal;"
 	grep -q got:typed-44 "$work/shim-exec-tty.out" || problems="$problems typed line not read back;"
 	[ "$st" = 4 ] || problems="$problems exec status $st, expected 4;"
-	ctr task kill -s SIGKILL shim-exec-tty >> "$work/shim-exec-tty.err" 2>&1
-	shim_wait_status shim-exec-tty STOPPED || problems="$problems not STOPPED;"
-	ctr task delete shim-exec-tty >> "$work/shim-exec-tty.err" 2>&1 || problems="$problems task delete failed;"
-	ctr container rm shim-exec-tty >> "$work/shim-exec-tty.err" 2>&1 || problems="$problems container rm failed;"
+	shim_task_remove shim-exec-tty
 	if [ -z "$problems" ]; then
 		result shim-ctr-exec-tty pass "ctr task exec -t through the shim: stdin is a terminal, a typed line read back, exit status 4$retried"
 	else
