@@ -614,8 +614,20 @@ vmm_main(struct hvm_config *cfg, const struct rt_container *c,
 		status = (int)(ex.debug_code & 0xff);
 	if (ex.reason == HVM_EXIT_STOPPED && sig.last)
 		status = 128 + sig.last;
-	rt_debug("container %s: VM ended (%s: %s), status %d", c->id,
-		 hvm_exit_reason_name(ex.reason), ex.detail, status);
+	/*
+	 * A guest that crashed, reset or met a host error leaves a status
+	 * (6, 4, 8) that says nothing by itself, and the guest kernel is
+	 * quiet: the engine's log (and so `ctr`'s or podman's message) is
+	 * the only place a user learns why.
+	 */
+	if (ex.reason == HVM_EXIT_CRASH || ex.reason == HVM_EXIT_REBOOT ||
+	    ex.reason == HVM_EXIT_HOST_ERROR)
+		rt_error("container %s: the VM ended (%s): %s; status %d",
+			 c->id, hvm_exit_reason_name(ex.reason), ex.detail,
+			 status);
+	else
+		rt_debug("container %s: VM ended (%s: %s), status %d", c->id,
+			 hvm_exit_reason_name(ex.reason), ex.detail, status);
 	/* Leave the VM as it is: exiting frees it, and a destroy would wait. */
 	_exit(status);
 }

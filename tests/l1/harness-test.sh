@@ -231,7 +231,7 @@ guest() { # CMDLINE SCRIPT: runs SCRIPT after sourcing guest.sh
 }
 out=$(guest "quiet l1.only=a,b l1.skip=b" 'for c in a b c; do l1_selected $c && echo run-$c; done')
 ok $([ "$out" = "run-a
-E2E-TIME name=c done_uptime_s=$(echo "$out" | sed -n 's/.*done_uptime_s=//p')
+$(echo "$out" | grep '^E2E-TIME name=c done_uptime_s=[0-9.]* mem_avail_mib=[0-9]*$')
 E2E-RESULT name=c status=skip detail=not selected (only: a,b)" ]; echo $?) \
 	"l1.only runs the named cases, l1.skip leaves out the resumed ones quietly, others skip with a verdict"
 guest "l1.crash_after=b" 'result a pass x; result b pass y' > /dev/null
@@ -262,6 +262,33 @@ out=$(guest "" "$retry
 nested_fault_seen() { echo evidence; }
 l1_fault_retry t $tmp/t.log once 1 $tmp/t.log; echo runs=\$runs")
 ok $(echo "$out" | grep -q '^runs=1$'; echo $?) "any other failure is not run again"
+
+# l1_case: a case of several steps gets the same gate on its verdicts.
+case_lib='runs=0
+nested_fault_arm() { :; }
+body() { runs=$((runs + 1)); if [ $runs = 1 ]; then result c fail "first try"; else result c pass "second try"; fi; }
+reset() { echo reset-ran; }'
+out=$(guest "" "$case_lib
+nested_fault_seen() { echo 'kvm_exit: rip 0xffffffff81000000'; }
+l1_case c body reset; echo runs=\$runs")
+ok $(echo "$out" | grep -q '^runs=2$' && echo "$out" | grep -qx reset-ran &&
+	echo "$out" | grep -q '^E2E-LOG c: l1-fault:   failed: c first try$' &&
+	echo "$out" | grep -q '^E2E-RESULT name=c status=pass detail=second try$' &&
+	! echo "$out" | grep -q 'status=fail'; echo $?) \
+	"a case's failure with the nested-fault evidence runs the case once more, after its reset; its first verdict is kept as a log line"
+out=$(guest "" "$case_lib
+nested_fault_seen() { return 1; }
+l1_case c body reset; echo runs=\$runs")
+ok $(echo "$out" | grep -q '^runs=1$' &&
+	echo "$out" | grep -q '^E2E-RESULT name=c status=fail detail=first try$' &&
+	! echo "$out" | grep -q reset-ran; echo $?) \
+	"without the evidence the case runs once and its failure stands"
+out=$(guest "l1.only=d" "$case_lib
+nested_fault_seen() { echo evidence; }
+l1_case c body; echo runs=\$runs")
+ok $(echo "$out" | grep -q '^runs=0$' &&
+	echo "$out" | grep -q '^E2E-RESULT name=c status=skip'; echo $?) \
+	"a case l1.only leaves out does not run"
 
 echo "1..$n"
 exit $failed
