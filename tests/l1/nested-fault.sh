@@ -95,6 +95,17 @@ nested_fault_arm() {
 	return 0
 }
 
+# nested_fault_tracing off|on: both recorders stopped for a timed run (a
+# benchmark's figures must not carry the cost of tracing every KVM exit
+# under TCG), then started again.
+nested_fault_tracing() {
+	v=1
+	[ "$1" = off ] && v=0
+	[ $NESTED_FAULT_ON = 1 ] && echo $v >$NESTED_FAULT_TRACE/tracing_on
+	[ $NESTED_FAULT_FLIGHT_ON = 1 ] && echo $v >$NESTED_FAULT_FLIGHT/tracing_on
+	return 0
+}
+
 # The flight recorder's last LINES (default 60) events of the run.
 nested_fault_flight() { # [LINES]
 	[ $NESTED_FAULT_FLIGHT_ON = 1 ] || return 1

@@ -1302,6 +1302,7 @@ cgroup_mem_kib() { # ID
 	echo $(($(cat $d/memory.current) / 1024))
 }
 case_bench_start() {
+	nested_fault_tracing off
 	runc_ms=$(first_output_ms ctr run --rm "$IMAGE" bench-runc echo x)
 	hvm_ms=$(first_output_ms ctr run --rm $HVM "$IMAGE" bench-hvm echo x)
 	hvm_cpio_ms=$(first_output_ms ctr run --rm --runc-binary /oci/hintvm-runtime-initramfs "$IMAGE" bench-hvm-cpio echo x)
@@ -1335,6 +1336,7 @@ case_bench_start() {
 		ctr task delete $c > /dev/null 2>&1
 		ctr container rm $c > /dev/null 2>&1
 	done
+	nested_fault_tracing on
 	echo "E2E-BENCH name=bench-start runtime=runc first_output_ms=$runc_ms container_rss_kib=$runc_rss container_memory_current_kib=$runc_mem shim_rss_kib=$shim_rss"
 	echo "E2E-BENCH name=bench-start runtime=hintvm rootfs=share first_output_ms=$hvm_ms container_rss_kib=$hvm_rss container_memory_current_kib=$hvm_mem shim_rss_kib=$shim_rss"
 	echo "E2E-BENCH name=bench-start runtime=hintvm rootfs=initramfs first_output_ms=$hvm_cpio_ms"
