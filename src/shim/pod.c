@@ -245,6 +245,7 @@ static void create_container(struct shim *s, struct ttrpc_call *call,
 	strcpy(e->stderr_path, req->stderr);
 	snprintf(e->guest_root, sizeof(e->guest_root), "%s/%s/rootfs",
 		 POD_GUEST_DIR, req->id);
+	snprintf(e->container, sizeof(e->container), "%s", req->id);
 	e->used = true;
 	rt_debug("pod %s: container %s, rootfs %s", s->task.id, c->id,
 		 c->rootfs);
@@ -284,8 +285,79 @@ static void h_create(void *opaque, struct ttrpc_call *call)
 		pass(M_CREATE, opaque, call);
 }
 
-/* A request naming a pod's container by ID with no exec id is its exec's;
- * true when it was handled here. */
+/*
+ * Exec into app container C (CRI ExecSync, kubectl exec): an exec of the
+ * VM like any other (task_exec.c), run by the guest agent chrooted in
+ * the container's rootfs, named as C's in its events.
+ */
+static void exec_into(struct shim *s, struct ttrpc_call *call,
+		      const struct pod_container *c)
+{
+	const Containerd__Task__V2__ExecProcessRequest *req =
+		(const void *)call->request;
+	struct shim_exec *own = NULL;
+
+	for (int i = 0; i < SHIM_MAX_EXECS && !own; i++)
+		if (s->execs[i].used && !strcmp(s->execs[i].id, c->id))
+			own = &s->execs[i];
+	if (!own || !own->started || own->exited) {
+		ttrpc_call_error(
+			call, GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+			"exec \"%s\" in container %s: it is not running",
+			req->exec_id, c->id);
+		return;
+	}
+	shim_exec_add(s, call, c->id, own->guest_root);
+}
+
+/* A request naming exec EXEC_ID of app container C. */
+static void exec_call(struct shim *s, struct ttrpc_call *call, int method,
+		      const struct pod_container *c, const char *exec_id,
+		      uint32_t signal)
+{
+	const struct shim_exec *e = NULL;
+
+	for (int i = 0; i < SHIM_MAX_EXECS && !e; i++)
+		if (s->execs[i].used && !strcmp(s->execs[i].id, exec_id))
+			e = &s->execs[i];
+	/* Exec ids are the shim's, one table: another container's exec
+	 * (or a container's own process) is not this one's. */
+	if (!e || strcmp(e->container, c->id) || !strcmp(exec_id, c->id)) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__NOT_FOUND,
+				 "exec \"%s\" of container %s: not found",
+				 exec_id, c->id);
+		return;
+	}
+	switch (method) {
+	case M_STATE:
+		shim_exec_state(s, call, s->task.id, exec_id);
+		break;
+	case M_START:
+		shim_exec_start(s, call, s->task.id, exec_id);
+		break;
+	case M_DELETE:
+		shim_exec_delete(s, call, s->task.id, exec_id);
+		break;
+	case M_KILL:
+		shim_exec_kill(s, call, s->task.id, exec_id, signal);
+		break;
+	case M_WAIT:
+		shim_exec_wait(s, call, s->task.id, exec_id);
+		break;
+	case M_CLOSE_IO:
+		shim_exec_close_io(s, call, s->task.id, exec_id);
+		break;
+	default:
+		ttrpc_call_error(
+			call, GOOGLE__RPC__CODE__UNIMPLEMENTED,
+			"this request for exec %s of pod container %s: not implemented",
+			exec_id, c->id);
+		break;
+	}
+}
+
+/* A request naming a pod's container by ID with no exec id is its own
+ * process's, with one its exec's; true when it was handled here. */
 static bool container_call(struct shim *s, struct ttrpc_call *call, int method,
 			   const char *id, const char *exec_id, uint32_t signal)
 {
@@ -301,11 +373,12 @@ static bool container_call(struct shim *s, struct ttrpc_call *call, int method,
 
 	if (!c)
 		return false;
+	if (method == M_EXEC) {
+		exec_into(s, call, c);
+		return true;
+	}
 	if (exec_id && *exec_id) {
-		ttrpc_call_error(
-			call, GOOGLE__RPC__CODE__UNIMPLEMENTED,
-			"exec \"%s\" in pod container %s: not implemented yet",
-			exec_id, id);
+		exec_call(s, call, method, c, exec_id, signal);
 		return true;
 	}
 	for (int i = 0; i < SHIM_MAX_EXECS && !e; i++)

@@ -126,6 +126,11 @@ struct shim_exec {
 	char process_file[PATH_MAX + RT_MAX_ID + 16];
 	/* A pod's container (pod.c): its root in the guest; "": none. */
 	char guest_root[PATH_MAX];
+	/*
+	 * The pod's app container this process is of (its own process, or
+	 * an exec into it: pod.c), named so in events; "": the task's.
+	 */
+	char container[RT_MAX_ID + 1];
 	pid_t pid;
 	uint32_t exit_status;
 	struct timespec exited_at;
@@ -164,6 +169,16 @@ int shim_open_stdio(const char *path, bool input, char *err, size_t errlen);
 struct shim_task *shim_find_task(struct shim *s, struct ttrpc_call *call,
 				 const char *id);
 void shim_exec_create(void *opaque, struct ttrpc_call *call);
+/*
+ * Exec's work once the task is known to run: CALL's ExecProcessRequest as
+ * an exec of the pod's app container CONTAINER, run in GUEST_ROOT (both
+ * NULL: the task's own).
+ */
+void shim_exec_add(struct shim *s, struct ttrpc_call *call,
+		   const char *container, const char *guest_root);
+/* The container an exec's events name: its app container's, or the task's. */
+const char *shim_exec_container_id(const struct shim *s,
+				   const struct shim_exec *e);
 void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
 		     const char *exec_id);
 void shim_exec_state(struct shim *s, struct ttrpc_call *call, const char *id,

@@ -62,20 +62,34 @@ static int copy_path(struct ttrpc_call *call, char *dst, size_t len,
 	return 0;
 }
 
+const char *shim_exec_container_id(const struct shim *s,
+				   const struct shim_exec *e)
+{
+	return e->container[0] ? e->container : s->task.id;
+}
+
 void shim_exec_create(void *opaque, struct ttrpc_call *call)
+{
+	const Containerd__Task__V2__ExecProcessRequest *req =
+		(const void *)call->request;
+	struct shim *s = opaque;
+
+	if (shim_find_task(s, call, req->id))
+		shim_exec_add(s, call, NULL, NULL);
+}
+
+void shim_exec_add(struct shim *s, struct ttrpc_call *call,
+		   const char *container, const char *guest_root)
 {
 	const Containerd__Task__V2__ExecProcessRequest *req =
 		(const void *)call->request;
 	Containerd__Events__TaskExecAdded ev =
 		CONTAINERD__EVENTS__TASK_EXEC_ADDED__INIT;
 	Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
-	struct shim *s = opaque;
-	struct shim_task *t = shim_find_task(s, call, req->id);
+	struct shim_task *t = &s->task;
 	struct shim_exec *e = NULL;
 	FILE *fp;
 
-	if (!t)
-		return;
 	if (!rt_valid_id(req->exec_id)) {
 		ttrpc_call_error(
 			call, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
@@ -124,6 +138,15 @@ void shim_exec_create(void *opaque, struct ttrpc_call *call)
 		      req->stderr))
 		return;
 	snprintf(e->id, sizeof(e->id), "%s", req->exec_id);
+	if (container)
+		snprintf(e->container, sizeof(e->container), "%s", container);
+	if (guest_root && snprintf(e->guest_root, sizeof(e->guest_root), "%s",
+				   guest_root) >= (int)sizeof(e->guest_root)) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+				 "exec %s: guest root %s is too long", e->id,
+				 guest_root);
+		return;
+	}
 	/* The runtime's exec reads the process spec from a file, as
 	 * runc's does (--process). */
 	snprintf(e->process_file, sizeof(e->process_file), "%s/exec-%s.json",
@@ -139,7 +162,7 @@ void shim_exec_create(void *opaque, struct ttrpc_call *call)
 		return;
 	}
 	e->used = true;
-	ev.container_id = t->id;
+	ev.container_id = (char *)shim_exec_container_id(s, e);
 	ev.exec_id = e->id;
 	shim_events_publish(&s->events, "/tasks/exec-added", &ev.base);
 	ttrpc_call_reply(call, &empty.base);
@@ -247,7 +270,7 @@ void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
 	}
 	e->pid = pid;
 	e->started = true;
-	ev.container_id = s->task.id;
+	ev.container_id = (char *)shim_exec_container_id(s, e);
 	ev.exec_id = e->id;
 	ev.pid = (uint32_t)pid;
 	shim_events_publish(&s->events, "/tasks/exec-started", &ev.base);
@@ -279,7 +302,7 @@ void shim_exec_state(struct shim *s, struct ttrpc_call *call, const char *id,
 
 	if (!e)
 		return;
-	resp.id = s->task.id;
+	resp.id = (char *)shim_exec_container_id(s, e);
 	resp.exec_id = e->id;
 	resp.bundle = s->task.bundle;
 	resp.pid = (uint32_t)e->pid;
@@ -398,7 +421,7 @@ bool shim_exec_reaped(struct shim *s, pid_t pid)
 	if (e->terminal)
 		shim_console_drain(&e->console);
 	shim_timestamp(&at, &e->exited_at);
-	ev.container_id = s->task.id;
+	ev.container_id = (char *)shim_exec_container_id(s, e);
 	ev.id = e->id;
 	ev.pid = (uint32_t)pid;
 	ev.exit_status = e->exit_status;

@@ -284,11 +284,56 @@ def case_pod_localhost(client, args, case):
             " 127.0.0.1:7777")
 
 
+def case_pod_exec_sync(client, args, case):
+    """ExecSync into an app container of a pod: its output, its exit
+    status, and that it runs in the container's own root (a file the
+    container wrote there; not the VM's root, which has the pod share)."""
+    setup = ("echo marker-$$ > /exec-marker && echo written && exec sleep 600")
+    probe = ("i=0; while [ ! -s /exec-marker ] && [ $i -lt 100 ]; do"
+             " sleep 0.2; i=$((i+1)); done; cat /exec-marker;"
+             " if [ -e /hintvm-pod ]; then echo in-vm-root; fi;"
+             " echo to-stderr >&2; exit 7")
+    with Pod(client, args, case) as pod:
+        cid = pod.container("target", ["sh", "-c", setup])
+        res = client.runtime("ExecSync", cri.ExecSyncRequest(
+            container_id=cid, cmd=["sh", "-c", probe], timeout=120))
+        # A second exec: exec ids are per exec, and the first one's end
+        # left the container running.
+        res2 = client.runtime("ExecSync", cri.ExecSyncRequest(
+            container_id=cid, cmd=["cat", "/exec-marker"], timeout=120))
+        state = client.runtime("ContainerStatus", cri.ContainerStatusRequest(
+            container_id=cid)).status.state
+    out = res.stdout.decode(errors="replace")
+    problems = []
+    if res.exit_code != 7:
+        problems.append("exit code %d, expected 7" % res.exit_code)
+    if not out.startswith("marker-"):
+        problems.append("stdout %r lacks the container's /exec-marker" % out)
+    if "in-vm-root" in out:
+        problems.append("the exec saw /hintvm-pod: it ran in the VM's root,"
+                        " not the container's")
+    if res.stderr.decode(errors="replace").strip() != "to-stderr":
+        problems.append("stderr %r, expected to-stderr" % res.stderr)
+    if res2.exit_code != 0 or res2.stdout.decode(errors="replace") != out.split(
+            "\n")[0] + "\n":
+        problems.append("second ExecSync: status %d, stdout %r" %
+                        (res2.exit_code, res2.stdout))
+    if state != cri.CONTAINER_RUNNING:
+        problems.append("container %s after the execs, expected RUNNING" %
+                        cri.ContainerState.Name(state))
+    problems += pod.cleanup_problems
+    verdict(case, not problems, "; ".join(problems) or
+            "ExecSync in app container: exit 7, stdout %s from the container's"
+            " own root, stderr apart; a second ExecSync; container still"
+            " RUNNING" % out.split("\n")[0])
+
+
 CASES = {
     "cri-version": case_version,
     "cri-pod-run": case_pod_run,
     "cri-pod-one-vm": case_pod_one_vm,
     "cri-pod-localhost": case_pod_localhost,
+    "cri-pod-exec-sync": case_pod_exec_sync,
 }
 
 
