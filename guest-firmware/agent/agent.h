@@ -62,6 +62,16 @@ int agent_cmdline_init_argc(void);
 int agent_task_cgroup_setup(const char *mnt);
 /* Its numbers; what cannot be read is AGENT_STATS_UNKNOWN. */
 void agent_task_cgroup_read(int dir, struct agent_stats *s);
+/*
+ * A pod container's cgroup NAME (EXEC's CGROUP), a sibling of the task's
+ * (TASK_DIR): made when absent, its memory.max set to MEMORY_MAX when
+ * not 0. Returns an open fd of its cgroup.procs for the new process to
+ * write "0" to (close-on-exec), or -errno.
+ */
+int agent_ctr_cgroup_prepare(int task_dir, const char *name,
+			     uint64_t memory_max);
+/* Its directory, for agent_task_cgroup_read(); -ENOENT: never made. */
+int agent_ctr_cgroup_open(int task_dir, const char *name);
 /* The environment variable that hands the agent that directory's fd. */
 #define AGENT_TASK_CGROUP_ENV "HINTVM_TASK_CGROUP_FD"
 

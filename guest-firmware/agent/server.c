@@ -387,13 +387,18 @@ static int enter_root(const char *root)
 
 /* The child: set up stdio, identity and directory, then exec. */
 static void __attribute__((noreturn))
-child_exec(struct session *s, int child_fd[3], int tty_slave, int err_fd)
+child_exec(struct session *s, int child_fd[3], int tty_slave, int err_fd,
+	   int cgroup_procs)
 {
 	const struct agent_exec_req *req = &s->req;
 	const char *what = NULL;
 	int err, null_fd, r;
 	char **envp;
 
+	/* Its container's cgroup first: whatever it allocates is charged
+	 * there, and it never runs outside that limit. */
+	if (cgroup_procs >= 0 && write(cgroup_procs, "0", 1) != 1)
+		goto fail;
 	reset_signals();
 	setsid();
 	if (tty_slave >= 0) {
@@ -471,7 +476,7 @@ fail:
 static void session_start(struct server *srv, struct session *s)
 {
 	int child_fd[3] = { -1, -1, -1 }, err_pipe[2], tty_slave = -1;
-	int err = 0, r;
+	int cgroup_procs = -1, err = 0, r;
 	struct agent_builder b;
 	ssize_t n;
 
@@ -496,13 +501,28 @@ static void session_start(struct server *srv, struct session *s)
 		child_fd[i] = i == 0 ? p[0] : p[1];
 		s->local_fd[i] = i == 0 ? p[1] : p[0];
 	}
+	if (s->req.cgroup) {
+		r = srv->task_cgroup < 0
+			    ? -ENOENT
+			    : agent_ctr_cgroup_prepare(srv->task_cgroup,
+						       s->req.cgroup,
+						       s->req.memory_max);
+		if (r < 0) {
+			err = -r;
+			agent_log("cgroup %s: %s", s->req.cgroup,
+				  strerror(err));
+			goto fail;
+		}
+		cgroup_procs = r;
+	}
 	if (pipe2(err_pipe, O_CLOEXEC) < 0) {
 		err = errno;
 		goto fail;
 	}
 	s->pid = fork();
 	if (s->pid == 0)
-		child_exec(s, child_fd, tty_slave, err_pipe[1]);
+		child_exec(s, child_fd, tty_slave, err_pipe[1], cgroup_procs);
+	close_fd(&cgroup_procs);
 	close(err_pipe[1]);
 	for (int i = 0; i < 3; i++)
 		close_fd(&child_fd[i]);
@@ -566,6 +586,7 @@ fail:
 	for (int i = 0; i < 3; i++)
 		close_fd(&child_fd[i]);
 	close_fd(&tty_slave);
+	close_fd(&cgroup_procs);
 	if (s->owner)
 		reply_error(s->owner, s->req_id, err, "%s: %s", s->req.argv[0],
 			    strerror(err));
@@ -774,11 +795,15 @@ static void handle_wait(struct server *srv, struct conn *c)
 	s->waiters[s->nr_waiters++] = (struct waiter){ c, c->hdr.id };
 }
 
-/* STATS: the task cgroup's numbers (hintvm-oci-init's, task_cgroup.c). */
+/*
+ * STATS: the task cgroup's numbers (hintvm-oci-init's, task_cgroup.c), or
+ * with CGROUP a pod container's.
+ */
 static void handle_stats(struct server *srv, struct conn *c)
 {
+	char name[AGENT_MAX_CGROUP_NAME + 1];
 	struct agent_stats st;
-	int len;
+	int len, dir, r;
 
 	if (srv->task_cgroup < 0) {
 		reply_error(
@@ -786,7 +811,26 @@ static void handle_stats(struct server *srv, struct conn *c)
 			"no task cgroup in this guest (no cgroup2, or not a container VM)");
 		return;
 	}
-	agent_task_cgroup_read(srv->task_cgroup, &st);
+	r = agent_get_str(c->payload, c->hdr.len, AGENT_ATTR_CGROUP, name,
+			  sizeof(name));
+	if (r && r != -ENOENT) {
+		reply_error(c, c->hdr.id, EINVAL,
+			    "STATS: cgroup name longer than %d bytes",
+			    AGENT_MAX_CGROUP_NAME);
+		return;
+	}
+	if (!r) {
+		dir = agent_ctr_cgroup_open(srv->task_cgroup, name);
+		if (dir < 0) {
+			reply_error(c, c->hdr.id, -dir, "cgroup \"%s\": %s",
+				    name, strerror(-dir));
+			return;
+		}
+		agent_task_cgroup_read(dir, &st);
+		close(dir);
+	} else {
+		agent_task_cgroup_read(srv->task_cgroup, &st);
+	}
 	len = agent_stats_encode(frame_buf, sizeof(frame_buf), c->hdr.id, &st);
 	if (len < 0)
 		reply_error(c, c->hdr.id, EMSGSIZE, "stats too long");

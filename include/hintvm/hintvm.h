@@ -405,6 +405,15 @@ struct hvm_process_spec {
 	 * in a mount namespace of its own with /proc mounted there, chrooted
 	 * (a pod's container, docs/shim.md); NULL: the agent's root. */
 	const char *root;
+	/*
+	 * The guest cgroup to run it in, by name (1 to 64 of
+	 * [A-Za-z0-9_.+-], not starting with '.'): made on first use, as a
+	 * pod container's own (docs/shim.md), with MEMORY_MAX (bytes) as
+	 * its memory.max when not 0; later processes naming it join it.
+	 * NULL: the agent's cgroup (MEMORY_MAX must be 0).
+	 */
+	const char *cgroup;
+	unsigned long long memory_max;
 };
 
 /*
@@ -516,6 +525,12 @@ struct hvm_guest_stats {
  * guest kernel without cgroup v2).
  */
 HVM_API int hvm_guest_stats(const char *vm, struct hvm_guest_stats *stats);
+/*
+ * The same for the guest cgroup CGROUP (hvm_process_spec's cgroup) rather
+ * than the task's: -ENOENT when no process was started in it.
+ */
+HVM_API int hvm_guest_cgroup_stats(const char *vm, const char *cgroup,
+				   struct hvm_guest_stats *stats);
 
 /*
  * The guest agent's initramfs (a newc cpio): the agent built into this

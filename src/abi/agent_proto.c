@@ -94,6 +94,7 @@ enum agent_attr_kind agent_attr_kind(uint16_t type)
 	case AGENT_ATTR_PIDS_CURRENT:
 	case AGENT_ATTR_PIDS_LIMIT:
 	case AGENT_ATTR_OOM_KILLS:
+	case AGENT_ATTR_MEMORY_MAX:
 		return AGENT_KIND_U64;
 	case AGENT_ATTR_NAME:
 	case AGENT_ATTR_ARG:
@@ -108,6 +109,7 @@ enum agent_attr_kind agent_attr_kind(uint16_t type)
 	case AGENT_ATTR_MASKED_PATH:
 	case AGENT_ATTR_READONLY_PATH:
 	case AGENT_ATTR_ROOT:
+	case AGENT_ATTR_CGROUP:
 		return AGENT_KIND_STRING;
 	case AGENT_ATTR_PROC:
 	case AGENT_ATTR_MOUNT:
@@ -412,6 +414,21 @@ static int exec_error(char *msg, size_t size, int err, const char *what)
 	return err;
 }
 
+bool agent_cgroup_name_valid(const char *name, size_t len)
+{
+	if (!len || len > AGENT_MAX_CGROUP_NAME || name[0] == '.')
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		      c == '+' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
 bool agent_limits_any(const struct agent_limits *l)
 {
 	return l->nrlimits || l->has_caps || l->no_new_privs || l->seccomp;
@@ -474,6 +491,7 @@ int agent_exec_decode(const uint8_t *payload, size_t len,
 		      struct agent_exec_req *req, char *msg, size_t msg_size)
 {
 	size_t nargs = 0, nenv = 0, strbytes = 0;
+	bool has_cgroup = false;
 	struct agent_attr_iter it;
 	struct agent_attr a;
 	char **ptrs, *strs;
@@ -524,6 +542,21 @@ int agent_exec_decode(const uint8_t *payload, size_t len,
 					msg, msg_size, -EINVAL,
 					"root is not an absolute path without \"..\"");
 			strbytes += a.len + 1u;
+			break;
+		case AGENT_ATTR_CGROUP:
+			if (!agent_cgroup_name_valid((const char *)a.value,
+						     a.len))
+				return exec_error(
+					msg, msg_size, -EINVAL,
+					"cgroup is not a name of 1 to 64 of [A-Za-z0-9_.+-]");
+			has_cgroup = true;
+			strbytes += a.len + 1u;
+			break;
+		case AGENT_ATTR_MEMORY_MAX:
+			req->memory_max = agent_attr_u64(&a);
+			if (!req->memory_max)
+				return exec_error(msg, msg_size, -EINVAL,
+						  "memory max 0 is no limit");
 			break;
 		case AGENT_ATTR_UID:
 			if (v == UINT32_MAX)
@@ -583,6 +616,12 @@ int agent_exec_decode(const uint8_t *payload, size_t len,
 	    !!(req->flags & AGENT_EXEC_LIMITS))
 		return exec_error(msg, msg_size, -EINVAL,
 				  "limits and the LIMITS flag go together");
+	if (has_cgroup != !!(req->flags & AGENT_EXEC_CGROUP))
+		return exec_error(msg, msg_size, -EINVAL,
+				  "a cgroup and the CGROUP flag go together");
+	if (req->memory_max && !has_cgroup)
+		return exec_error(msg, msg_size, -EINVAL,
+				  "a memory max needs a cgroup");
 	/*
 	 * One block: the pointer arrays, then the strings. Bounded by the
 	 * payload: strbytes <= len + counts, counts <= the limits above.
@@ -600,7 +639,8 @@ int agent_exec_decode(const uint8_t *payload, size_t len,
 	agent_attr_iter_init(&it, payload, len);
 	while (agent_attr_next(&it, &a) > 0) {
 		if (a.type != AGENT_ATTR_ARG && a.type != AGENT_ATTR_ENV &&
-		    a.type != AGENT_ATTR_CWD && a.type != AGENT_ATTR_ROOT)
+		    a.type != AGENT_ATTR_CWD && a.type != AGENT_ATTR_ROOT &&
+		    a.type != AGENT_ATTR_CGROUP)
 			continue;
 		memcpy(strs, a.value, a.len);
 		strs[a.len] = '\0';
@@ -610,6 +650,8 @@ int agent_exec_decode(const uint8_t *payload, size_t len,
 			req->envp[nenv++] = strs;
 		else if (a.type == AGENT_ATTR_ROOT)
 			req->root = strs;
+		else if (a.type == AGENT_ATTR_CGROUP)
+			req->cgroup = strs;
 		else
 			req->cwd = strs;
 		strs += a.len + 1u;
@@ -644,6 +686,10 @@ static void put_exec(struct agent_builder *b, const struct agent_exec_req *req)
 		agent_put_str(b, AGENT_ATTR_CWD, req->cwd);
 	if (req->root)
 		agent_put_str(b, AGENT_ATTR_ROOT, req->root);
+	if (req->cgroup)
+		agent_put_str(b, AGENT_ATTR_CGROUP, req->cgroup);
+	if (req->memory_max)
+		agent_put_u64(b, AGENT_ATTR_MEMORY_MAX, req->memory_max);
 	if (req->has_uid)
 		agent_put_u32(b, AGENT_ATTR_UID, req->uid);
 	if (req->has_gid)

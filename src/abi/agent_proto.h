@@ -129,6 +129,13 @@ enum agent_attr_type {
 	AGENT_ATTR_OOM_KILLS = 43, /* u64, memory.events oom_kill */
 	/* EXEC: the root to run the process in (a pod's container): */
 	AGENT_ATTR_ROOT = 44, /* string, absolute path, no ".." */
+	/*
+	 * EXEC (with AGENT_EXEC_CGROUP) and STATS: a pod container's own
+	 * cgroup in the guest, by name (agent_cgroup_name_valid()).
+	 */
+	AGENT_ATTR_CGROUP = 45, /* string */
+	/* EXEC: that cgroup's memory.max, bytes (> 0); only with CGROUP. */
+	AGENT_ATTR_MEMORY_MAX = 46, /* u64 */
 	AGENT_ATTR_COUNT
 };
 
@@ -153,7 +160,18 @@ enum agent_attr_kind {
  * than skip the attributes and run the process unconfined.
  */
 #define AGENT_EXEC_LIMITS 0x20u
-#define AGENT_EXEC_KNOWN_FLAGS 0x3fu
+/*
+ * The request names a cgroup to run the process in (CGROUP, MEMORY_MAX):
+ * for the same reason a flag, so that an older agent refuses it rather
+ * than run the process outside its container's memory limit.
+ */
+#define AGENT_EXEC_CGROUP 0x40u
+#define AGENT_EXEC_KNOWN_FLAGS 0x7fu
+
+/* A pod container's cgroup name: 1 to 64 of [A-Za-z0-9_.+-], not starting
+ * with '.' (a container id, as the OCI runtime's ids are). */
+#define AGENT_MAX_CGROUP_NAME 64
+bool agent_cgroup_name_valid(const char *name, size_t len);
 
 enum agent_stream {
 	AGENT_STREAM_STDIN = 0,
@@ -305,6 +323,12 @@ struct agent_exec_req {
 	 * of its own, /proc mounted on ROOT/proc, and ROOT as its root
 	 * (chroot; cwd is then inside it). */
 	char *root;
+	/* NULL: the agent's cgroup. Else (AGENT_EXEC_CGROUP) the process
+	 * runs in the guest's cgroup of that name, made on first use with
+	 * MEMORY_MAX as its memory.max (0: none set), joined by later execs
+	 * naming it (agent_cgroup_name_valid()). */
+	char *cgroup;
+	uint64_t memory_max;
 	uint32_t uid, gid;
 	bool has_uid, has_gid;
 	uint32_t flags; /* AGENT_EXEC_* */

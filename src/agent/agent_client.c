@@ -434,13 +434,26 @@ static int spec_to_req(const struct hvm_process_spec *spec,
 			-EINVAL,
 			"process root %s: expected an absolute path without \"..\"",
 			spec->root);
+	if (spec->cgroup &&
+	    !agent_cgroup_name_valid(spec->cgroup, strlen(spec->cgroup)))
+		return hvm_set_error(
+			-EINVAL,
+			"process cgroup \"%s\": expected 1 to %d of [A-Za-z0-9_.+-], not starting with '.'",
+			spec->cgroup, AGENT_MAX_CGROUP_NAME);
+	if (spec->memory_max && !spec->cgroup)
+		return hvm_set_error(
+			-EINVAL,
+			"process memory max %llu: it needs a cgroup to be the limit of",
+			spec->memory_max);
 	req->cwd = (char *)spec->cwd;
 	req->root = (char *)spec->root;
+	req->cgroup = (char *)spec->cgroup;
+	req->memory_max = spec->memory_max;
 	req->has_uid = spec->uid >= 0;
 	req->uid = req->has_uid ? (uint32_t)spec->uid : 0;
 	req->has_gid = spec->gid >= 0;
 	req->gid = req->has_gid ? (uint32_t)spec->gid : 0;
-	req->flags = spec->flags & ~AGENT_EXEC_LIMITS;
+	req->flags = spec->flags & ~(AGENT_EXEC_LIMITS | AGENT_EXEC_CGROUP);
 	if (spec->flags & HVM_PROCESS_TTY) {
 		req->rows = spec->rows;
 		req->cols = spec->cols;
@@ -454,6 +467,8 @@ static int spec_to_req(const struct hvm_process_spec *spec,
 	/* Set by us alone: an agent without limits then refuses them. */
 	if (agent_limits_any(&req->limits))
 		req->flags |= AGENT_EXEC_LIMITS;
+	if (req->cgroup)
+		req->flags |= AGENT_EXEC_CGROUP;
 	return 0;
 }
 
@@ -769,7 +784,14 @@ void hvm_process_free(struct hvm_process *p)
 
 int hvm_guest_stats(const char *vm, struct hvm_guest_stats *stats)
 {
-	uint8_t frame[64], *payload = NULL;
+	return hvm_guest_cgroup_stats(vm, NULL, stats);
+}
+
+int hvm_guest_cgroup_stats(const char *vm, const char *cgroup,
+			   struct hvm_guest_stats *stats)
+{
+	uint8_t frame[AGENT_HDR_SIZE + 4 + AGENT_MAX_CGROUP_NAME + 8],
+		*payload = NULL;
 	struct agent_builder b;
 	struct agent_stats st;
 	struct agent_hdr hdr;
@@ -778,6 +800,11 @@ int hvm_guest_stats(const char *vm, struct hvm_guest_stats *stats)
 
 	if (!vm || !stats)
 		return hvm_set_error(-EINVAL, "no VM or no stats to fill");
+	if (cgroup && !agent_cgroup_name_valid(cgroup, strlen(cgroup)))
+		return hvm_set_error(
+			-EINVAL,
+			"cgroup \"%s\": expected 1 to %d of [A-Za-z0-9_.+-], not starting with '.'",
+			cgroup, AGENT_MAX_CGROUP_NAME);
 	r = resolve_vsock_path(vm, path, sizeof(path));
 	if (r < 0)
 		return r;
@@ -785,6 +812,8 @@ int hvm_guest_stats(const char *vm, struct hvm_guest_stats *stats)
 	if (fd < 0)
 		return fd;
 	agent_build_begin(&b, frame, sizeof(frame), AGENT_MSG_STATS, 1);
+	if (cgroup)
+		agent_put_str(&b, AGENT_ATTR_CGROUP, cgroup);
 	len = agent_build_end(&b);
 	r = write_full(fd, frame, (size_t)len);
 	if (r == 0)

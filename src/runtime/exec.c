@@ -43,6 +43,8 @@ struct exec_opts {
 	uint64_t add_caps; /* --cap, as capability bits */
 	const char *cwd;
 	const char *guest_root; /* a pod's container (the shim): its root */
+	const char *guest_cgroup; /* ... its cgroup in the guest, by name */
+	unsigned long long guest_memory_max; /* ... its memory.max; 0: none */
 	const char *user;
 	const char *env[MAX_CLI_ENV + 1];
 	size_t nenv;
@@ -70,6 +72,10 @@ static int parse_exec_opts(int argc, char **argv, struct exec_opts *o)
 		/* hintvm's own: run the process chrooted in PATH of the
 		 * guest (containerd-shim-hintvm-v2's pod containers). */
 		{ "guest-root", required_argument, NULL, 'R' },
+		/* ... in the guest cgroup NAME, made with memory.max BYTES
+		 * (the pod container's limit) when given. */
+		{ "guest-cgroup", required_argument, NULL, 'G' },
+		{ "guest-memory-max", required_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -106,6 +112,23 @@ static int parse_exec_opts(int argc, char **argv, struct exec_opts *o)
 			}
 			o->guest_root = optarg;
 			break;
+		case 'G':
+			o->guest_cgroup = optarg;
+			break;
+		case 'M': {
+			char *end;
+
+			errno = 0;
+			o->guest_memory_max = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end ||
+			    optarg[0] == '-' || !o->guest_memory_max) {
+				rt_error(
+					"exec --guest-memory-max %s: expected a number of bytes above 0",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		}
 		case 'e':
 			if (o->nenv == MAX_CLI_ENV)
 				return -E2BIG;
@@ -414,6 +437,8 @@ int cmd_exec(int argc, char **argv)
 	ps.envp = envp;
 	ps.cwd = o.cwd ? o.cwd : spec.process.cwd;
 	ps.root = o.guest_root;
+	ps.cgroup = o.guest_cgroup;
+	ps.memory_max = o.guest_memory_max;
 	if (o.process_file) {
 		ps.uid = spec.process.uid;
 		ps.gid = spec.process.gid;

@@ -246,6 +246,7 @@ static void create_container(struct shim *s, struct ttrpc_call *call,
 	snprintf(e->guest_root, sizeof(e->guest_root), "%s/%s/rootfs",
 		 POD_GUEST_DIR, req->id);
 	snprintf(e->container, sizeof(e->container), "%s", req->id);
+	e->memory_max = info->memory_limit;
 	e->used = true;
 	rt_debug("pod %s: container %s, rootfs %s", s->task.id, c->id,
 		 c->rootfs);

@@ -34,6 +34,9 @@ enum pod_role {
 
 struct pod_info {
 	enum pod_role role;
+	/* POD_CONTAINER: linux.resources.memory.limit in bytes, the
+	 * container's cgroup's memory.max in the guest; 0: none. */
+	unsigned long long memory_limit;
 	char sandbox_id[RT_MAX_ID +
 			1]; /* POD_CONTAINER (and the sandbox's own) */
 };
@@ -42,7 +45,8 @@ struct pod_info {
  * The role config.json (JSON, LEN bytes) gives its container, from the
  * CRI's annotations. 0, or -EINVAL with the reason in ERR: not JSON, a
  * container-type other than "sandbox" or "container", a container
- * without a valid sandbox id.
+ * without a valid sandbox id, a memory limit that is not an integer
+ * (one below 1, as runc's -1, is no limit).
  */
 int pod_info_parse(const char *json, size_t len, struct pod_info *out,
 		   char *err, size_t errlen);

@@ -53,6 +53,31 @@ static json_object *parse_json(const char *json, size_t len)
 	return o;
 }
 
+/* SPEC's linux.resources.memory.limit (what the CRI's
+ * memory_limit_in_bytes becomes) into *LIMIT; absent or below 1: 0. */
+static int memory_limit(json_object *spec, unsigned long long *limit, char *err,
+			size_t errlen)
+{
+	json_object *linux_, *res, *mem, *v;
+	int64_t n;
+
+	*limit = 0;
+	if (!json_object_object_get_ex(spec, "linux", &linux_) ||
+	    !json_object_object_get_ex(linux_, "resources", &res) ||
+	    !json_object_object_get_ex(res, "memory", &mem) ||
+	    !json_object_object_get_ex(mem, "limit", &v) ||
+	    json_object_is_type(v, json_type_null))
+		return 0;
+	if (!json_object_is_type(v, json_type_int))
+		return fail(
+			err, errlen, -EINVAL,
+			"linux.resources.memory.limit %s: expected an integer (bytes)",
+			json_object_to_json_string(v));
+	n = json_object_get_int64(v);
+	*limit = n > 0 ? (unsigned long long)n : 0;
+	return 0;
+}
+
 int pod_info_parse(const char *json, size_t len, struct pod_info *out,
 		   char *err, size_t errlen)
 {
@@ -94,6 +119,11 @@ int pod_info_parse(const char *json, size_t len, struct pod_info *out,
 			" \"%s\": expected the pod's sandbox id (1 to %d of [A-Za-z0-9_.+-])",
 			sid ? sid : "", RT_MAX_ID);
 		goto out;
+	}
+	if (!strcmp(type, "container")) {
+		ret = memory_limit(spec, &out->memory_limit, err, errlen);
+		if (ret)
+			goto out;
 	}
 	out->role = strcmp(type, "sandbox") ? POD_CONTAINER : POD_SANDBOX;
 	snprintf(out->sandbox_id, sizeof(out->sandbox_id), "%s", sid);

@@ -131,6 +131,8 @@ struct shim_exec {
 	 * an exec into it: pod.c), named so in events; "": the task's.
 	 */
 	char container[RT_MAX_ID + 1];
+	/* The container's own process: its cgroup's memory.max; 0: none. */
+	unsigned long long memory_max;
 	pid_t pid;
 	uint32_t exit_status;
 	struct timespec exited_at;

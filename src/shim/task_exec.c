@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "events_task.pb-c.h"
+#include "hintvm/hintvm.h"
 #include "pb_empty.pb-c.h"
 #include "runtime/state.h"
 #include "shim/shim.h"
@@ -237,7 +238,7 @@ void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
 		goto out;
 	}
 	if (pid == 0) {
-		char *argv[10];
+		char *argv[16], mem[24];
 		int argc = 0;
 		sigset_t none;
 
@@ -245,6 +246,15 @@ void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
 		if (e->guest_root[0]) { /* a pod's container (pod.c) */
 			argv[argc++] = "--guest-root";
 			argv[argc++] = e->guest_root;
+		}
+		if (e->container[0]) { /* ... and its cgroup there */
+			argv[argc++] = "--guest-cgroup";
+			argv[argc++] = e->container;
+		}
+		if (e->memory_max) {
+			snprintf(mem, sizeof(mem), "%llu", e->memory_max);
+			argv[argc++] = "--guest-memory-max";
+			argv[argc++] = mem;
 		}
 		argv[argc++] = "--process";
 		argv[argc++] = e->process_file;
@@ -396,11 +406,39 @@ void shim_exec_delete(struct shim *s, struct ttrpc_call *call, const char *id,
 	memset(e, 0, sizeof(*e));
 }
 
+/*
+ * A pod container's own process ended: did the guest's OOM killer kill
+ * any of its processes? Its cgroup (one per container id) counts the
+ * kills in memory.events (the agent's STATS for that cgroup). runc's shim
+ * reports each OOM as it happens; asked here once, at the exit, it is the
+ * same for the CRI, whose status says OOMKilled after any. Within the
+ * agent's 5 s STATS deadline; a guest that cannot answer (the VM gone)
+ * means no.
+ */
+static bool oom_killed(struct shim *s, const struct shim_exec *e)
+{
+	struct hvm_guest_stats g;
+	struct rt_container c;
+	char vsock[PATH_MAX + 32];
+
+	if (!e->container[0] || strcmp(e->id, e->container) || s->task.exited ||
+	    rt_container_load(&c, s->task.id))
+		return false;
+	rt_container_path(&c, RT_VSOCK_FILE, vsock, sizeof(vsock));
+	if (hvm_guest_cgroup_stats(vsock, e->container, &g) < 0) {
+		rt_debug("container %s: no OOM count: %s", e->container,
+			 hvm_last_error());
+		return false;
+	}
+	return g.oom_kills != HVM_GUEST_STAT_UNKNOWN && g.oom_kills > 0;
+}
+
 bool shim_exec_reaped(struct shim *s, pid_t pid)
 {
 	Containerd__Task__V2__WaitResponse resp =
 		CONTAINERD__TASK__V2__WAIT_RESPONSE__INIT;
 	Containerd__Events__TaskExit ev = CONTAINERD__EVENTS__TASK_EXIT__INIT;
+	Containerd__Events__TaskOOM oom = CONTAINERD__EVENTS__TASK_OOM__INIT;
 	Google__Protobuf__Timestamp at = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
 	struct shim_exec *e = NULL;
 	int status;
@@ -421,6 +459,12 @@ bool shim_exec_reaped(struct shim *s, pid_t pid)
 	if (e->terminal)
 		shim_console_drain(&e->console);
 	shim_timestamp(&at, &e->exited_at);
+	/* As runc's shim: the OOM before the exit it caused, so that the
+	 * CRI's status says OOMKilled by the time the container is EXITED. */
+	if (oom_killed(s, e)) {
+		oom.container_id = e->container;
+		shim_events_publish(&s->events, "/tasks/oom", &oom.base);
+	}
 	ev.container_id = (char *)shim_exec_container_id(s, e);
 	ev.id = e->id;
 	ev.pid = (uint32_t)pid;

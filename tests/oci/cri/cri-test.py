@@ -90,12 +90,14 @@ def sandbox_config(args, name):
     return cfg
 
 
-def container_config(args, name, command):
+def container_config(args, name, command, memory_limit=0):
     cfg = cri.ContainerConfig()
     cfg.metadata.name = name
     cfg.image.image = args.image
     cfg.command.extend(command)
     cfg.log_path = name + ".log"
+    if memory_limit:
+        cfg.linux.resources.memory_limit_in_bytes = memory_limit
     return cfg
 
 
@@ -151,10 +153,10 @@ class Pod:
         self.id = self.client.runtime("RunPodSandbox", req).pod_sandbox_id
         return self
 
-    def container(self, name, command):
+    def container(self, name, command, memory_limit=0):
         req = cri.CreateContainerRequest(
             pod_sandbox_id=self.id,
-            config=container_config(self.args, name, command),
+            config=container_config(self.args, name, command, memory_limit),
             sandbox_config=self.config)
         cid = self.client.runtime("CreateContainer", req).container_id
         self.containers.append(cid)
@@ -328,12 +330,58 @@ def case_pod_exec_sync(client, args, case):
             " RUNNING" % out.split("\n")[0])
 
 
+def wait_reason(client, cid, timeout_s):
+    """ContainerStatus until its reason is set (containerd's CRI handles
+    TaskOOM apart from the exit); the last status."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        st = client.runtime("ContainerStatus", cri.ContainerStatusRequest(
+            container_id=cid)).status
+        if st.reason == "OOMKilled" or time.monotonic() > deadline:
+            return st
+        time.sleep(0.5)
+
+
+def case_pod_oom(client, args, case):
+    """A container with a 32 MiB memory limit allocates 128 MiB: the
+    guest's OOM killer ends it in its own cgroup, the shim reports
+    TaskOOM, and the CRI says OOMKilled (exit 137). A container beside it
+    without a limit allocates 1 MiB and completes: not OOMKilled."""
+    hog = ["sh", "-c", "echo hog-start; exec dd if=/dev/zero of=/dev/null"
+           " bs=128M count=1"]
+    calm = ["sh", "-c", "dd if=/dev/zero of=/dev/null bs=1M count=1 &&"
+            " echo calm-done"]
+    with Pod(client, args, case) as pod:
+        hog_id = pod.container("hog", hog, memory_limit=32 << 20)
+        calm_id = pod.container("calm", calm)
+        hog_st = wait_exited(client, hog_id, 240)
+        calm_st = wait_exited(client, calm_id, 240)
+        if hog_st.reason != "OOMKilled":
+            hog_st = wait_reason(client, hog_id, 30)
+        hog_log = cri_log_lines(pod.log_path("hog"))
+    problems = []
+    if hog_st.reason != "OOMKilled" or hog_st.exit_code != 137:
+        problems.append("hog: reason %r exit %d, expected OOMKilled 137 "
+                        "(log %r)" % (hog_st.reason, hog_st.exit_code,
+                                      hog_log))
+    if ("stdout", "F", "hog-start") not in hog_log:
+        problems.append("hog never started: log %r" % hog_log)
+    if calm_st.reason != "Completed" or calm_st.exit_code != 0:
+        problems.append("calm: reason %r exit %d, expected Completed 0" %
+                        (calm_st.reason, calm_st.exit_code))
+    problems += pod.cleanup_problems
+    verdict(case, not problems, "; ".join(problems) or
+            "hog (memory limit 32 MiB, dd of 128 MiB): OOMKilled, exit 137;"
+            " calm beside it: Completed, exit 0")
+
+
 CASES = {
     "cri-version": case_version,
     "cri-pod-run": case_pod_run,
     "cri-pod-one-vm": case_pod_one_vm,
     "cri-pod-localhost": case_pod_localhost,
     "cri-pod-exec-sync": case_pod_exec_sync,
+    "cri-pod-oom": case_pod_oom,
 }
 
 

@@ -242,6 +242,70 @@ static void expect_exec_refused(struct agent_exec_req *in, int err)
 	assert_true(msg[0] != '\0');
 }
 
+/*
+ * A pod container's cgroup: CGROUP and MEMORY_MAX come through with the
+ * CGROUP flag, and are refused without it, with a bad name, or as a
+ * memory max without a cgroup.
+ */
+static void test_exec_cgroup(void **state)
+{
+	char *argv[] = { "sh", NULL };
+	struct agent_exec_req in = { .argv = argv,
+				     .root = "/hintvm-pod/c1/rootfs",
+				     .cgroup = "c1",
+				     .memory_max = 5ull << 30,
+				     .flags = AGENT_EXEC_CGROUP },
+			      out, r;
+	char msg[128], name[70];
+	int len = encode_exec(&in);
+
+	(void)state;
+	assert_true(len > 0);
+	assert_int_equal(decode_exec(len, &out, msg), 0);
+	assert_string_equal(out.cgroup, "c1");
+	assert_true(out.memory_max == 5ull << 30);
+	assert_string_equal(out.root, "/hintvm-pod/c1/rootfs");
+	agent_exec_req_free(&out);
+	/* An exec joining the cgroup: no memory max. */
+	in.memory_max = 0;
+	len = encode_exec(&in);
+	assert_int_equal(decode_exec(len, &out, msg), 0);
+	assert_string_equal(out.cgroup, "c1");
+	assert_true(out.memory_max == 0);
+	agent_exec_req_free(&out);
+	/* None. */
+	in = (struct agent_exec_req){ .argv = argv };
+	len = encode_exec(&in);
+	assert_int_equal(decode_exec(len, &out, msg), 0);
+	assert_null(out.cgroup);
+	agent_exec_req_free(&out);
+
+	/* The flag and the attribute go together. */
+	r = (struct agent_exec_req){ .argv = argv, .cgroup = "c1" };
+	expect_exec_refused(&r, -EINVAL);
+	r = (struct agent_exec_req){ .argv = argv, .flags = AGENT_EXEC_CGROUP };
+	expect_exec_refused(&r, -EINVAL);
+	/* A memory max limits a cgroup, never the agent's. */
+	r = (struct agent_exec_req){ .argv = argv, .memory_max = 1 << 20 };
+	expect_exec_refused(&r, -EINVAL);
+	/* Names: no path, no dot first, not empty, at most 64 bytes. */
+	static const char *const bad[] = { "../task", "a/b", ".hidden", "",
+					   "sp ace" };
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = (struct agent_exec_req){ .argv = argv,
+					     .cgroup = (char *)bad[i],
+					     .flags = AGENT_EXEC_CGROUP };
+		expect_exec_refused(&r, -EINVAL);
+	}
+	memset(name, 'a', sizeof(name));
+	name[AGENT_MAX_CGROUP_NAME] = '\0';
+	assert_true(agent_cgroup_name_valid(name, strlen(name)));
+	name[AGENT_MAX_CGROUP_NAME] = 'a';
+	name[AGENT_MAX_CGROUP_NAME + 1] = '\0';
+	assert_false(agent_cgroup_name_valid(name, strlen(name)));
+	assert_true(agent_cgroup_name_valid("4f1e_c-1.2+x", 12));
+}
+
 static void test_exec_values_checked(void **state)
 {
 	char *argv[] = { "true", NULL }, *none[] = { NULL };
@@ -672,6 +736,7 @@ int main(void)
 		cmocka_unit_test(test_exec_round_trip),
 		cmocka_unit_test(test_exec_values_checked),
 		cmocka_unit_test(test_exec_root),
+		cmocka_unit_test(test_exec_cgroup),
 		cmocka_unit_test(test_exec_counts_bounded),
 		cmocka_unit_test(test_exec_limits_round_trip),
 		cmocka_unit_test(test_exec_limits_checked),

@@ -57,6 +57,68 @@ static void test_roles(void **state)
 	assert_string_equal(info.sandbox_id, "4f1e");
 }
 
+#define CTR_ANN                            \
+	"\"annotations\":{\"" POD_ANN_TYPE \
+	"\":\"container\",\"" POD_ANN_SANDBOX_ID "\":\"4f1e\"}"
+
+/* The container's memory limit: what its guest cgroup's memory.max gets. */
+static void test_memory_limit(void **state)
+{
+	struct pod_info info;
+	char err[256] = "";
+
+	(void)state;
+	/* What containerd writes for memory_limit_in_bytes 33554432. */
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"resources\":{\"memory\":{\"limit\":33554432}}}}",
+		      &info, err),
+		0);
+	assert_int_equal(info.role, POD_CONTAINER);
+	assert_true(info.memory_limit == 33554432ull);
+	/* Larger than 32 bits. */
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"resources\":{\"memory\":{\"limit\":8589934592}}}}",
+		      &info, err),
+		0);
+	assert_true(info.memory_limit == 8589934592ull);
+	/* None, null, runc's -1 and 0: no limit. */
+	assert_int_equal(parse("{" CTR_ANN "}", &info, err), 0);
+	assert_true(info.memory_limit == 0);
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"resources\":{\"memory\":{\"limit\":null}}}}",
+		      &info, err),
+		0);
+	assert_true(info.memory_limit == 0);
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"resources\":{\"memory\":{\"limit\":-1}}}}",
+		      &info, err),
+		0);
+	assert_true(info.memory_limit == 0);
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"resources\":{\"memory\":{\"swap\":5}}}}",
+		      &info, err),
+		0);
+	assert_true(info.memory_limit == 0);
+	/* Not a number: refused, naming the value. */
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"resources\":{\"memory\":{\"limit\":\"32M\"}}}}",
+		      &info, err),
+		-EINVAL);
+	assert_non_null(strstr(err, "linux.resources.memory.limit \"32M\""));
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"resources\":{\"memory\":{\"limit\":1.5}}}}",
+		      &info, err),
+		-EINVAL);
+	assert_non_null(strstr(err, "expected an integer"));
+}
+
 static void test_bad_annotations(void **state)
 {
 	struct pod_info info;
@@ -213,6 +275,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roles),
 		cmocka_unit_test(test_bad_annotations),
+		cmocka_unit_test(test_memory_limit),
 		cmocka_unit_test_setup_teardown(test_read_bundle, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_add_share, setup,
