@@ -412,6 +412,9 @@ static bool container_call(struct shim *s, struct ttrpc_call *call, int method,
 		pids.n_processes = pi.pid ? 1 : 0;
 		ttrpc_call_reply(call, &pids.base);
 		break;
+	case M_STATS: /* its own cgroup in the guest (ContainerStats) */
+		shim_stats_reply(s, call, id, id);
+		break;
 	case M_CONNECT:
 		conn.shim_pid = (uint32_t)getpid();
 		conn.task_pid = e && e->started ? (uint32_t)e->pid : 0;
@@ -448,6 +451,7 @@ BY_ID(h_close_io, M_CLOSE_IO, Containerd__Task__V2__CloseIORequest,
       req->exec_id, 0)
 BY_ID(h_wait, M_WAIT, Containerd__Task__V2__WaitRequest, req->exec_id, 0)
 BY_ID(h_connect, M_CONNECT, Containerd__Task__V2__ConnectRequest, NULL, 0)
+BY_ID(h_stats, M_STATS, Containerd__Task__V2__StatsRequest, NULL, 0)
 
 static void h_delete(void *opaque, struct ttrpc_call *call)
 {
@@ -488,6 +492,7 @@ struct ttrpc_service shim_pod_service(struct shim *s)
 	handlers[M_CLOSE_IO] = h_close_io;
 	handlers[M_WAIT] = h_wait;
 	handlers[M_CONNECT] = h_connect;
+	handlers[M_STATS] = h_stats;
 	svc.handlers = handlers;
 	svc.n_handlers = M_COUNT;
 	return svc;

@@ -216,6 +216,13 @@ void shim_console_close(struct shim_console *c);
 int shim_console_resize(struct shim_console *c, uint32_t width,
 			uint32_t height);
 
+/*
+ * Stats' answer (task.c) for task or container ID: the guest's numbers
+ * of the task's cgroup, or of the pod container's CGROUP (pod.c).
+ */
+void shim_stats_reply(struct shim *s, struct ttrpc_call *call, const char *id,
+		      const char *cgroup);
+
 /* ---- stats.c: Task.Stats' message ---------------------------------------- */
 struct hvm_guest_stats;
 /*

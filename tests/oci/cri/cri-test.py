@@ -305,8 +305,16 @@ def case_pod_exec_sync(client, args, case):
             container_id=cid, cmd=["cat", "/exec-marker"], timeout=120))
         state = client.runtime("ContainerStatus", cri.ContainerStatusRequest(
             container_id=cid)).status.state
+        stats = client.runtime("ContainerStats", cri.ContainerStatsRequest(
+            container_id=cid)).stats
     out = res.stdout.decode(errors="replace")
     problems = []
+    # Its own cgroup in the guest: a shell, a sleep and the execs' work.
+    mem = stats.memory.working_set_bytes.value
+    cpu = stats.cpu.usage_core_nano_seconds.value
+    if not 0 < mem < (1 << 30) or not cpu > 0:
+        problems.append("ContainerStats: working set %d bytes, cpu %d ns;"
+                        " expected some of both" % (mem, cpu))
     if res.exit_code != 7:
         problems.append("exit code %d, expected 7" % res.exit_code)
     if not out.startswith("marker-"):
@@ -327,7 +335,8 @@ def case_pod_exec_sync(client, args, case):
     verdict(case, not problems, "; ".join(problems) or
             "ExecSync in app container: exit 7, stdout %s from the container's"
             " own root, stderr apart; a second ExecSync; container still"
-            " RUNNING" % out.split("\n")[0])
+            " RUNNING; ContainerStats from its guest cgroup: %d bytes, %d ns"
+            % (out.split("\n")[0], mem, cpu))
 
 
 def wait_reason(client, cid, timeout_s):
