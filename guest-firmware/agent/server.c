@@ -49,6 +49,8 @@
 /* Queued replies a control client may leave unread before it is dropped. */
 #define OUT_LIMIT (2 * (AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD))
 #define MAX_WAITERS 8
+/* Pod containers with a PID namespace of their own, at once. */
+#define MAX_PIDNS 64
 #define DEFAULT_PATH \
 	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -110,8 +112,24 @@ struct session {
 	unsigned int nr_waiters;
 };
 
+/*
+ * A pod container's PID namespace (EXEC's PIDNS), by its cgroup's name:
+ * an open /proc/PID/ns/pid of its PID 1, the process that made it, for
+ * the execs into it to join. It ends with that process (the kernel kills
+ * the rest of the namespace then).
+ */
+struct pidns {
+	char name[AGENT_MAX_CGROUP_NAME + 1];
+	int fd;
+	pid_t init;
+};
+
 struct server {
 	int listen_fd;
+	/* The agent's own PID namespace, to return to after forking into
+	 * a container's (setns on pid_for_children). */
+	int own_pidns;
+	struct pidns pidns[MAX_PIDNS];
 	int signal_fd;
 	const struct agent_listen *where;
 	struct agent_main *main;
@@ -472,6 +490,83 @@ fail:
 	return -errno;
 }
 
+static struct pidns *pidns_find(struct server *srv, const char *name)
+{
+	for (int i = 0; i < MAX_PIDNS; i++)
+		if (srv->pidns[i].fd >= 0 && !strcmp(srv->pidns[i].name, name))
+			return &srv->pidns[i];
+	return NULL;
+}
+
+/*
+ * Before the fork: make the next child's PID namespace S's (a new one,
+ * or its container's). -errno; pidns_after_fork() undoes it either way.
+ */
+static int pidns_before_fork(struct server *srv, struct session *s)
+{
+	struct pidns *ns;
+
+	if (!s->req.pidns)
+		return 0;
+	if (srv->own_pidns < 0)
+		return -ENOSYS; /* no /proc/self/ns/pid to come back to */
+	if (s->req.pidns == AGENT_PIDNS_NEW) {
+		if (pidns_find(srv, s->req.cgroup))
+			return -EEXIST;
+		return unshare(CLONE_NEWPID) ? -errno : 0;
+	}
+	ns = pidns_find(srv, s->req.cgroup);
+	if (!ns)
+		return -ESRCH; /* no such container, or it has ended */
+	return setns(ns->fd, CLONE_NEWPID) ? -errno : 0;
+}
+
+/* After it: the agent's own namespace for its next children again, and
+ * a new namespace recorded under its container's name. */
+static void pidns_after_fork(struct server *srv, struct session *s)
+{
+	char path[64];
+
+	if (!s->req.pidns || srv->own_pidns < 0)
+		return;
+	if (setns(srv->own_pidns, CLONE_NEWPID))
+		agent_log("PID namespace: cannot return to the agent's: %s",
+			  strerror(errno));
+	if (s->req.pidns != AGENT_PIDNS_NEW || s->pid <= 0)
+		return;
+	for (int i = 0; i < MAX_PIDNS; i++) {
+		struct pidns *ns = &srv->pidns[i];
+
+		if (ns->fd >= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)s->pid);
+		ns->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (ns->fd < 0) {
+			agent_log("%s: %s: execs cannot join it", path,
+				  strerror(errno));
+			return;
+		}
+		snprintf(ns->name, sizeof(ns->name), "%s", s->req.cgroup);
+		ns->init = s->pid;
+		return;
+	}
+	agent_log("PID namespace of %s: %d already: execs cannot join it",
+		  s->req.cgroup, MAX_PIDNS);
+}
+
+/* PID ended: the namespace it was PID 1 of is gone. */
+static void pidns_ended(struct server *srv, pid_t pid)
+{
+	for (int i = 0; i < MAX_PIDNS; i++) {
+		struct pidns *ns = &srv->pidns[i];
+
+		if (ns->fd >= 0 && ns->init == pid) {
+			close(ns->fd);
+			*ns = (struct pidns){ .fd = -1 };
+		}
+	}
+}
+
 /* All streams are attached: create pipes or the terminal, fork, exec. */
 static void session_start(struct server *srv, struct session *s)
 {
@@ -519,9 +614,20 @@ static void session_start(struct server *srv, struct session *s)
 		err = errno;
 		goto fail;
 	}
+	r = pidns_before_fork(srv, s);
+	if (r < 0) {
+		err = -r;
+		pidns_after_fork(srv, s);
+		close(err_pipe[0]);
+		close(err_pipe[1]);
+		agent_log("PID namespace of %s: %s", s->req.cgroup,
+			  strerror(err));
+		goto fail;
+	}
 	s->pid = fork();
 	if (s->pid == 0)
 		child_exec(s, child_fd, tty_slave, err_pipe[1], cgroup_procs);
+	pidns_after_fork(srv, s);
 	close_fd(&cgroup_procs);
 	close(err_pipe[1]);
 	for (int i = 0; i < 3; i++)
@@ -539,6 +645,7 @@ static void session_start(struct server *srv, struct session *s)
 	if (n == sizeof(err)) {
 		/* The child failed before exec and has exited: reap it here. */
 		waitpid(s->pid, NULL, 0);
+		pidns_ended(srv, s->pid);
 		s->pid = 0;
 		goto fail;
 	}
@@ -1096,6 +1203,7 @@ static void reap_children(struct server *srv)
 	while (read(srv->signal_fd, &si, sizeof(si)) == sizeof(si))
 		;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		pidns_ended(srv, pid);
 		if (srv->main && pid == srv->main->pid) {
 			srv->main->exited = true;
 			srv->main->status = status;
@@ -1234,6 +1342,10 @@ int agent_serve(const struct agent_listen *where, struct agent_main *main)
 	srv = (struct server){ .where = where,
 			       .main = main,
 			       .task_cgroup = task_cgroup_from_env() };
+	for (int i = 0; i < MAX_PIDNS; i++)
+		srv.pidns[i].fd = -1;
+	/* No /proc (a test guest): no PID namespaces asked can be given. */
+	srv.own_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, NULL);

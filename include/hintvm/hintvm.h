@@ -414,7 +414,15 @@ struct hvm_process_spec {
 	 */
 	const char *cgroup;
 	unsigned long long memory_max;
+	/*
+	 * With CGROUP: HVM_PIDNS_NEW, a PID namespace of its own, named by
+	 * CGROUP, whose PID 1 it is; HVM_PIDNS_JOIN, the one of that name
+	 * (an exec into the container); 0: the guest's.
+	 */
+	unsigned int pidns;
 };
+#define HVM_PIDNS_NEW 1u
+#define HVM_PIDNS_JOIN 2u
 
 /*
  * Start SPEC's process in the guest of VM: a VM name (whose vsock socket

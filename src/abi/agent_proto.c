@@ -84,6 +84,7 @@ enum agent_attr_kind agent_attr_kind(uint16_t type)
 	case AGENT_ATTR_STATE:
 	case AGENT_ATTR_NO_NEW_PRIVS:
 	case AGENT_ATTR_ROOT_READONLY:
+	case AGENT_ATTR_PIDNS:
 		return AGENT_KIND_U32;
 	case AGENT_ATTR_TOKEN:
 	case AGENT_ATTR_CPU_USAGE_NS:
@@ -558,6 +559,13 @@ int agent_exec_decode(const uint8_t *payload, size_t len,
 				return exec_error(msg, msg_size, -EINVAL,
 						  "memory max 0 is no limit");
 			break;
+		case AGENT_ATTR_PIDNS:
+			if (v != AGENT_PIDNS_NEW && v != AGENT_PIDNS_JOIN)
+				return exec_error(
+					msg, msg_size, -EINVAL,
+					"PIDNS is not 1 (new) or 2 (join)");
+			req->pidns = v;
+			break;
 		case AGENT_ATTR_UID:
 			if (v == UINT32_MAX)
 				return exec_error(msg, msg_size, -EINVAL,
@@ -622,6 +630,14 @@ int agent_exec_decode(const uint8_t *payload, size_t len,
 	if (req->memory_max && !has_cgroup)
 		return exec_error(msg, msg_size, -EINVAL,
 				  "a memory max needs a cgroup");
+	if (!!req->pidns != !!(req->flags & AGENT_EXEC_PIDNS))
+		return exec_error(
+			msg, msg_size, -EINVAL,
+			"a PID namespace and the PIDNS flag go together");
+	if (req->pidns && !has_cgroup)
+		return exec_error(
+			msg, msg_size, -EINVAL,
+			"a PID namespace needs a cgroup to be named by");
 	/*
 	 * One block: the pointer arrays, then the strings. Bounded by the
 	 * payload: strbytes <= len + counts, counts <= the limits above.
@@ -690,6 +706,8 @@ static void put_exec(struct agent_builder *b, const struct agent_exec_req *req)
 		agent_put_str(b, AGENT_ATTR_CGROUP, req->cgroup);
 	if (req->memory_max)
 		agent_put_u64(b, AGENT_ATTR_MEMORY_MAX, req->memory_max);
+	if (req->pidns)
+		agent_put_u32(b, AGENT_ATTR_PIDNS, req->pidns);
 	if (req->has_uid)
 		agent_put_u32(b, AGENT_ATTR_UID, req->uid);
 	if (req->has_gid)

@@ -136,6 +136,8 @@ enum agent_attr_type {
 	AGENT_ATTR_CGROUP = 45, /* string */
 	/* EXEC: that cgroup's memory.max, bytes (> 0); only with CGROUP. */
 	AGENT_ATTR_MEMORY_MAX = 46, /* u64 */
+	/* EXEC (with AGENT_EXEC_PIDNS and CGROUP): enum agent_pidns. */
+	AGENT_ATTR_PIDNS = 47, /* u32 */
 	AGENT_ATTR_COUNT
 };
 
@@ -166,7 +168,21 @@ enum agent_attr_kind {
  * than run the process outside its container's memory limit.
  */
 #define AGENT_EXEC_CGROUP 0x40u
-#define AGENT_EXEC_KNOWN_FLAGS 0x7fu
+/*
+ * The request asks for a PID namespace (PIDNS): a flag for the same
+ * reason, so that no agent runs a container's process among the VM's.
+ */
+#define AGENT_EXEC_PIDNS 0x80u
+#define AGENT_EXEC_KNOWN_FLAGS 0xffu
+
+/*
+ * A pod container's PID namespace, named by its CGROUP: its own process
+ * makes it (and is its PID 1), the execs into it join it.
+ */
+enum agent_pidns {
+	AGENT_PIDNS_NEW = 1,
+	AGENT_PIDNS_JOIN = 2,
+};
 
 /* A pod container's cgroup name: 1 to 64 of [A-Za-z0-9_.+-], not starting
  * with '.' (a container id, as the OCI runtime's ids are). */
@@ -329,6 +345,9 @@ struct agent_exec_req {
 	 * naming it (agent_cgroup_name_valid()). */
 	char *cgroup;
 	uint64_t memory_max;
+	/* 0: the agent's PID namespace; else (AGENT_EXEC_PIDNS, with a
+	 * CGROUP) enum agent_pidns for the namespace of that name. */
+	uint32_t pidns;
 	uint32_t uid, gid;
 	bool has_uid, has_gid;
 	uint32_t flags; /* AGENT_EXEC_* */

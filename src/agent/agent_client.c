@@ -447,13 +447,23 @@ static int spec_to_req(const struct hvm_process_spec *spec,
 			spec->memory_max);
 	req->cwd = (char *)spec->cwd;
 	req->root = (char *)spec->root;
+	if (spec->pidns && (!spec->cgroup || (spec->pidns != HVM_PIDNS_NEW &&
+					      spec->pidns != HVM_PIDNS_JOIN)))
+		return hvm_set_error(
+			-EINVAL,
+			"process PID namespace %u: expected HVM_PIDNS_NEW or _JOIN, with a cgroup to name it",
+			spec->pidns);
 	req->cgroup = (char *)spec->cgroup;
 	req->memory_max = spec->memory_max;
+	req->pidns = spec->pidns == HVM_PIDNS_NEW    ? AGENT_PIDNS_NEW
+		     : spec->pidns == HVM_PIDNS_JOIN ? AGENT_PIDNS_JOIN
+						     : 0;
 	req->has_uid = spec->uid >= 0;
 	req->uid = req->has_uid ? (uint32_t)spec->uid : 0;
 	req->has_gid = spec->gid >= 0;
 	req->gid = req->has_gid ? (uint32_t)spec->gid : 0;
-	req->flags = spec->flags & ~(AGENT_EXEC_LIMITS | AGENT_EXEC_CGROUP);
+	req->flags = spec->flags & ~(AGENT_EXEC_LIMITS | AGENT_EXEC_CGROUP |
+				     AGENT_EXEC_PIDNS);
 	if (spec->flags & HVM_PROCESS_TTY) {
 		req->rows = spec->rows;
 		req->cols = spec->cols;
@@ -469,6 +479,8 @@ static int spec_to_req(const struct hvm_process_spec *spec,
 		req->flags |= AGENT_EXEC_LIMITS;
 	if (req->cgroup)
 		req->flags |= AGENT_EXEC_CGROUP;
+	if (req->pidns)
+		req->flags |= AGENT_EXEC_PIDNS;
 	return 0;
 }
 

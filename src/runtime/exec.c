@@ -45,6 +45,7 @@ struct exec_opts {
 	const char *guest_root; /* a pod's container (the shim): its root */
 	const char *guest_cgroup; /* ... its cgroup in the guest, by name */
 	unsigned long long guest_memory_max; /* ... its memory.max; 0: none */
+	unsigned int guest_pidns; /* ... its PID namespace: HVM_PIDNS_* */
 	const char *user;
 	const char *env[MAX_CLI_ENV + 1];
 	size_t nenv;
@@ -76,6 +77,9 @@ static int parse_exec_opts(int argc, char **argv, struct exec_opts *o)
 		 * (the pod container's limit) when given. */
 		{ "guest-cgroup", required_argument, NULL, 'G' },
 		{ "guest-memory-max", required_argument, NULL, 'M' },
+		/* ... "new": in a PID namespace of its own, named by the
+		 * cgroup; "join": in that one (an exec into the container). */
+		{ "guest-pidns", required_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -114,6 +118,18 @@ static int parse_exec_opts(int argc, char **argv, struct exec_opts *o)
 			break;
 		case 'G':
 			o->guest_cgroup = optarg;
+			break;
+		case 'N':
+			if (!strcmp(optarg, "new")) {
+				o->guest_pidns = HVM_PIDNS_NEW;
+			} else if (!strcmp(optarg, "join")) {
+				o->guest_pidns = HVM_PIDNS_JOIN;
+			} else {
+				rt_error(
+					"exec --guest-pidns %s: expected \"new\" or \"join\"",
+					optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'M': {
 			char *end;
@@ -439,6 +455,7 @@ int cmd_exec(int argc, char **argv)
 	ps.root = o.guest_root;
 	ps.cgroup = o.guest_cgroup;
 	ps.memory_max = o.guest_memory_max;
+	ps.pidns = o.guest_pidns;
 	if (o.process_file) {
 		ps.uid = spec.process.uid;
 		ps.gid = spec.process.gid;

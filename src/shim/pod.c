@@ -247,6 +247,7 @@ static void create_container(struct shim *s, struct ttrpc_call *call,
 		 POD_GUEST_DIR, req->id);
 	snprintf(e->container, sizeof(e->container), "%s", req->id);
 	e->memory_max = info->memory_limit;
+	e->guest_pidns = info->own_pidns;
 	e->used = true;
 	rt_debug("pod %s: container %s, rootfs %s", s->task.id, c->id,
 		 c->rootfs);
@@ -308,7 +309,11 @@ static void exec_into(struct shim *s, struct ttrpc_call *call,
 			req->exec_id, c->id);
 		return;
 	}
-	shim_exec_add(s, call, c->id, own->guest_root);
+	struct shim_exec *e = shim_exec_add(s, call, c->id, own->guest_root);
+
+	/* In its PID namespace, if it has one. */
+	if (e)
+		e->guest_pidns_join = own->guest_pidns;
 }
 
 /* A request naming exec EXEC_ID of app container C. */

@@ -11,6 +11,7 @@
 #ifndef HVM_SHIM_POD_H
 #define HVM_SHIM_POD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "runtime/runtime.h"
@@ -37,6 +38,10 @@ struct pod_info {
 	/* POD_CONTAINER: linux.resources.memory.limit in bytes, the
 	 * container's cgroup's memory.max in the guest; 0: none. */
 	unsigned long long memory_limit;
+	/* POD_CONTAINER: a PID namespace of its own (linux.namespaces has
+	 * "pid" without a path: the CRI's NamespaceMode CONTAINER); with a
+	 * path (POD) or none (NODE) it shares the VM's, which is the pod's. */
+	bool own_pidns;
 	char sandbox_id[RT_MAX_ID +
 			1]; /* POD_CONTAINER (and the sandbox's own) */
 };

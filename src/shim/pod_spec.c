@@ -78,6 +78,29 @@ static int memory_limit(json_object *spec, unsigned long long *limit, char *err,
 	return 0;
 }
 
+/* SPEC's linux.namespaces: a "pid" entry without a path is a namespace
+ * of the container's own. */
+static bool own_pidns(json_object *spec)
+{
+	json_object *linux_, *nss, *ns, *v;
+
+	if (!json_object_object_get_ex(spec, "linux", &linux_) ||
+	    !json_object_object_get_ex(linux_, "namespaces", &nss) ||
+	    !json_object_is_type(nss, json_type_array))
+		return false;
+	for (size_t i = 0; i < json_object_array_length(nss); i++) {
+		ns = json_object_array_get_idx(nss, i);
+		if (!json_object_object_get_ex(ns, "type", &v) ||
+		    !json_object_is_type(v, json_type_string) ||
+		    strcmp(json_object_get_string(v), "pid"))
+			continue;
+		return !json_object_object_get_ex(ns, "path", &v) ||
+		       !json_object_is_type(v, json_type_string) ||
+		       !*json_object_get_string(v);
+	}
+	return false;
+}
+
 int pod_info_parse(const char *json, size_t len, struct pod_info *out,
 		   char *err, size_t errlen)
 {
@@ -124,6 +147,7 @@ int pod_info_parse(const char *json, size_t len, struct pod_info *out,
 		ret = memory_limit(spec, &out->memory_limit, err, errlen);
 		if (ret)
 			goto out;
+		out->own_pidns = own_pidns(spec);
 	}
 	out->role = strcmp(type, "sandbox") ? POD_CONTAINER : POD_SANDBOX;
 	snprintf(out->sandbox_id, sizeof(out->sandbox_id), "%s", sid);

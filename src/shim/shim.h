@@ -133,6 +133,9 @@ struct shim_exec {
 	char container[RT_MAX_ID + 1];
 	/* The container's own process: its cgroup's memory.max; 0: none. */
 	unsigned long long memory_max;
+	/* A PID namespace of the container's own: made by its process,
+	 * joined by its execs (guest_pidns_join). */
+	bool guest_pidns, guest_pidns_join;
 	pid_t pid;
 	uint32_t exit_status;
 	struct timespec exited_at;
@@ -174,10 +177,10 @@ void shim_exec_create(void *opaque, struct ttrpc_call *call);
 /*
  * Exec's work once the task is known to run: CALL's ExecProcessRequest as
  * an exec of the pod's app container CONTAINER, run in GUEST_ROOT (both
- * NULL: the task's own).
+ * NULL: the task's own). The exec, or NULL when CALL was refused.
  */
-void shim_exec_add(struct shim *s, struct ttrpc_call *call,
-		   const char *container, const char *guest_root);
+struct shim_exec *shim_exec_add(struct shim *s, struct ttrpc_call *call,
+				const char *container, const char *guest_root);
 /* The container an exec's events name: its app container's, or the task's. */
 const char *shim_exec_container_id(const struct shim *s,
 				   const struct shim_exec *e);

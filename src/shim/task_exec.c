@@ -76,11 +76,11 @@ void shim_exec_create(void *opaque, struct ttrpc_call *call)
 	struct shim *s = opaque;
 
 	if (shim_find_task(s, call, req->id))
-		shim_exec_add(s, call, NULL, NULL);
+		(void)shim_exec_add(s, call, NULL, NULL);
 }
 
-void shim_exec_add(struct shim *s, struct ttrpc_call *call,
-		   const char *container, const char *guest_root)
+struct shim_exec *shim_exec_add(struct shim *s, struct ttrpc_call *call,
+				const char *container, const char *guest_root)
 {
 	const Containerd__Task__V2__ExecProcessRequest *req =
 		(const void *)call->request;
@@ -96,13 +96,13 @@ void shim_exec_add(struct shim *s, struct ttrpc_call *call,
 			call, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
 			"exec id \"%s\": expected 1 to %d of [A-Za-z0-9_.+-], not starting with '.'",
 			req->exec_id, RT_MAX_ID);
-		return;
+		return NULL;
 	}
 	if (!t->started || t->exited) {
 		ttrpc_call_error(call, PRECONDITION,
 				 "task %s is not running: no exec in it",
 				 t->id);
-		return;
+		return NULL;
 	}
 	if (!req->spec || !req->spec->value.data || !req->spec->value.len ||
 	    req->spec->value.len > EXEC_SPEC_MAX) {
@@ -110,14 +110,14 @@ void shim_exec_add(struct shim *s, struct ttrpc_call *call,
 			call, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
 			"exec \"%s\": expected a process spec of 1 to %u bytes",
 			req->exec_id, EXEC_SPEC_MAX);
-		return;
+		return NULL;
 	}
 	for (int i = 0; i < SHIM_MAX_EXECS; i++) {
 		if (s->execs[i].used && !strcmp(s->execs[i].id, req->exec_id)) {
 			ttrpc_call_error(
 				call, GOOGLE__RPC__CODE__ALREADY_EXISTS,
 				"exec \"%s\" exists already", req->exec_id);
-			return;
+			return NULL;
 		}
 		if (!s->execs[i].used && !e)
 			e = &s->execs[i];
@@ -126,7 +126,7 @@ void shim_exec_add(struct shim *s, struct ttrpc_call *call,
 		ttrpc_call_error(call, GOOGLE__RPC__CODE__RESOURCE_EXHAUSTED,
 				 "task %s has %d execs already: delete some",
 				 t->id, SHIM_MAX_EXECS);
-		return;
+		return NULL;
 	}
 	memset(e, 0, sizeof(*e));
 	shim_console_reset(&e->console);
@@ -137,7 +137,7 @@ void shim_exec_add(struct shim *s, struct ttrpc_call *call,
 		      req->stdout) ||
 	    copy_path(call, e->stderr_path, sizeof(e->stderr_path), "stderr",
 		      req->stderr))
-		return;
+		return NULL;
 	snprintf(e->id, sizeof(e->id), "%s", req->exec_id);
 	if (container)
 		snprintf(e->container, sizeof(e->container), "%s", container);
@@ -146,7 +146,7 @@ void shim_exec_add(struct shim *s, struct ttrpc_call *call,
 		ttrpc_call_error(call, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
 				 "exec %s: guest root %s is too long", e->id,
 				 guest_root);
-		return;
+		return NULL;
 	}
 	/* The runtime's exec reads the process spec from a file, as
 	 * runc's does (--process). */
@@ -160,13 +160,14 @@ void shim_exec_add(struct shim *s, struct ttrpc_call *call,
 		ttrpc_call_error(call, GOOGLE__RPC__CODE__INTERNAL, "%s: %s",
 				 e->process_file, strerror(errno));
 		unlink(e->process_file);
-		return;
+		return NULL;
 	}
 	e->used = true;
 	ev.container_id = (char *)shim_exec_container_id(s, e);
 	ev.exec_id = e->id;
 	shim_events_publish(&s->events, "/tasks/exec-added", &ev.base);
 	ttrpc_call_reply(call, &empty.base);
+	return e;
 }
 
 void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
@@ -238,7 +239,7 @@ void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
 		goto out;
 	}
 	if (pid == 0) {
-		char *argv[16], mem[24];
+		char *argv[18], mem[24];
 		int argc = 0;
 		sigset_t none;
 
@@ -250,6 +251,10 @@ void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
 		if (e->container[0]) { /* ... and its cgroup there */
 			argv[argc++] = "--guest-cgroup";
 			argv[argc++] = e->container;
+		}
+		if (e->guest_pidns || e->guest_pidns_join) {
+			argv[argc++] = "--guest-pidns";
+			argv[argc++] = e->guest_pidns ? "new" : "join";
 		}
 		if (e->memory_max) {
 			snprintf(mem, sizeof(mem), "%llu", e->memory_max);

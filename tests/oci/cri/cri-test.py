@@ -172,7 +172,7 @@ class Pod:
         for cid in self.containers:
             for method, req in (
                     ("StopContainer", cri.StopContainerRequest(
-                        container_id=cid, timeout=10)),
+                        container_id=cid, timeout=2)),
                     ("RemoveContainer", cri.RemoveContainerRequest(
                         container_id=cid))):
                 try:
@@ -289,13 +289,19 @@ def case_pod_localhost(client, args, case):
 def case_pod_exec_sync(client, args, case):
     """ExecSync into an app container of a pod: its output, its exit
     status, and that it runs in the container's own root (a file the
-    container wrote there; not the VM's root, which has the pod share)."""
+    container wrote there; not the VM's root, which has the pod share)
+    and PID namespace (its PID 1 is the container's sleep; the other
+    container's sleep is not to be seen)."""
     setup = ("echo marker-$$ > /exec-marker && echo written && exec sleep 600")
     probe = ("i=0; while [ ! -s /exec-marker ] && [ $i -lt 100 ]; do"
              " sleep 0.2; i=$((i+1)); done; cat /exec-marker;"
              " if [ -e /hintvm-pod ]; then echo in-vm-root; fi;"
+             " echo pid1=$(cat /proc/1/cmdline | tr '\\0' ' ');"
+             " for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done"
+             " | grep -c 'sleep 60[01]' | sed 's/^/sleeps=/';"
              " echo to-stderr >&2; exit 7")
     with Pod(client, args, case) as pod:
+        pod.container("other", ["sleep", "601"])
         cid = pod.container("target", ["sh", "-c", setup])
         res = client.runtime("ExecSync", cri.ExecSyncRequest(
             container_id=cid, cmd=["sh", "-c", probe], timeout=120))
@@ -319,6 +325,16 @@ def case_pod_exec_sync(client, args, case):
         problems.append("exit code %d, expected 7" % res.exit_code)
     if not out.startswith("marker-"):
         problems.append("stdout %r lacks the container's /exec-marker" % out)
+    # The marker says marker-1: the container's sh was PID 1 of its own.
+    if not out.startswith("marker-1\n"):
+        problems.append("the container's process was not PID 1 of its own"
+                        " namespace: %r" % out)
+    if "pid1=sleep 600" not in out:
+        problems.append("the exec's PID 1 is not the container's sleep: %r"
+                        % out)
+    if "sleeps=1\n" not in out:
+        problems.append("the exec sees other containers' processes (only"
+                        " its container's sleep 600 expected): %r" % out)
     if "in-vm-root" in out:
         problems.append("the exec saw /hintvm-pod: it ran in the VM's root,"
                         " not the container's")
@@ -335,8 +351,9 @@ def case_pod_exec_sync(client, args, case):
     verdict(case, not problems, "; ".join(problems) or
             "ExecSync in app container: exit 7, stdout %s from the container's"
             " own root, stderr apart; a second ExecSync; container still"
-            " RUNNING; ContainerStats from its guest cgroup: %d bytes, %d ns"
-            % (out.split("\n")[0], mem, cpu))
+            " RUNNING; its own PID namespace (PID 1 its sleep, the other"
+            " container's unseen); ContainerStats from its guest cgroup:"
+            " %d bytes, %d ns" % (out.split("\n")[0], mem, cpu))
 
 
 def wait_reason(client, cid, timeout_s):

@@ -306,6 +306,45 @@ static void test_exec_cgroup(void **state)
 	assert_true(agent_cgroup_name_valid("4f1e_c-1.2+x", 12));
 }
 
+/* A container's PID namespace: new or joined, by its cgroup's name. */
+static void test_exec_pidns(void **state)
+{
+	char *argv[] = { "sh", NULL };
+	struct agent_exec_req in = { .argv = argv,
+				     .cgroup = "c1",
+				     .pidns = AGENT_PIDNS_NEW,
+				     .flags = AGENT_EXEC_CGROUP |
+					      AGENT_EXEC_PIDNS },
+			      out, r;
+	char msg[128];
+	int len = encode_exec(&in);
+
+	(void)state;
+	assert_int_equal(decode_exec(len, &out, msg), 0);
+	assert_int_equal(out.pidns, AGENT_PIDNS_NEW);
+	agent_exec_req_free(&out);
+	in.pidns = AGENT_PIDNS_JOIN;
+	len = encode_exec(&in);
+	assert_int_equal(decode_exec(len, &out, msg), 0);
+	assert_int_equal(out.pidns, AGENT_PIDNS_JOIN);
+	agent_exec_req_free(&out);
+
+	/* Only 1 or 2, with the flag, and with a cgroup to name it. */
+	r = in;
+	r.pidns = 3;
+	expect_exec_refused(&r, -EINVAL);
+	r = in;
+	r.flags = AGENT_EXEC_CGROUP;
+	expect_exec_refused(&r, -EINVAL);
+	r = in;
+	r.pidns = 0;
+	expect_exec_refused(&r, -EINVAL);
+	r = (struct agent_exec_req){ .argv = argv,
+				     .pidns = AGENT_PIDNS_NEW,
+				     .flags = AGENT_EXEC_PIDNS };
+	expect_exec_refused(&r, -EINVAL);
+}
+
 static void test_exec_values_checked(void **state)
 {
 	char *argv[] = { "true", NULL }, *none[] = { NULL };
@@ -737,6 +776,7 @@ int main(void)
 		cmocka_unit_test(test_exec_values_checked),
 		cmocka_unit_test(test_exec_root),
 		cmocka_unit_test(test_exec_cgroup),
+		cmocka_unit_test(test_exec_pidns),
 		cmocka_unit_test(test_exec_counts_bounded),
 		cmocka_unit_test(test_exec_limits_round_trip),
 		cmocka_unit_test(test_exec_limits_checked),

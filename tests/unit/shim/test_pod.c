@@ -119,6 +119,40 @@ static void test_memory_limit(void **state)
 	assert_non_null(strstr(err, "expected an integer"));
 }
 
+/* The CRI's PID namespace modes, as containerd 1.6 writes them. */
+static void test_pidns(void **state)
+{
+	struct pod_info info;
+	char err[256] = "";
+
+	(void)state;
+	/* CONTAINER: "pid" without a path. */
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"namespaces\":[{\"type\":\"ipc\","
+		      "\"path\":\"/proc/9/ns/ipc\"},{\"type\":\"pid\"},"
+		      "{\"type\":\"mount\"}]}}",
+		      &info, err),
+		0);
+	assert_true(info.own_pidns);
+	/* POD: the sandbox's, by path. */
+	assert_int_equal(parse("{" CTR_ANN
+			       ",\"linux\":{\"namespaces\":[{\"type\":\"pid\","
+			       "\"path\":\"/proc/9/ns/pid\"}]}}",
+			       &info, err),
+			 0);
+	assert_false(info.own_pidns);
+	/* NODE: no "pid" entry at all; and no namespaces. */
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"namespaces\":[{\"type\":\"mount\"}]}}",
+		      &info, err),
+		0);
+	assert_false(info.own_pidns);
+	assert_int_equal(parse("{" CTR_ANN "}", &info, err), 0);
+	assert_false(info.own_pidns);
+}
+
 static void test_bad_annotations(void **state)
 {
 	struct pod_info info;
@@ -276,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_roles),
 		cmocka_unit_test(test_bad_annotations),
 		cmocka_unit_test(test_memory_limit),
+		cmocka_unit_test(test_pidns),
 		cmocka_unit_test_setup_teardown(test_read_bundle, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_add_share, setup,
