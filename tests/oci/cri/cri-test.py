@@ -369,12 +369,12 @@ def wait_reason(client, cid, timeout_s):
 
 
 def case_pod_oom(client, args, case):
-    """A container with a 32 MiB memory limit allocates 128 MiB: the
+    """A container with a 32 MiB memory limit allocates 64 MiB: the
     guest's OOM killer ends it in its own cgroup, the shim reports
     TaskOOM, and the CRI says OOMKilled (exit 137). A container beside it
     without a limit allocates 1 MiB and completes: not OOMKilled."""
     hog = ["sh", "-c", "echo hog-start; exec dd if=/dev/zero of=/dev/null"
-           " bs=128M count=1"]
+           " bs=64M count=1"]
     calm = ["sh", "-c", "dd if=/dev/zero of=/dev/null bs=1M count=1 &&"
             " echo calm-done"]
     with Pod(client, args, case) as pod:
@@ -397,7 +397,7 @@ def case_pod_oom(client, args, case):
                         (calm_st.reason, calm_st.exit_code))
     problems += pod.cleanup_problems
     verdict(case, not problems, "; ".join(problems) or
-            "hog (memory limit 32 MiB, dd of 128 MiB): OOMKilled, exit 137;"
+            "hog (memory limit 32 MiB, dd of 64 MiB): OOMKilled, exit 137;"
             " calm beside it: Completed, exit 0")
 
 
