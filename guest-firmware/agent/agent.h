@@ -75,6 +75,13 @@ int agent_ctr_cgroup_open(int task_dir, const char *name);
 /* The environment variable that hands the agent that directory's fd. */
 #define AGENT_TASK_CGROUP_ENV "HINTVM_TASK_CGROUP_FD"
 
+/*
+ * A pod container's /dev under ROOT (pod_dev.c): a tmpfs with runc's
+ * default nodes and links, devpts and shm. In the caller's own mount
+ * namespace. 0 or -errno.
+ */
+int agent_pod_dev_setup(const char *root);
+
 /* Network configuration over rtnetlink (net.c). */
 int agent_net_up(const char *ifname);
 /* "IF,ADDR/PREFIX[,gw=ADDR][,mtu=N]" as on the kernel command line. */

@@ -380,13 +380,14 @@ static void reset_signals(void)
 
 /*
  * A pod's container (EXEC's ROOT): a mount namespace of its own, so that
- * what it mounts stays its own, /proc for its tools, and ROOT as its root.
- * -errno.
+ * what it mounts stays its own, /proc for its tools, a /dev as runc's,
+ * and ROOT as its root. -errno.
  */
 static int enter_root(const char *root)
 {
 	char proc[AGENT_MAX_PATH + sizeof("/proc")];
 	struct stat st;
+	int r;
 
 	if (unshare(CLONE_NEWNS) < 0 ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -398,6 +399,9 @@ static int enter_root(const char *root)
 	    mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  NULL) < 0)
 		return -errno;
+	r = agent_pod_dev_setup(root);
+	if (r < 0)
+		return r;
 	if (chroot(root) < 0)
 		return -errno;
 	return 0;

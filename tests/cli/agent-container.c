@@ -9,7 +9,8 @@
  *   PID 1 of its namespace, and its cgroup.procs and memory.max are
  *   written;
  * - an exec joining it ("join") sees that PID 1 and only its namespace's
- *   processes in its /proc;
+ *   processes in its /proc, and a /dev of its own (a tmpfs with the
+ *   default device nodes, devpts, shm);
  * - once the container's process is gone its namespace is too: a join is
  *   refused, and a new container of that name gets a new one.
  *
@@ -116,6 +117,20 @@ int main(int argc, char **argv)
 	      "an exec sees its PID 1 and only its processes", line);
 	hvm_process_wait(ex, &st, 30000);
 	hvm_process_free(ex);
+	/* Its /dev: a tmpfs of its own with the default nodes, devpts. */
+	ex = start(argv[1], HVM_PIDNS_JOIN, 0,
+		   "[ -c /dev/zero ] && [ -c /dev/null ] && [ -L /dev/fd ] &&"
+		   " echo $(stat -f -c %T /dev /dev/pts /dev/shm)"
+		   " $(head -c 3 /dev/zero | od -An -tx1)");
+	if (ex)
+		read_line(ex, line, sizeof(line));
+	check(ex && !strcmp(line, "tmpfs devpts tmpfs 00 00 00"),
+	      "its /dev is a tmpfs with the default devices, devpts, shm",
+	      ex ? line : hvm_last_error());
+	if (ex) {
+		hvm_process_wait(ex, &st, 30000);
+		hvm_process_free(ex);
+	}
 
 	hvm_process_signal(init, SIGKILL);
 	check(hvm_process_wait(init, &st, 30000) == 0 && st.status == 137,

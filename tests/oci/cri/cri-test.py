@@ -96,6 +96,9 @@ def container_config(args, name, command, memory_limit=0):
     cfg.image.image = args.image
     cfg.command.extend(command)
     cfg.log_path = name + ".log"
+    # As the kubelet for a pod without shareProcessNamespace: a PID
+    # namespace of the container's own (the enum's default is POD).
+    cfg.linux.security_context.namespace_options.pid = cri.CONTAINER
     if memory_limit:
         cfg.linux.resources.memory_limit_in_bytes = memory_limit
     return cfg
