@@ -72,6 +72,8 @@ int agent_ctr_cgroup_prepare(int task_dir, const char *name,
 			     uint64_t memory_max);
 /* Its directory, for agent_task_cgroup_read(); -ENOENT: never made. */
 int agent_ctr_cgroup_open(int task_dir, const char *name);
+/* CGROUP_SET: C's memory.max and cpu.max written. 0 or -errno. */
+int agent_ctr_cgroup_set(int task_dir, const struct agent_cgroup_set *c);
 /* The environment variable that hands the agent that directory's fd. */
 #define AGENT_TASK_CGROUP_ENV "HINTVM_TASK_CGROUP_FD"
 

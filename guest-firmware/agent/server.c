@@ -949,6 +949,32 @@ static void handle_stats(struct server *srv, struct conn *c)
 		conn_queue(c, frame_buf, len);
 }
 
+/* CGROUP_SET: a pod container's limits (UpdateContainerResources). */
+static void handle_cgroup_set(struct server *srv, struct conn *c)
+{
+	struct agent_cgroup_set cs;
+	struct agent_builder b;
+	char msg[128];
+	int r;
+
+	r = agent_cgroup_set_decode(c->payload, c->hdr.len, &cs, msg,
+				    sizeof(msg));
+	if (r < 0) {
+		reply_error(c, c->hdr.id, -r, "CGROUP_SET refused: %s", msg);
+		return;
+	}
+	r = srv->task_cgroup < 0 ? -ENOENT
+				 : agent_ctr_cgroup_set(srv->task_cgroup, &cs);
+	if (r < 0) {
+		reply_error(c, c->hdr.id, -r, "cgroup \"%s\": %s", cs.cgroup,
+			    strerror(-r));
+		return;
+	}
+	agent_build_begin(&b, frame_buf, sizeof(frame_buf), AGENT_MSG_OK,
+			  c->hdr.id);
+	conn_queue(c, frame_buf, agent_build_end(&b));
+}
+
 /* The directory fd hintvm-oci-init handed over, or -1. */
 static int task_cgroup_from_env(void)
 {
@@ -1026,6 +1052,9 @@ static bool handle_frame(struct server *srv, struct conn *c)
 		break;
 	case AGENT_MSG_STATS:
 		handle_stats(srv, c);
+		break;
+	case AGENT_MSG_CGROUP_SET:
+		handle_cgroup_set(srv, c);
 		break;
 	default:
 		reply_error(c, c->hdr.id, EOPNOTSUPP, "unknown request type %u",

@@ -219,3 +219,29 @@ int agent_ctr_cgroup_prepare(int task_dir, const char *name,
 	close(dir);
 	return r;
 }
+
+int agent_ctr_cgroup_set(int task_dir, const struct agent_cgroup_set *c)
+{
+	char cpu[48];
+	int dir = agent_ctr_cgroup_open(task_dir, c->cgroup), fd, len, r = 0;
+
+	if (dir < 0)
+		return dir;
+	if (c->memory_max)
+		r = write_number(dir, "memory.max", c->memory_max);
+	if (!r && c->set_cpu) {
+		if (c->cpu_quota)
+			len = snprintf(cpu, sizeof(cpu), "%" PRIu64 " %" PRIu64,
+				       c->cpu_quota, c->cpu_period);
+		else
+			len = snprintf(cpu, sizeof(cpu), "max %" PRIu64,
+				       c->cpu_period);
+		fd = openat(dir, "cpu.max", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, cpu, (size_t)len) != len)
+			r = -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	close(dir);
+	return r;
+}

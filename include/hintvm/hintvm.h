@@ -539,6 +539,17 @@ HVM_API int hvm_guest_stats(const char *vm, struct hvm_guest_stats *stats);
  */
 HVM_API int hvm_guest_cgroup_stats(const char *vm, const char *cgroup,
 				   struct hvm_guest_stats *stats);
+/*
+ * Change the limits of the guest cgroup CGROUP (a pod container's): its
+ * memory.max to MEMORY_MAX bytes (0: unchanged) and, when CPU_PERIOD_US
+ * is not 0, its cpu.max to CPU_QUOTA_US per CPU_PERIOD_US (a quota of 0:
+ * no limit). 0, or a negative errno with hvm_last_error(): -ENOENT when
+ * no process was started in it.
+ */
+HVM_API int hvm_guest_cgroup_set(const char *vm, const char *cgroup,
+				 unsigned long long memory_max,
+				 unsigned long long cpu_quota_us,
+				 unsigned long long cpu_period_us);
 
 /*
  * The guest agent's initramfs (a newc cpio): the agent built into this

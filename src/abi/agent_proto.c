@@ -96,6 +96,8 @@ enum agent_attr_kind agent_attr_kind(uint16_t type)
 	case AGENT_ATTR_PIDS_LIMIT:
 	case AGENT_ATTR_OOM_KILLS:
 	case AGENT_ATTR_MEMORY_MAX:
+	case AGENT_ATTR_CPU_QUOTA:
+	case AGENT_ATTR_CPU_PERIOD:
 		return AGENT_KIND_U64;
 	case AGENT_ATTR_NAME:
 	case AGENT_ATTR_ARG:
@@ -1086,4 +1088,56 @@ void agent_stats_decode(const uint8_t *payload, size_t len,
 				  (uint16_t)(AGENT_ATTR_CPU_USAGE_NS + i),
 				  &s->value[i]))
 			s->value[i] = AGENT_STATS_UNKNOWN;
+}
+
+int agent_cgroup_set_encode(uint8_t *buf, size_t cap, uint32_t id,
+			    const struct agent_cgroup_set *c)
+{
+	struct agent_builder b;
+
+	agent_build_begin(&b, buf, cap, AGENT_MSG_CGROUP_SET, id);
+	agent_put_str(&b, AGENT_ATTR_CGROUP, c->cgroup);
+	if (c->memory_max)
+		agent_put_u64(&b, AGENT_ATTR_MEMORY_MAX, c->memory_max);
+	if (c->set_cpu) {
+		agent_put_u64(&b, AGENT_ATTR_CPU_QUOTA, c->cpu_quota);
+		agent_put_u64(&b, AGENT_ATTR_CPU_PERIOD, c->cpu_period);
+	}
+	return agent_build_end(&b);
+}
+
+int agent_cgroup_set_decode(const uint8_t *payload, size_t len,
+			    struct agent_cgroup_set *c, char *msg,
+			    size_t msg_size)
+{
+	bool has_quota, has_period;
+	int r;
+
+	*c = (struct agent_cgroup_set){ 0 };
+	if (msg_size)
+		msg[0] = '\0';
+	r = agent_get_str(payload, len, AGENT_ATTR_CGROUP, c->cgroup,
+			  sizeof(c->cgroup));
+	if (r || !agent_cgroup_name_valid(c->cgroup, strlen(c->cgroup)))
+		return exec_error(msg, msg_size, -EINVAL,
+				  "no CGROUP, or not a cgroup name");
+	if (!agent_get_u64(payload, len, AGENT_ATTR_MEMORY_MAX,
+			   &c->memory_max) &&
+	    !c->memory_max)
+		return exec_error(msg, msg_size, -EINVAL,
+				  "memory max 0 is no limit");
+	has_quota = !agent_get_u64(payload, len, AGENT_ATTR_CPU_QUOTA,
+				   &c->cpu_quota);
+	has_period = !agent_get_u64(payload, len, AGENT_ATTR_CPU_PERIOD,
+				    &c->cpu_period);
+	if (has_quota != has_period)
+		return exec_error(msg, msg_size, -EINVAL,
+				  "CPU_QUOTA and CPU_PERIOD go together");
+	if (has_period && (c->cpu_period < 1000 || c->cpu_period > 1000000))
+		return exec_error(msg, msg_size, -EINVAL,
+				  "CPU_PERIOD is not 1000..1000000 us");
+	c->set_cpu = has_quota;
+	if (!c->set_cpu && !c->memory_max)
+		return exec_error(msg, msg_size, -EINVAL, "nothing to set");
+	return 0;
 }

@@ -69,6 +69,12 @@ enum agent_msg_type {
 	 * task cgroup (an agent not started by hintvm-oci-init).
 	 */
 	AGENT_MSG_STATS = 10,
+	/*
+	 * A pod container's cgroup limits changed (CRI
+	 * UpdateContainerResources): CGROUP, MEMORY_MAX?, CPU_QUOTA? and
+	 * CPU_PERIOD?; answered OK, or ERROR (ENOENT: no such cgroup).
+	 */
+	AGENT_MSG_CGROUP_SET = 11,
 	AGENT_MSG_OK = 64,
 	AGENT_MSG_ERROR = 65,
 	AGENT_MSG_READY = 66,
@@ -138,6 +144,10 @@ enum agent_attr_type {
 	AGENT_ATTR_MEMORY_MAX = 46, /* u64 */
 	/* EXEC (with AGENT_EXEC_PIDNS and CGROUP): enum agent_pidns. */
 	AGENT_ATTR_PIDNS = 47, /* u32 */
+	/* CGROUP_SET: cpu.max, "QUOTA PERIOD" in microseconds; a quota
+	 * of 0 is "max" (no limit). Both or neither. */
+	AGENT_ATTR_CPU_QUOTA = 48, /* u64 */
+	AGENT_ATTR_CPU_PERIOD = 49, /* u64, 1000..1000000 */
 	AGENT_ATTR_COUNT
 };
 
@@ -468,6 +478,28 @@ int agent_shell_status(bool signaled, uint32_t code_or_signal);
 struct agent_stats {
 	uint64_t value[AGENT_STATS_COUNT];
 };
+
+/* ---- CGROUP_SET ----------------------------------------------------- */
+
+struct agent_cgroup_set {
+	char cgroup[AGENT_MAX_CGROUP_NAME + 1];
+	uint64_t memory_max; /* 0: unchanged */
+	bool set_cpu;
+	uint64_t cpu_quota; /* 0: no limit ("max") */
+	uint64_t cpu_period;
+};
+
+/* The CGROUP_SET frame for C with request ID: its length or -errno. */
+int agent_cgroup_set_encode(uint8_t *buf, size_t cap, uint32_t id,
+			    const struct agent_cgroup_set *c);
+/*
+ * A validated CGROUP_SET payload into C: a valid CGROUP, a MEMORY_MAX
+ * above 0 if any, CPU_QUOTA and CPU_PERIOD together with a period of
+ * 1000..1000000 us, and something to set. 0 or -EINVAL with MSG.
+ */
+int agent_cgroup_set_decode(const uint8_t *payload, size_t len,
+			    struct agent_cgroup_set *c, char *msg,
+			    size_t msg_size);
 
 /* The STATS_DATA frame for S, answering request ID: its length or -errno. */
 int agent_stats_encode(uint8_t *buf, size_t cap, uint32_t id,

@@ -864,3 +864,59 @@ int hvm_guest_cgroup_stats(const char *vm, const char *cgroup,
 	free(payload);
 	return r;
 }
+
+int hvm_guest_cgroup_set(const char *vm, const char *cgroup,
+			 unsigned long long memory_max,
+			 unsigned long long cpu_quota_us,
+			 unsigned long long cpu_period_us)
+{
+	struct agent_cgroup_set cs = { .memory_max = memory_max,
+				       .set_cpu = cpu_period_us != 0,
+				       .cpu_quota = cpu_quota_us,
+				       .cpu_period = cpu_period_us };
+	uint8_t frame[AGENT_HDR_SIZE + 3 * 12 + AGENT_MAX_CGROUP_NAME + 8],
+		*payload = NULL;
+	struct agent_hdr hdr;
+	char path[108];
+	int fd, r, len;
+
+	if (!vm || !cgroup || !agent_cgroup_name_valid(cgroup, strlen(cgroup)))
+		return hvm_set_error(
+			-EINVAL, "cgroup \"%s\": expected a pod container's",
+			cgroup ? cgroup : "");
+	if ((cpu_period_us &&
+	     (cpu_period_us < 1000 || cpu_period_us > 1000000)) ||
+	    (!cpu_period_us && cpu_quota_us))
+		return hvm_set_error(
+			-EINVAL,
+			"cpu quota %llu per period %llu us: expected a period of 1000 to 1000000 us",
+			cpu_quota_us, cpu_period_us);
+	if (!memory_max && !cpu_period_us)
+		return hvm_set_error(-EINVAL, "cgroup %s: nothing to set",
+				     cgroup);
+	snprintf(cs.cgroup, sizeof(cs.cgroup), "%s", cgroup);
+	r = resolve_vsock_path(vm, path, sizeof(path));
+	if (r < 0)
+		return r;
+	fd = agent_dial(path, AGENT_VSOCK_PORT);
+	if (fd < 0)
+		return fd;
+	len = agent_cgroup_set_encode(frame, sizeof(frame), 1, &cs);
+	r = len < 0 ? len : write_full(fd, frame, (size_t)len);
+	if (r == 0)
+		r = agent_read_frame(fd, &hdr, &payload, STATS_TIMEOUT_MS);
+	close(fd);
+	if (r < 0)
+		return hvm_set_error(r,
+				     "agent at %s: no answer to CGROUP_SET: %s",
+				     path, strerror(-r));
+	if (hdr.type == AGENT_MSG_ERROR)
+		r = agent_error(payload, hdr.len, "agent: CGROUP_SET");
+	else if (hdr.type != AGENT_MSG_OK || hdr.id != 1)
+		r = hvm_set_error(
+			-EPROTO,
+			"agent at %s: answered CGROUP_SET with frame type %u (expected %u)",
+			path, hdr.type, AGENT_MSG_OK);
+	free(payload);
+	return r;
+}

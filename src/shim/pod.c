@@ -316,6 +316,57 @@ static void exec_into(struct shim *s, struct ttrpc_call *call,
 		e->guest_pidns_join = own->guest_pidns;
 }
 
+/*
+ * Update (CRI UpdateContainerResources): the container's guest cgroup
+ * gets the new memory limit and CPU quota. The VM's own size stays what
+ * it was at the pod's start.
+ */
+static void update_container(struct shim *s, struct ttrpc_call *call,
+			     const struct pod_container *c)
+{
+	const Containerd__Task__V2__UpdateTaskRequest *req =
+		(const void *)call->request;
+	Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
+	struct pod_resources res;
+	struct rt_container rc;
+	char err[256], vsock[PATH_MAX + 32];
+
+	if (!req->resources ||
+	    strcmp(req->resources->type_url, POD_RESOURCES_TYPE)) {
+		ttrpc_call_error(
+			call, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+			"Update of container %s: resources of type \"%s\", expected %s",
+			c->id, req->resources ? req->resources->type_url : "",
+			POD_RESOURCES_TYPE);
+		return;
+	}
+	if (pod_resources_parse((const char *)req->resources->value.data,
+				req->resources->value.len, &res, err,
+				sizeof(err))) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+				 "Update of container %s: %s", c->id, err);
+		return;
+	}
+	if (!s->task.started || s->task.exited ||
+	    rt_container_load(&rc, s->task.id)) {
+		ttrpc_call_error(
+			call, GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+			"Update of container %s: its pod's VM is not running",
+			c->id);
+		return;
+	}
+	rt_container_path(&rc, RT_VSOCK_FILE, vsock, sizeof(vsock));
+	if (hvm_guest_cgroup_set(vsock, c->id, res.memory_limit,
+				 res.set_cpu ? res.cpu_quota : 0,
+				 res.set_cpu ? res.cpu_period : 0) < 0) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+				 "Update of container %s: %s", c->id,
+				 hvm_last_error());
+		return;
+	}
+	ttrpc_call_reply(call, &empty.base);
+}
+
 /* A request naming exec EXEC_ID of app container C. */
 static void exec_call(struct shim *s, struct ttrpc_call *call, int method,
 		      const struct pod_container *c, const char *exec_id,
@@ -381,6 +432,10 @@ static bool container_call(struct shim *s, struct ttrpc_call *call, int method,
 		return false;
 	if (method == M_EXEC) {
 		exec_into(s, call, c);
+		return true;
+	}
+	if (method == M_UPDATE) {
+		update_container(s, call, c);
 		return true;
 	}
 	if (exec_id && *exec_id) {
@@ -457,6 +512,7 @@ BY_ID(h_close_io, M_CLOSE_IO, Containerd__Task__V2__CloseIORequest,
 BY_ID(h_wait, M_WAIT, Containerd__Task__V2__WaitRequest, req->exec_id, 0)
 BY_ID(h_connect, M_CONNECT, Containerd__Task__V2__ConnectRequest, NULL, 0)
 BY_ID(h_stats, M_STATS, Containerd__Task__V2__StatsRequest, NULL, 0)
+BY_ID(h_update, M_UPDATE, Containerd__Task__V2__UpdateTaskRequest, NULL, 0)
 
 static void h_delete(void *opaque, struct ttrpc_call *call)
 {
@@ -498,6 +554,7 @@ struct ttrpc_service shim_pod_service(struct shim *s)
 	handlers[M_WAIT] = h_wait;
 	handlers[M_CONNECT] = h_connect;
 	handlers[M_STATS] = h_stats;
+	handlers[M_UPDATE] = h_update;
 	svc.handlers = handlers;
 	svc.n_handlers = M_COUNT;
 	return svc;

@@ -73,6 +73,26 @@ int pod_spec_add_share(const char *bundle, const char *share, char *err,
 int pod_spec_write_process(const char *bundle, const char *out, char *err,
 			   size_t errlen);
 
+/* What an Update (CRI UpdateContainerResources) asks of a container. */
+struct pod_resources {
+	unsigned long long memory_limit; /* bytes; 0: unchanged */
+	bool set_cpu;
+	unsigned long long cpu_quota; /* us per period; 0: no limit */
+	unsigned long long cpu_period; /* us */
+};
+/* The type URL containerd 1.6 gives Update's resources (typeurl). */
+#define POD_RESOURCES_TYPE \
+	"types.containerd.io/opencontainers/runtime-spec/1/LinuxResources"
+/*
+ * The runtime spec's LinuxResources (JSON, LEN bytes) as Update's: memory
+ * limit, cpu quota and period (100000 us when only a quota is given; a
+ * quota below 1 is no limit). -EINVAL with the reason in ERR: not a JSON
+ * object, a value that is not an integer, a period out of 1000..1000000,
+ * nothing this runtime applies.
+ */
+int pod_resources_parse(const char *json, size_t len, struct pod_resources *out,
+			char *err, size_t errlen);
+
 struct shim;
 /* The Task service with the pod's app containers served in it: requests
  * naming one of them are this file's, every other goes to task.c's. */

@@ -404,6 +404,56 @@ def case_pod_oom(client, args, case):
             " calm beside it: Completed, exit 0")
 
 
+def ctr_memory_limit(cid):
+    """memory.limit_in_bytes as `ctr task metrics` reports it: the shim's
+    Stats of the container, its guest cgroup's memory.max."""
+    r = subprocess.run(["ctr", "-n", "k8s.io", "task", "metrics", cid],
+                       capture_output=True, text=True, timeout=60,
+                       check=False)
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == "memory.limit_in_bytes":
+            return int(parts[1])
+    raise CriError("ctr task metrics %s: no memory.limit_in_bytes (status %d:"
+                   " %s %s)" % (cid, r.returncode, r.stdout[-200:],
+                                r.stderr[-200:]))
+
+
+def case_pod_update(client, args, case):
+    """UpdateContainerResources on a running app container: its guest
+    cgroup's memory.max goes from the 64 MiB it was created with to 48 MiB
+    (read back through the shim's Stats, `ctr task metrics`), and a CPU
+    quota is accepted; the container keeps running."""
+    with Pod(client, args, case) as pod:
+        cid = pod.container("resized", ["sleep", "600"],
+                            memory_limit=64 << 20)
+        before = ctr_memory_limit(cid)
+        res = cri.LinuxContainerResources(memory_limit_in_bytes=48 << 20,
+                                          cpu_period=100000,
+                                          cpu_quota=50000)
+        client.runtime("UpdateContainerResources",
+                       cri.UpdateContainerResourcesRequest(
+                           container_id=cid, linux=res))
+        after = ctr_memory_limit(cid)
+        state = client.runtime("ContainerStatus", cri.ContainerStatusRequest(
+            container_id=cid)).status.state
+    problems = []
+    if before != 64 << 20:
+        problems.append("memory limit %d at create, expected %d" %
+                        (before, 64 << 20))
+    if after != 48 << 20:
+        problems.append("memory limit %d after the update, expected %d" %
+                        (after, 48 << 20))
+    if state != cri.CONTAINER_RUNNING:
+        problems.append("container %s after the update" %
+                        cri.ContainerState.Name(state))
+    problems += pod.cleanup_problems
+    verdict(case, not problems, "; ".join(problems) or
+            "guest cgroup memory.max %d at create, %d after"
+            " UpdateContainerResources (with a CPU quota of 50 ms per"
+            " 100 ms); still RUNNING" % (before, after))
+
+
 CASES = {
     "cri-version": case_version,
     "cri-pod-run": case_pod_run,
@@ -411,6 +461,7 @@ CASES = {
     "cri-pod-localhost": case_pod_localhost,
     "cri-pod-exec-sync": case_pod_exec_sync,
     "cri-pod-oom": case_pod_oom,
+    "cri-pod-update": case_pod_update,
 }
 
 

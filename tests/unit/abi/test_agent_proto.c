@@ -306,6 +306,60 @@ static void test_exec_cgroup(void **state)
 	assert_true(agent_cgroup_name_valid("4f1e_c-1.2+x", 12));
 }
 
+/* CGROUP_SET (UpdateContainerResources): round trip and refusals. */
+static int cgset_decode(const struct agent_cgroup_set *in,
+			struct agent_cgroup_set *out, char *msg)
+{
+	int len = agent_cgroup_set_encode(buf, sizeof(buf), 3, in);
+
+	assert_true(len > 0);
+	assert_int_equal(agent_payload_validate(buf + AGENT_HDR_SIZE,
+						(size_t)len - AGENT_HDR_SIZE),
+			 0);
+	return agent_cgroup_set_decode(buf + AGENT_HDR_SIZE,
+				       (size_t)len - AGENT_HDR_SIZE, out, msg,
+				       128);
+}
+
+static void test_cgroup_set(void **state)
+{
+	struct agent_cgroup_set in = { .cgroup = "c1",
+				       .memory_max = 48ull << 20,
+				       .set_cpu = true,
+				       .cpu_quota = 50000,
+				       .cpu_period = 100000 },
+				out;
+	char msg[128];
+
+	(void)state;
+	assert_int_equal(cgset_decode(&in, &out, msg), 0);
+	assert_string_equal(out.cgroup, "c1");
+	assert_true(out.memory_max == 48ull << 20);
+	assert_true(out.set_cpu);
+	assert_true(out.cpu_quota == 50000 && out.cpu_period == 100000);
+	/* Memory alone; CPU alone, quota 0 being no limit. */
+	in.set_cpu = false;
+	assert_int_equal(cgset_decode(&in, &out, msg), 0);
+	assert_false(out.set_cpu);
+	in = (struct agent_cgroup_set){ .cgroup = "c1",
+					.set_cpu = true,
+					.cpu_period = 100000 };
+	assert_int_equal(cgset_decode(&in, &out, msg), 0);
+	assert_true(out.set_cpu && out.cpu_quota == 0 && !out.memory_max);
+
+	/* Nothing to set, a bad period, a bad name. */
+	in = (struct agent_cgroup_set){ .cgroup = "c1" };
+	assert_int_equal(cgset_decode(&in, &out, msg), -EINVAL);
+	assert_string_equal(msg, "nothing to set");
+	in = (struct agent_cgroup_set){ .cgroup = "c1",
+					.set_cpu = true,
+					.cpu_quota = 1,
+					.cpu_period = 999 };
+	assert_int_equal(cgset_decode(&in, &out, msg), -EINVAL);
+	in = (struct agent_cgroup_set){ .cgroup = "../task", .memory_max = 1 };
+	assert_int_equal(cgset_decode(&in, &out, msg), -EINVAL);
+}
+
 /* A container's PID namespace: new or joined, by its cgroup's name. */
 static void test_exec_pidns(void **state)
 {
@@ -777,6 +831,7 @@ int main(void)
 		cmocka_unit_test(test_exec_root),
 		cmocka_unit_test(test_exec_cgroup),
 		cmocka_unit_test(test_exec_pidns),
+		cmocka_unit_test(test_cgroup_set),
 		cmocka_unit_test(test_exec_counts_bounded),
 		cmocka_unit_test(test_exec_limits_round_trip),
 		cmocka_unit_test(test_exec_limits_checked),

@@ -153,6 +153,51 @@ static void test_pidns(void **state)
 	assert_false(info.own_pidns);
 }
 
+/* Update's resources: what containerd 1.6 marshals for the CRI's
+ * UpdateContainerResources (runtime-spec LinuxResources as JSON). */
+static void test_resources(void **state)
+{
+	struct pod_resources r;
+	char err[256] = "";
+	const char *j;
+
+	(void)state;
+	j = "{\"memory\":{\"limit\":50331648,\"swap\":50331648},"
+	    "\"cpu\":{\"shares\":512,\"quota\":50000,\"period\":100000}}";
+	assert_int_equal(pod_resources_parse(j, strlen(j), &r, err, 256), 0);
+	assert_true(r.memory_limit == 50331648ull);
+	assert_true(r.set_cpu && r.cpu_quota == 50000 &&
+		    r.cpu_period == 100000);
+	/* A quota alone: the default period; -1 is no limit. */
+	j = "{\"cpu\":{\"quota\":-1}}";
+	assert_int_equal(pod_resources_parse(j, strlen(j), &r, err, 256), 0);
+	assert_true(r.set_cpu && r.cpu_quota == 0 && r.cpu_period == 100000);
+	assert_true(r.memory_limit == 0);
+	/* Memory alone. */
+	j = "{\"memory\":{\"limit\":1073741824}}";
+	assert_int_equal(pod_resources_parse(j, strlen(j), &r, err, 256), 0);
+	assert_false(r.set_cpu);
+	assert_true(r.memory_limit == 1073741824ull);
+
+	/* Refused, saying why. */
+	j = "{\"cpu\":{\"shares\":2}}";
+	assert_int_equal(pod_resources_parse(j, strlen(j), &r, err, 256),
+			 -EINVAL);
+	assert_non_null(strstr(err, "neither a memory limit"));
+	j = "{\"cpu\":{\"quota\":1000,\"period\":10}}";
+	assert_int_equal(pod_resources_parse(j, strlen(j), &r, err, 256),
+			 -EINVAL);
+	assert_non_null(strstr(err, "cpu.period 10"));
+	j = "{\"memory\":{\"limit\":\"1G\"}}";
+	assert_int_equal(pod_resources_parse(j, strlen(j), &r, err, 256),
+			 -EINVAL);
+	assert_non_null(strstr(err, "must be integers"));
+	j = "[1]";
+	assert_int_equal(pod_resources_parse(j, strlen(j), &r, err, 256),
+			 -EINVAL);
+	assert_int_equal(pod_resources_parse("{", 1, &r, err, 256), -EINVAL);
+}
+
 static void test_bad_annotations(void **state)
 {
 	struct pod_info info;
@@ -311,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_bad_annotations),
 		cmocka_unit_test(test_memory_limit),
 		cmocka_unit_test(test_pidns),
+		cmocka_unit_test(test_resources),
 		cmocka_unit_test_setup_teardown(test_read_bundle, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_add_share, setup,
