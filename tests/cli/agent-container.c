@@ -11,6 +11,8 @@
  * - an exec joining it ("join") sees that PID 1 and only its namespace's
  *   processes in its /proc, and a /dev of its own (a tmpfs with the
  *   default device nodes, devpts, shm);
+ * - CGROUP_SET (UpdateContainerResources) writes its memory.max and
+ *   cpu.max, and refuses a container that does not exist;
  * - once the container's process is gone its namespace is too: a join is
  *   refused, and a new container of that name gets a new one.
  *
@@ -103,6 +105,13 @@ int main(int argc, char **argv)
 	check(!strcmp(line, "pid=1"), "its process is PID 1 of its own", line);
 	file_is(argv[2], "memory.max", "33554432");
 	file_is(argv[2], "cgroup.procs", "0");
+	/* UpdateContainerResources: CGROUP_SET. */
+	check(hvm_guest_cgroup_set(argv[1], "c1", 50331648, 50000, 100000) == 0,
+	      "CGROUP_SET", hvm_last_error());
+	file_is(argv[2], "memory.max", "50331648");
+	file_is(argv[2], "cpu.max", "50000 100000");
+	check(hvm_guest_cgroup_set(argv[1], "c9", 1 << 20, 0, 0) == -ENOENT,
+	      "CGROUP_SET of no such container: ENOENT", hvm_last_error());
 
 	ex = start(argv[1], HVM_PIDNS_JOIN, 0,
 		   "echo $(cat /proc/1/comm) $(ls /proc | grep -c '^[0-9]')");

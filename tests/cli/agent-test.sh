@@ -316,6 +316,7 @@ if [ "$(id -u)" = 0 ]; then
 	mkdir -p "$tmp/cg/task" "$tmp/cg/ctr-c1"
 	echo max >"$tmp/cg/ctr-c1/memory.max"
 	: >"$tmp/cg/ctr-c1/cgroup.procs"
+	echo "max 100000" >"$tmp/cg/ctr-c1/cpu.max"
 	exec 9<"$tmp/cg/task"
 	HINTVM_TASK_CGROUP_FD=9 "$agent" --hybrid "$tmp/c.sock" 2>"$tmp/c-agent.log" 9<&9 &
 	pids+=($!)
