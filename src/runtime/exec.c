@@ -34,6 +34,8 @@
 #define MAX_CLI_ENV 256
 /* How long exec waits for a booting guest's agent (TCG boots are slow). */
 #define EXEC_AGENT_WAIT_S 180
+/* ... and for a pod container's PID namespace to be made (below). */
+#define EXEC_PIDNS_WAIT_S 30
 
 struct exec_opts {
 	const char *process_file;
@@ -541,9 +543,22 @@ int cmd_exec(int argc, char **argv)
 	 * still be booting. Retry while nothing but the connection failed
 	 * and the VM lives, for up to EXEC_AGENT_WAIT_S.
 	 */
+	/*
+	 * An exec into a pod container just started (a probe, the CRI's
+	 * ExecSync) may reach the agent before the container's own process
+	 * has made the PID namespace it joins: the shim's Start answers once
+	 * the container's runtime exec is forked, not once its process runs
+	 * in the guest. ESRCH then means "not yet" (or "ended", and then the
+	 * shim reports the container's exit), for up to EXEC_PIDNS_WAIT_S.
+	 */
 	for (int waited = 0;; waited++) {
+		bool pidns_not_yet;
+
 		p = hvm_process_start(vsock, &ps);
-		if (p || hvm_process_errno() ||
+		pidns_not_yet = !p && ps.pidns == HVM_PIDNS_JOIN &&
+				hvm_process_errno() == ESRCH &&
+				waited < EXEC_PIDNS_WAIT_S * 5;
+		if (p || (hvm_process_errno() && !pidns_not_yet) ||
 		    !rt_process_alive(c.pid, c.pid_start) ||
 		    waited >= EXEC_AGENT_WAIT_S * 5)
 			break;
