@@ -1116,6 +1116,9 @@ int agent_cgroup_set_decode(const uint8_t *payload, size_t len,
 	*c = (struct agent_cgroup_set){ 0 };
 	if (msg_size)
 		msg[0] = '\0';
+	if (agent_payload_validate(payload, len) < 0)
+		return exec_error(msg, msg_size, -EPROTO,
+				  "malformed CGROUP_SET payload");
 	r = agent_get_str(payload, len, AGENT_ATTR_CGROUP, c->cgroup,
 			  sizeof(c->cgroup));
 	if (r || !agent_cgroup_name_valid(c->cgroup, strlen(c->cgroup)))

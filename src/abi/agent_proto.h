@@ -493,9 +493,10 @@ struct agent_cgroup_set {
 int agent_cgroup_set_encode(uint8_t *buf, size_t cap, uint32_t id,
 			    const struct agent_cgroup_set *c);
 /*
- * A validated CGROUP_SET payload into C: a valid CGROUP, a MEMORY_MAX
- * above 0 if any, CPU_QUOTA and CPU_PERIOD together with a period of
- * 1000..1000000 us, and something to set. 0 or -EINVAL with MSG.
+ * A CGROUP_SET payload into C: well formed (-EPROTO), a valid CGROUP, a
+ * MEMORY_MAX above 0 if any, CPU_QUOTA and CPU_PERIOD together with a
+ * period of 1000..1000000 us, and something to set. 0, -EPROTO or
+ * -EINVAL with MSG.
  */
 int agent_cgroup_set_decode(const uint8_t *payload, size_t len,
 			    struct agent_cgroup_set *c, char *msg,
