@@ -404,19 +404,26 @@ def case_pod_oom(client, args, case):
             " calm beside it: Completed, exit 0")
 
 
-def ctr_memory_limit(cid):
+def ctr_memory_limit(cid, timeout_s=60):
     """memory.limit_in_bytes as `ctr task metrics` reports it: the shim's
-    Stats of the container, its guest cgroup's memory.max."""
-    r = subprocess.run(["ctr", "-n", "k8s.io", "task", "metrics", cid],
-                       capture_output=True, text=True, timeout=60,
-                       check=False)
-    for line in r.stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0] == "memory.limit_in_bytes":
-            return int(parts[1])
-    raise CriError("ctr task metrics %s: no memory.limit_in_bytes (status %d:"
-                   " %s %s)" % (cid, r.returncode, r.stdout[-200:],
-                                r.stderr[-200:]))
+    Stats of the container, its guest cgroup's memory.max. Until its
+    process runs in the guest (StartContainer answers before that) the
+    cgroup is not there and ctr says "no metrics received": asked again."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        r = subprocess.run(["ctr", "-n", "k8s.io", "task", "metrics", cid],
+                           capture_output=True, text=True, timeout=60,
+                           check=False)
+        for line in r.stdout.splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0] == "memory.limit_in_bytes":
+                return int(parts[1])
+        if time.monotonic() > deadline:
+            raise CriError("ctr task metrics %s: no memory.limit_in_bytes"
+                           " after %d s (status %d: %s %s)" %
+                           (cid, timeout_s, r.returncode, r.stdout[-200:],
+                            r.stderr[-200:]))
+        time.sleep(1)
 
 
 def case_pod_update(client, args, case):
