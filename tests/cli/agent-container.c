@@ -72,7 +72,8 @@ static struct hvm_process *start(const char *sock, unsigned int pidns,
 	return hvm_process_start(sock, &spec);
 }
 
-static void file_is(const char *dir, const char *name, const char *want)
+static void file_is(const char *dir, const char *name, const char *want,
+		    const char *what)
 {
 	char path[4096], buf[64] = "";
 	FILE *f;
@@ -84,7 +85,8 @@ static void file_is(const char *dir, const char *name, const char *want)
 			buf[0] = '\0';
 		fclose(f);
 	}
-	check(!strcmp(buf, want), name, buf);
+	snprintf(path, sizeof(path), "%s %s", name, what);
+	check(!strcmp(buf, want), path, buf);
 }
 
 int main(int argc, char **argv)
@@ -103,13 +105,13 @@ int main(int argc, char **argv)
 	}
 	read_line(init, line, sizeof(line));
 	check(!strcmp(line, "pid=1"), "its process is PID 1 of its own", line);
-	file_is(argv[2], "memory.max", "33554432");
-	file_is(argv[2], "cgroup.procs", "0");
+	file_is(argv[2], "memory.max", "33554432", "at its start");
+	file_is(argv[2], "cgroup.procs", "0", "joined by its process");
 	/* UpdateContainerResources: CGROUP_SET. */
 	check(hvm_guest_cgroup_set(argv[1], "c1", 50331648, 50000, 100000) == 0,
 	      "CGROUP_SET", hvm_last_error());
-	file_is(argv[2], "memory.max", "50331648");
-	file_is(argv[2], "cpu.max", "50000 100000");
+	file_is(argv[2], "memory.max", "50331648", "after CGROUP_SET");
+	file_is(argv[2], "cpu.max", "50000 100000", "after CGROUP_SET");
 	check(hvm_guest_cgroup_set(argv[1], "c9", 1 << 20, 0, 0) == -ENOENT,
 	      "CGROUP_SET of no such container: ENOENT", hvm_last_error());
 
