@@ -62,8 +62,27 @@ int agent_cmdline_init_argc(void);
 int agent_task_cgroup_setup(const char *mnt);
 /* Its numbers; what cannot be read is AGENT_STATS_UNKNOWN. */
 void agent_task_cgroup_read(int dir, struct agent_stats *s);
+/*
+ * A pod container's cgroup NAME (EXEC's CGROUP), a sibling of the task's
+ * (TASK_DIR): made when absent, its memory.max set to MEMORY_MAX when
+ * not 0. Returns an open fd of its cgroup.procs for the new process to
+ * write "0" to (close-on-exec), or -errno.
+ */
+int agent_ctr_cgroup_prepare(int task_dir, const char *name,
+			     uint64_t memory_max);
+/* Its directory, for agent_task_cgroup_read(); -ENOENT: never made. */
+int agent_ctr_cgroup_open(int task_dir, const char *name);
+/* CGROUP_SET: C's memory.max and cpu.max written. 0 or -errno. */
+int agent_ctr_cgroup_set(int task_dir, const struct agent_cgroup_set *c);
 /* The environment variable that hands the agent that directory's fd. */
 #define AGENT_TASK_CGROUP_ENV "HINTVM_TASK_CGROUP_FD"
+
+/*
+ * A pod container's /dev under ROOT (pod_dev.c): a tmpfs with runc's
+ * default nodes and links, devpts and shm. In the caller's own mount
+ * namespace. 0 or -errno.
+ */
+int agent_pod_dev_setup(const char *root);
 
 /* Network configuration over rtnetlink (net.c). */
 int agent_net_up(const char *ifname);

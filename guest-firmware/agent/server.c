@@ -49,6 +49,8 @@
 /* Queued replies a control client may leave unread before it is dropped. */
 #define OUT_LIMIT (2 * (AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD))
 #define MAX_WAITERS 8
+/* Pod containers with a PID namespace of their own, at once. */
+#define MAX_PIDNS 64
 #define DEFAULT_PATH \
 	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -110,8 +112,24 @@ struct session {
 	unsigned int nr_waiters;
 };
 
+/*
+ * A pod container's PID namespace (EXEC's PIDNS), by its cgroup's name:
+ * an open /proc/PID/ns/pid of its PID 1, the process that made it, for
+ * the execs into it to join. It ends with that process (the kernel kills
+ * the rest of the namespace then).
+ */
+struct pidns {
+	char name[AGENT_MAX_CGROUP_NAME + 1];
+	int fd;
+	pid_t init;
+};
+
 struct server {
 	int listen_fd;
+	/* The agent's own PID namespace, to return to after forking into
+	 * a container's (setns on pid_for_children). */
+	int own_pidns;
+	struct pidns pidns[MAX_PIDNS];
 	int signal_fd;
 	const struct agent_listen *where;
 	struct agent_main *main;
@@ -362,13 +380,14 @@ static void reset_signals(void)
 
 /*
  * A pod's container (EXEC's ROOT): a mount namespace of its own, so that
- * what it mounts stays its own, /proc for its tools, and ROOT as its root.
- * -errno.
+ * what it mounts stays its own, /proc for its tools, a /dev as runc's,
+ * and ROOT as its root. -errno.
  */
 static int enter_root(const char *root)
 {
 	char proc[AGENT_MAX_PATH + sizeof("/proc")];
 	struct stat st;
+	int r;
 
 	if (unshare(CLONE_NEWNS) < 0 ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -380,6 +399,9 @@ static int enter_root(const char *root)
 	    mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  NULL) < 0)
 		return -errno;
+	r = agent_pod_dev_setup(root);
+	if (r < 0)
+		return r;
 	if (chroot(root) < 0)
 		return -errno;
 	return 0;
@@ -387,13 +409,18 @@ static int enter_root(const char *root)
 
 /* The child: set up stdio, identity and directory, then exec. */
 static void __attribute__((noreturn))
-child_exec(struct session *s, int child_fd[3], int tty_slave, int err_fd)
+child_exec(struct session *s, int child_fd[3], int tty_slave, int err_fd,
+	   int cgroup_procs)
 {
 	const struct agent_exec_req *req = &s->req;
 	const char *what = NULL;
 	int err, null_fd, r;
 	char **envp;
 
+	/* Its container's cgroup first: whatever it allocates is charged
+	 * there, and it never runs outside that limit. */
+	if (cgroup_procs >= 0 && write(cgroup_procs, "0", 1) != 1)
+		goto fail;
 	reset_signals();
 	setsid();
 	if (tty_slave >= 0) {
@@ -467,11 +494,88 @@ fail:
 	return -errno;
 }
 
+static struct pidns *pidns_find(struct server *srv, const char *name)
+{
+	for (int i = 0; i < MAX_PIDNS; i++)
+		if (srv->pidns[i].fd >= 0 && !strcmp(srv->pidns[i].name, name))
+			return &srv->pidns[i];
+	return NULL;
+}
+
+/*
+ * Before the fork: make the next child's PID namespace S's (a new one,
+ * or its container's). -errno; pidns_after_fork() undoes it either way.
+ */
+static int pidns_before_fork(struct server *srv, struct session *s)
+{
+	struct pidns *ns;
+
+	if (!s->req.pidns)
+		return 0;
+	if (srv->own_pidns < 0)
+		return -ENOSYS; /* no /proc/self/ns/pid to come back to */
+	if (s->req.pidns == AGENT_PIDNS_NEW) {
+		if (pidns_find(srv, s->req.cgroup))
+			return -EEXIST;
+		return unshare(CLONE_NEWPID) ? -errno : 0;
+	}
+	ns = pidns_find(srv, s->req.cgroup);
+	if (!ns)
+		return -ESRCH; /* no such container, or it has ended */
+	return setns(ns->fd, CLONE_NEWPID) ? -errno : 0;
+}
+
+/* After it: the agent's own namespace for its next children again, and
+ * a new namespace recorded under its container's name. */
+static void pidns_after_fork(struct server *srv, struct session *s)
+{
+	char path[64];
+
+	if (!s->req.pidns || srv->own_pidns < 0)
+		return;
+	if (setns(srv->own_pidns, CLONE_NEWPID))
+		agent_log("PID namespace: cannot return to the agent's: %s",
+			  strerror(errno));
+	if (s->req.pidns != AGENT_PIDNS_NEW || s->pid <= 0)
+		return;
+	for (int i = 0; i < MAX_PIDNS; i++) {
+		struct pidns *ns = &srv->pidns[i];
+
+		if (ns->fd >= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)s->pid);
+		ns->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (ns->fd < 0) {
+			agent_log("%s: %s: execs cannot join it", path,
+				  strerror(errno));
+			return;
+		}
+		snprintf(ns->name, sizeof(ns->name), "%s", s->req.cgroup);
+		ns->init = s->pid;
+		return;
+	}
+	agent_log("PID namespace of %s: %d already: execs cannot join it",
+		  s->req.cgroup, MAX_PIDNS);
+}
+
+/* PID ended: the namespace it was PID 1 of is gone. */
+static void pidns_ended(struct server *srv, pid_t pid)
+{
+	for (int i = 0; i < MAX_PIDNS; i++) {
+		struct pidns *ns = &srv->pidns[i];
+
+		if (ns->fd >= 0 && ns->init == pid) {
+			close(ns->fd);
+			*ns = (struct pidns){ .fd = -1 };
+		}
+	}
+}
+
 /* All streams are attached: create pipes or the terminal, fork, exec. */
 static void session_start(struct server *srv, struct session *s)
 {
 	int child_fd[3] = { -1, -1, -1 }, err_pipe[2], tty_slave = -1;
-	int err = 0, r;
+	int cgroup_procs = -1, err = 0, r;
 	struct agent_builder b;
 	ssize_t n;
 
@@ -496,13 +600,39 @@ static void session_start(struct server *srv, struct session *s)
 		child_fd[i] = i == 0 ? p[0] : p[1];
 		s->local_fd[i] = i == 0 ? p[1] : p[0];
 	}
+	if (s->req.cgroup) {
+		r = srv->task_cgroup < 0
+			    ? -ENOENT
+			    : agent_ctr_cgroup_prepare(srv->task_cgroup,
+						       s->req.cgroup,
+						       s->req.memory_max);
+		if (r < 0) {
+			err = -r;
+			agent_log("cgroup %s: %s", s->req.cgroup,
+				  strerror(err));
+			goto fail;
+		}
+		cgroup_procs = r;
+	}
 	if (pipe2(err_pipe, O_CLOEXEC) < 0) {
 		err = errno;
 		goto fail;
 	}
+	r = pidns_before_fork(srv, s);
+	if (r < 0) {
+		err = -r;
+		pidns_after_fork(srv, s);
+		close(err_pipe[0]);
+		close(err_pipe[1]);
+		agent_log("PID namespace of %s: %s", s->req.cgroup,
+			  strerror(err));
+		goto fail;
+	}
 	s->pid = fork();
 	if (s->pid == 0)
-		child_exec(s, child_fd, tty_slave, err_pipe[1]);
+		child_exec(s, child_fd, tty_slave, err_pipe[1], cgroup_procs);
+	pidns_after_fork(srv, s);
+	close_fd(&cgroup_procs);
 	close(err_pipe[1]);
 	for (int i = 0; i < 3; i++)
 		close_fd(&child_fd[i]);
@@ -519,6 +649,7 @@ static void session_start(struct server *srv, struct session *s)
 	if (n == sizeof(err)) {
 		/* The child failed before exec and has exited: reap it here. */
 		waitpid(s->pid, NULL, 0);
+		pidns_ended(srv, s->pid);
 		s->pid = 0;
 		goto fail;
 	}
@@ -566,6 +697,7 @@ fail:
 	for (int i = 0; i < 3; i++)
 		close_fd(&child_fd[i]);
 	close_fd(&tty_slave);
+	close_fd(&cgroup_procs);
 	if (s->owner)
 		reply_error(s->owner, s->req_id, err, "%s: %s", s->req.argv[0],
 			    strerror(err));
@@ -774,11 +906,15 @@ static void handle_wait(struct server *srv, struct conn *c)
 	s->waiters[s->nr_waiters++] = (struct waiter){ c, c->hdr.id };
 }
 
-/* STATS: the task cgroup's numbers (hintvm-oci-init's, task_cgroup.c). */
+/*
+ * STATS: the task cgroup's numbers (hintvm-oci-init's, task_cgroup.c), or
+ * with CGROUP a pod container's.
+ */
 static void handle_stats(struct server *srv, struct conn *c)
 {
+	char name[AGENT_MAX_CGROUP_NAME + 1];
 	struct agent_stats st;
-	int len;
+	int len, dir, r;
 
 	if (srv->task_cgroup < 0) {
 		reply_error(
@@ -786,12 +922,57 @@ static void handle_stats(struct server *srv, struct conn *c)
 			"no task cgroup in this guest (no cgroup2, or not a container VM)");
 		return;
 	}
-	agent_task_cgroup_read(srv->task_cgroup, &st);
+	r = agent_get_str(c->payload, c->hdr.len, AGENT_ATTR_CGROUP, name,
+			  sizeof(name));
+	if (r && r != -ENOENT) {
+		reply_error(c, c->hdr.id, EINVAL,
+			    "STATS: cgroup name longer than %d bytes",
+			    AGENT_MAX_CGROUP_NAME);
+		return;
+	}
+	if (!r) {
+		dir = agent_ctr_cgroup_open(srv->task_cgroup, name);
+		if (dir < 0) {
+			reply_error(c, c->hdr.id, -dir, "cgroup \"%s\": %s",
+				    name, strerror(-dir));
+			return;
+		}
+		agent_task_cgroup_read(dir, &st);
+		close(dir);
+	} else {
+		agent_task_cgroup_read(srv->task_cgroup, &st);
+	}
 	len = agent_stats_encode(frame_buf, sizeof(frame_buf), c->hdr.id, &st);
 	if (len < 0)
 		reply_error(c, c->hdr.id, EMSGSIZE, "stats too long");
 	else
 		conn_queue(c, frame_buf, len);
+}
+
+/* CGROUP_SET: a pod container's limits (UpdateContainerResources). */
+static void handle_cgroup_set(struct server *srv, struct conn *c)
+{
+	struct agent_cgroup_set cs;
+	struct agent_builder b;
+	char msg[128];
+	int r;
+
+	r = agent_cgroup_set_decode(c->payload, c->hdr.len, &cs, msg,
+				    sizeof(msg));
+	if (r < 0) {
+		reply_error(c, c->hdr.id, -r, "CGROUP_SET refused: %s", msg);
+		return;
+	}
+	r = srv->task_cgroup < 0 ? -ENOENT
+				 : agent_ctr_cgroup_set(srv->task_cgroup, &cs);
+	if (r < 0) {
+		reply_error(c, c->hdr.id, -r, "cgroup \"%s\": %s", cs.cgroup,
+			    strerror(-r));
+		return;
+	}
+	agent_build_begin(&b, frame_buf, sizeof(frame_buf), AGENT_MSG_OK,
+			  c->hdr.id);
+	conn_queue(c, frame_buf, agent_build_end(&b));
 }
 
 /* The directory fd hintvm-oci-init handed over, or -1. */
@@ -871,6 +1052,9 @@ static bool handle_frame(struct server *srv, struct conn *c)
 		break;
 	case AGENT_MSG_STATS:
 		handle_stats(srv, c);
+		break;
+	case AGENT_MSG_CGROUP_SET:
+		handle_cgroup_set(srv, c);
 		break;
 	default:
 		reply_error(c, c->hdr.id, EOPNOTSUPP, "unknown request type %u",
@@ -1052,6 +1236,7 @@ static void reap_children(struct server *srv)
 	while (read(srv->signal_fd, &si, sizeof(si)) == sizeof(si))
 		;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		pidns_ended(srv, pid);
 		if (srv->main && pid == srv->main->pid) {
 			srv->main->exited = true;
 			srv->main->status = status;
@@ -1190,6 +1375,10 @@ int agent_serve(const struct agent_listen *where, struct agent_main *main)
 	srv = (struct server){ .where = where,
 			       .main = main,
 			       .task_cgroup = task_cgroup_from_env() };
+	for (int i = 0; i < MAX_PIDNS; i++)
+		srv.pidns[i].fd = -1;
+	/* No /proc (a test guest): no PID namespaces asked can be given. */
+	srv.own_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, NULL);

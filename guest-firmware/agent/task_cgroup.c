@@ -154,3 +154,94 @@ void agent_task_cgroup_read(int dir, struct agent_stats *s)
 		s->value[AGENT_STAT(AGENT_ATTR_OOM_KILLS)] =
 			keyed(buf, "oom_kill");
 }
+
+/*
+ * A pod container's cgroup (EXEC's CGROUP): "ctr-NAME" beside "task"
+ * under the cgroup2 root, not inside it: a cgroup with processes (the
+ * task's holds the agent) cannot hand controllers to children, and the
+ * root is exempt from that rule. The prefix keeps a container named
+ * "task" off the task's.
+ */
+static int ctr_cgroup_path(const char *name, char *buf, size_t len)
+{
+	if (!agent_cgroup_name_valid(name, strlen(name)))
+		return -EINVAL;
+	return snprintf(buf, len, "../ctr-%s", name) >= (int)len ? -ENAMETOOLONG
+								 : 0;
+}
+
+int agent_ctr_cgroup_open(int task_dir, const char *name)
+{
+	char path[AGENT_MAX_CGROUP_NAME + 16];
+	int r = ctr_cgroup_path(name, path, sizeof(path)), dir;
+
+	if (r)
+		return r;
+	dir = openat(task_dir, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return dir < 0 ? -errno : dir;
+}
+
+/* VALUE (a number) into FILE of DIR; -errno. */
+static int write_number(int dir, const char *file, uint64_t value)
+{
+	char buf[32];
+	int fd = openat(dir, file, O_WRONLY | O_CLOEXEC), len, r = 0;
+
+	if (fd < 0)
+		return -errno;
+	len = snprintf(buf, sizeof(buf), "%" PRIu64, value);
+	if (write(fd, buf, (size_t)len) != len)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+int agent_ctr_cgroup_prepare(int task_dir, const char *name,
+			     uint64_t memory_max)
+{
+	char path[AGENT_MAX_CGROUP_NAME + 16];
+	int r = ctr_cgroup_path(name, path, sizeof(path)), dir, procs;
+
+	if (r)
+		return r;
+	if (mkdirat(task_dir, path, 0755) && errno != EEXIST)
+		return -errno;
+	dir = openat(task_dir, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	/* Never run a process outside the limit it was given. */
+	if (memory_max)
+		r = write_number(dir, "memory.max", memory_max);
+	if (!r) {
+		procs = openat(dir, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+		r = procs < 0 ? -errno : procs;
+	}
+	close(dir);
+	return r;
+}
+
+int agent_ctr_cgroup_set(int task_dir, const struct agent_cgroup_set *c)
+{
+	char cpu[48];
+	int dir = agent_ctr_cgroup_open(task_dir, c->cgroup), fd, len, r = 0;
+
+	if (dir < 0)
+		return dir;
+	if (c->memory_max)
+		r = write_number(dir, "memory.max", c->memory_max);
+	if (!r && c->set_cpu) {
+		if (c->cpu_quota)
+			len = snprintf(cpu, sizeof(cpu), "%" PRIu64 " %" PRIu64,
+				       c->cpu_quota, c->cpu_period);
+		else
+			len = snprintf(cpu, sizeof(cpu), "max %" PRIu64,
+				       c->cpu_period);
+		fd = openat(dir, "cpu.max", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, cpu, (size_t)len) != len)
+			r = -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	close(dir);
+	return r;
+}

@@ -405,7 +405,24 @@ struct hvm_process_spec {
 	 * in a mount namespace of its own with /proc mounted there, chrooted
 	 * (a pod's container, docs/shim.md); NULL: the agent's root. */
 	const char *root;
+	/*
+	 * The guest cgroup to run it in, by name (1 to 64 of
+	 * [A-Za-z0-9_.+-], not starting with '.'): made on first use, as a
+	 * pod container's own (docs/shim.md), with MEMORY_MAX (bytes) as
+	 * its memory.max when not 0; later processes naming it join it.
+	 * NULL: the agent's cgroup (MEMORY_MAX must be 0).
+	 */
+	const char *cgroup;
+	unsigned long long memory_max;
+	/*
+	 * With CGROUP: HVM_PIDNS_NEW, a PID namespace of its own, named by
+	 * CGROUP, whose PID 1 it is; HVM_PIDNS_JOIN, the one of that name
+	 * (an exec into the container); 0: the guest's.
+	 */
+	unsigned int pidns;
 };
+#define HVM_PIDNS_NEW 1u
+#define HVM_PIDNS_JOIN 2u
 
 /*
  * Start SPEC's process in the guest of VM: a VM name (whose vsock socket
@@ -516,6 +533,23 @@ struct hvm_guest_stats {
  * guest kernel without cgroup v2).
  */
 HVM_API int hvm_guest_stats(const char *vm, struct hvm_guest_stats *stats);
+/*
+ * The same for the guest cgroup CGROUP (hvm_process_spec's cgroup) rather
+ * than the task's: -ENOENT when no process was started in it.
+ */
+HVM_API int hvm_guest_cgroup_stats(const char *vm, const char *cgroup,
+				   struct hvm_guest_stats *stats);
+/*
+ * Change the limits of the guest cgroup CGROUP (a pod container's): its
+ * memory.max to MEMORY_MAX bytes (0: unchanged) and, when CPU_PERIOD_US
+ * is not 0, its cpu.max to CPU_QUOTA_US per CPU_PERIOD_US (a quota of 0:
+ * no limit). 0, or a negative errno with hvm_last_error(): -ENOENT when
+ * no process was started in it.
+ */
+HVM_API int hvm_guest_cgroup_set(const char *vm, const char *cgroup,
+				 unsigned long long memory_max,
+				 unsigned long long cpu_quota_us,
+				 unsigned long long cpu_period_us);
 
 /*
  * The guest agent's initramfs (a newc cpio): the agent built into this

@@ -84,6 +84,7 @@ enum agent_attr_kind agent_attr_kind(uint16_t type)
 	case AGENT_ATTR_STATE:
 	case AGENT_ATTR_NO_NEW_PRIVS:
 	case AGENT_ATTR_ROOT_READONLY:
+	case AGENT_ATTR_PIDNS:
 		return AGENT_KIND_U32;
 	case AGENT_ATTR_TOKEN:
 	case AGENT_ATTR_CPU_USAGE_NS:
@@ -94,6 +95,9 @@ enum agent_attr_kind agent_attr_kind(uint16_t type)
 	case AGENT_ATTR_PIDS_CURRENT:
 	case AGENT_ATTR_PIDS_LIMIT:
 	case AGENT_ATTR_OOM_KILLS:
+	case AGENT_ATTR_MEMORY_MAX:
+	case AGENT_ATTR_CPU_QUOTA:
+	case AGENT_ATTR_CPU_PERIOD:
 		return AGENT_KIND_U64;
 	case AGENT_ATTR_NAME:
 	case AGENT_ATTR_ARG:
@@ -108,6 +112,7 @@ enum agent_attr_kind agent_attr_kind(uint16_t type)
 	case AGENT_ATTR_MASKED_PATH:
 	case AGENT_ATTR_READONLY_PATH:
 	case AGENT_ATTR_ROOT:
+	case AGENT_ATTR_CGROUP:
 		return AGENT_KIND_STRING;
 	case AGENT_ATTR_PROC:
 	case AGENT_ATTR_MOUNT:
@@ -412,6 +417,21 @@ static int exec_error(char *msg, size_t size, int err, const char *what)
 	return err;
 }
 
+bool agent_cgroup_name_valid(const char *name, size_t len)
+{
+	if (!len || len > AGENT_MAX_CGROUP_NAME || name[0] == '.')
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		      c == '+' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
 bool agent_limits_any(const struct agent_limits *l)
 {
 	return l->nrlimits || l->has_caps || l->no_new_privs || l->seccomp;
@@ -474,6 +494,7 @@ int agent_exec_decode(const uint8_t *payload, size_t len,
 		      struct agent_exec_req *req, char *msg, size_t msg_size)
 {
 	size_t nargs = 0, nenv = 0, strbytes = 0;
+	bool has_cgroup = false;
 	struct agent_attr_iter it;
 	struct agent_attr a;
 	char **ptrs, *strs;
@@ -524,6 +545,28 @@ int agent_exec_decode(const uint8_t *payload, size_t len,
 					msg, msg_size, -EINVAL,
 					"root is not an absolute path without \"..\"");
 			strbytes += a.len + 1u;
+			break;
+		case AGENT_ATTR_CGROUP:
+			if (!agent_cgroup_name_valid((const char *)a.value,
+						     a.len))
+				return exec_error(
+					msg, msg_size, -EINVAL,
+					"cgroup is not a name of 1 to 64 of [A-Za-z0-9_.+-]");
+			has_cgroup = true;
+			strbytes += a.len + 1u;
+			break;
+		case AGENT_ATTR_MEMORY_MAX:
+			req->memory_max = agent_attr_u64(&a);
+			if (!req->memory_max)
+				return exec_error(msg, msg_size, -EINVAL,
+						  "memory max 0 is no limit");
+			break;
+		case AGENT_ATTR_PIDNS:
+			if (v != AGENT_PIDNS_NEW && v != AGENT_PIDNS_JOIN)
+				return exec_error(
+					msg, msg_size, -EINVAL,
+					"PIDNS is not 1 (new) or 2 (join)");
+			req->pidns = v;
 			break;
 		case AGENT_ATTR_UID:
 			if (v == UINT32_MAX)
@@ -583,6 +626,20 @@ int agent_exec_decode(const uint8_t *payload, size_t len,
 	    !!(req->flags & AGENT_EXEC_LIMITS))
 		return exec_error(msg, msg_size, -EINVAL,
 				  "limits and the LIMITS flag go together");
+	if (has_cgroup != !!(req->flags & AGENT_EXEC_CGROUP))
+		return exec_error(msg, msg_size, -EINVAL,
+				  "a cgroup and the CGROUP flag go together");
+	if (req->memory_max && !has_cgroup)
+		return exec_error(msg, msg_size, -EINVAL,
+				  "a memory max needs a cgroup");
+	if (!!req->pidns != !!(req->flags & AGENT_EXEC_PIDNS))
+		return exec_error(
+			msg, msg_size, -EINVAL,
+			"a PID namespace and the PIDNS flag go together");
+	if (req->pidns && !has_cgroup)
+		return exec_error(
+			msg, msg_size, -EINVAL,
+			"a PID namespace needs a cgroup to be named by");
 	/*
 	 * One block: the pointer arrays, then the strings. Bounded by the
 	 * payload: strbytes <= len + counts, counts <= the limits above.
@@ -600,7 +657,8 @@ int agent_exec_decode(const uint8_t *payload, size_t len,
 	agent_attr_iter_init(&it, payload, len);
 	while (agent_attr_next(&it, &a) > 0) {
 		if (a.type != AGENT_ATTR_ARG && a.type != AGENT_ATTR_ENV &&
-		    a.type != AGENT_ATTR_CWD && a.type != AGENT_ATTR_ROOT)
+		    a.type != AGENT_ATTR_CWD && a.type != AGENT_ATTR_ROOT &&
+		    a.type != AGENT_ATTR_CGROUP)
 			continue;
 		memcpy(strs, a.value, a.len);
 		strs[a.len] = '\0';
@@ -610,6 +668,8 @@ int agent_exec_decode(const uint8_t *payload, size_t len,
 			req->envp[nenv++] = strs;
 		else if (a.type == AGENT_ATTR_ROOT)
 			req->root = strs;
+		else if (a.type == AGENT_ATTR_CGROUP)
+			req->cgroup = strs;
 		else
 			req->cwd = strs;
 		strs += a.len + 1u;
@@ -644,6 +704,12 @@ static void put_exec(struct agent_builder *b, const struct agent_exec_req *req)
 		agent_put_str(b, AGENT_ATTR_CWD, req->cwd);
 	if (req->root)
 		agent_put_str(b, AGENT_ATTR_ROOT, req->root);
+	if (req->cgroup)
+		agent_put_str(b, AGENT_ATTR_CGROUP, req->cgroup);
+	if (req->memory_max)
+		agent_put_u64(b, AGENT_ATTR_MEMORY_MAX, req->memory_max);
+	if (req->pidns)
+		agent_put_u32(b, AGENT_ATTR_PIDNS, req->pidns);
 	if (req->has_uid)
 		agent_put_u32(b, AGENT_ATTR_UID, req->uid);
 	if (req->has_gid)
@@ -1022,4 +1088,59 @@ void agent_stats_decode(const uint8_t *payload, size_t len,
 				  (uint16_t)(AGENT_ATTR_CPU_USAGE_NS + i),
 				  &s->value[i]))
 			s->value[i] = AGENT_STATS_UNKNOWN;
+}
+
+int agent_cgroup_set_encode(uint8_t *buf, size_t cap, uint32_t id,
+			    const struct agent_cgroup_set *c)
+{
+	struct agent_builder b;
+
+	agent_build_begin(&b, buf, cap, AGENT_MSG_CGROUP_SET, id);
+	agent_put_str(&b, AGENT_ATTR_CGROUP, c->cgroup);
+	if (c->memory_max)
+		agent_put_u64(&b, AGENT_ATTR_MEMORY_MAX, c->memory_max);
+	if (c->set_cpu) {
+		agent_put_u64(&b, AGENT_ATTR_CPU_QUOTA, c->cpu_quota);
+		agent_put_u64(&b, AGENT_ATTR_CPU_PERIOD, c->cpu_period);
+	}
+	return agent_build_end(&b);
+}
+
+int agent_cgroup_set_decode(const uint8_t *payload, size_t len,
+			    struct agent_cgroup_set *c, char *msg,
+			    size_t msg_size)
+{
+	bool has_quota, has_period;
+	int r;
+
+	*c = (struct agent_cgroup_set){ 0 };
+	if (msg_size)
+		msg[0] = '\0';
+	if (agent_payload_validate(payload, len) < 0)
+		return exec_error(msg, msg_size, -EPROTO,
+				  "malformed CGROUP_SET payload");
+	r = agent_get_str(payload, len, AGENT_ATTR_CGROUP, c->cgroup,
+			  sizeof(c->cgroup));
+	if (r || !agent_cgroup_name_valid(c->cgroup, strlen(c->cgroup)))
+		return exec_error(msg, msg_size, -EINVAL,
+				  "no CGROUP, or not a cgroup name");
+	if (!agent_get_u64(payload, len, AGENT_ATTR_MEMORY_MAX,
+			   &c->memory_max) &&
+	    !c->memory_max)
+		return exec_error(msg, msg_size, -EINVAL,
+				  "memory max 0 is no limit");
+	has_quota = !agent_get_u64(payload, len, AGENT_ATTR_CPU_QUOTA,
+				   &c->cpu_quota);
+	has_period = !agent_get_u64(payload, len, AGENT_ATTR_CPU_PERIOD,
+				    &c->cpu_period);
+	if (has_quota != has_period)
+		return exec_error(msg, msg_size, -EINVAL,
+				  "CPU_QUOTA and CPU_PERIOD go together");
+	if (has_period && (c->cpu_period < 1000 || c->cpu_period > 1000000))
+		return exec_error(msg, msg_size, -EINVAL,
+				  "CPU_PERIOD is not 1000..1000000 us");
+	c->set_cpu = has_quota;
+	if (!c->set_cpu && !c->memory_max)
+		return exec_error(msg, msg_size, -EINVAL, "nothing to set");
+	return 0;
 }

@@ -69,6 +69,12 @@ enum agent_msg_type {
 	 * task cgroup (an agent not started by hintvm-oci-init).
 	 */
 	AGENT_MSG_STATS = 10,
+	/*
+	 * A pod container's cgroup limits changed (CRI
+	 * UpdateContainerResources): CGROUP, MEMORY_MAX?, CPU_QUOTA? and
+	 * CPU_PERIOD?; answered OK, or ERROR (ENOENT: no such cgroup).
+	 */
+	AGENT_MSG_CGROUP_SET = 11,
 	AGENT_MSG_OK = 64,
 	AGENT_MSG_ERROR = 65,
 	AGENT_MSG_READY = 66,
@@ -129,6 +135,19 @@ enum agent_attr_type {
 	AGENT_ATTR_OOM_KILLS = 43, /* u64, memory.events oom_kill */
 	/* EXEC: the root to run the process in (a pod's container): */
 	AGENT_ATTR_ROOT = 44, /* string, absolute path, no ".." */
+	/*
+	 * EXEC (with AGENT_EXEC_CGROUP) and STATS: a pod container's own
+	 * cgroup in the guest, by name (agent_cgroup_name_valid()).
+	 */
+	AGENT_ATTR_CGROUP = 45, /* string */
+	/* EXEC: that cgroup's memory.max, bytes (> 0); only with CGROUP. */
+	AGENT_ATTR_MEMORY_MAX = 46, /* u64 */
+	/* EXEC (with AGENT_EXEC_PIDNS and CGROUP): enum agent_pidns. */
+	AGENT_ATTR_PIDNS = 47, /* u32 */
+	/* CGROUP_SET: cpu.max, "QUOTA PERIOD" in microseconds; a quota
+	 * of 0 is "max" (no limit). Both or neither. */
+	AGENT_ATTR_CPU_QUOTA = 48, /* u64 */
+	AGENT_ATTR_CPU_PERIOD = 49, /* u64, 1000..1000000 */
 	AGENT_ATTR_COUNT
 };
 
@@ -153,7 +172,32 @@ enum agent_attr_kind {
  * than skip the attributes and run the process unconfined.
  */
 #define AGENT_EXEC_LIMITS 0x20u
-#define AGENT_EXEC_KNOWN_FLAGS 0x3fu
+/*
+ * The request names a cgroup to run the process in (CGROUP, MEMORY_MAX):
+ * for the same reason a flag, so that an older agent refuses it rather
+ * than run the process outside its container's memory limit.
+ */
+#define AGENT_EXEC_CGROUP 0x40u
+/*
+ * The request asks for a PID namespace (PIDNS): a flag for the same
+ * reason, so that no agent runs a container's process among the VM's.
+ */
+#define AGENT_EXEC_PIDNS 0x80u
+#define AGENT_EXEC_KNOWN_FLAGS 0xffu
+
+/*
+ * A pod container's PID namespace, named by its CGROUP: its own process
+ * makes it (and is its PID 1), the execs into it join it.
+ */
+enum agent_pidns {
+	AGENT_PIDNS_NEW = 1,
+	AGENT_PIDNS_JOIN = 2,
+};
+
+/* A pod container's cgroup name: 1 to 64 of [A-Za-z0-9_.+-], not starting
+ * with '.' (a container id, as the OCI runtime's ids are). */
+#define AGENT_MAX_CGROUP_NAME 64
+bool agent_cgroup_name_valid(const char *name, size_t len);
 
 enum agent_stream {
 	AGENT_STREAM_STDIN = 0,
@@ -305,6 +349,15 @@ struct agent_exec_req {
 	 * of its own, /proc mounted on ROOT/proc, and ROOT as its root
 	 * (chroot; cwd is then inside it). */
 	char *root;
+	/* NULL: the agent's cgroup. Else (AGENT_EXEC_CGROUP) the process
+	 * runs in the guest's cgroup of that name, made on first use with
+	 * MEMORY_MAX as its memory.max (0: none set), joined by later execs
+	 * naming it (agent_cgroup_name_valid()). */
+	char *cgroup;
+	uint64_t memory_max;
+	/* 0: the agent's PID namespace; else (AGENT_EXEC_PIDNS, with a
+	 * CGROUP) enum agent_pidns for the namespace of that name. */
+	uint32_t pidns;
 	uint32_t uid, gid;
 	bool has_uid, has_gid;
 	uint32_t flags; /* AGENT_EXEC_* */
@@ -425,6 +478,29 @@ int agent_shell_status(bool signaled, uint32_t code_or_signal);
 struct agent_stats {
 	uint64_t value[AGENT_STATS_COUNT];
 };
+
+/* ---- CGROUP_SET ----------------------------------------------------- */
+
+struct agent_cgroup_set {
+	char cgroup[AGENT_MAX_CGROUP_NAME + 1];
+	uint64_t memory_max; /* 0: unchanged */
+	bool set_cpu;
+	uint64_t cpu_quota; /* 0: no limit ("max") */
+	uint64_t cpu_period;
+};
+
+/* The CGROUP_SET frame for C with request ID: its length or -errno. */
+int agent_cgroup_set_encode(uint8_t *buf, size_t cap, uint32_t id,
+			    const struct agent_cgroup_set *c);
+/*
+ * A CGROUP_SET payload into C: well formed (-EPROTO), a valid CGROUP, a
+ * MEMORY_MAX above 0 if any, CPU_QUOTA and CPU_PERIOD together with a
+ * period of 1000..1000000 us, and something to set. 0, -EPROTO or
+ * -EINVAL with MSG.
+ */
+int agent_cgroup_set_decode(const uint8_t *payload, size_t len,
+			    struct agent_cgroup_set *c, char *msg,
+			    size_t msg_size);
 
 /* The STATS_DATA frame for S, answering request ID: its length or -errno. */
 int agent_stats_encode(uint8_t *buf, size_t cap, uint32_t id,

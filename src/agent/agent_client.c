@@ -434,13 +434,36 @@ static int spec_to_req(const struct hvm_process_spec *spec,
 			-EINVAL,
 			"process root %s: expected an absolute path without \"..\"",
 			spec->root);
+	if (spec->cgroup &&
+	    !agent_cgroup_name_valid(spec->cgroup, strlen(spec->cgroup)))
+		return hvm_set_error(
+			-EINVAL,
+			"process cgroup \"%s\": expected 1 to %d of [A-Za-z0-9_.+-], not starting with '.'",
+			spec->cgroup, AGENT_MAX_CGROUP_NAME);
+	if (spec->memory_max && !spec->cgroup)
+		return hvm_set_error(
+			-EINVAL,
+			"process memory max %llu: it needs a cgroup to be the limit of",
+			spec->memory_max);
 	req->cwd = (char *)spec->cwd;
 	req->root = (char *)spec->root;
+	if (spec->pidns && (!spec->cgroup || (spec->pidns != HVM_PIDNS_NEW &&
+					      spec->pidns != HVM_PIDNS_JOIN)))
+		return hvm_set_error(
+			-EINVAL,
+			"process PID namespace %u: expected HVM_PIDNS_NEW or _JOIN, with a cgroup to name it",
+			spec->pidns);
+	req->cgroup = (char *)spec->cgroup;
+	req->memory_max = spec->memory_max;
+	req->pidns = spec->pidns == HVM_PIDNS_NEW    ? AGENT_PIDNS_NEW
+		     : spec->pidns == HVM_PIDNS_JOIN ? AGENT_PIDNS_JOIN
+						     : 0;
 	req->has_uid = spec->uid >= 0;
 	req->uid = req->has_uid ? (uint32_t)spec->uid : 0;
 	req->has_gid = spec->gid >= 0;
 	req->gid = req->has_gid ? (uint32_t)spec->gid : 0;
-	req->flags = spec->flags & ~AGENT_EXEC_LIMITS;
+	req->flags = spec->flags & ~(AGENT_EXEC_LIMITS | AGENT_EXEC_CGROUP |
+				     AGENT_EXEC_PIDNS);
 	if (spec->flags & HVM_PROCESS_TTY) {
 		req->rows = spec->rows;
 		req->cols = spec->cols;
@@ -454,6 +477,10 @@ static int spec_to_req(const struct hvm_process_spec *spec,
 	/* Set by us alone: an agent without limits then refuses them. */
 	if (agent_limits_any(&req->limits))
 		req->flags |= AGENT_EXEC_LIMITS;
+	if (req->cgroup)
+		req->flags |= AGENT_EXEC_CGROUP;
+	if (req->pidns)
+		req->flags |= AGENT_EXEC_PIDNS;
 	return 0;
 }
 
@@ -769,7 +796,14 @@ void hvm_process_free(struct hvm_process *p)
 
 int hvm_guest_stats(const char *vm, struct hvm_guest_stats *stats)
 {
-	uint8_t frame[64], *payload = NULL;
+	return hvm_guest_cgroup_stats(vm, NULL, stats);
+}
+
+int hvm_guest_cgroup_stats(const char *vm, const char *cgroup,
+			   struct hvm_guest_stats *stats)
+{
+	uint8_t frame[AGENT_HDR_SIZE + 4 + AGENT_MAX_CGROUP_NAME + 8],
+		*payload = NULL;
 	struct agent_builder b;
 	struct agent_stats st;
 	struct agent_hdr hdr;
@@ -778,6 +812,11 @@ int hvm_guest_stats(const char *vm, struct hvm_guest_stats *stats)
 
 	if (!vm || !stats)
 		return hvm_set_error(-EINVAL, "no VM or no stats to fill");
+	if (cgroup && !agent_cgroup_name_valid(cgroup, strlen(cgroup)))
+		return hvm_set_error(
+			-EINVAL,
+			"cgroup \"%s\": expected 1 to %d of [A-Za-z0-9_.+-], not starting with '.'",
+			cgroup, AGENT_MAX_CGROUP_NAME);
 	r = resolve_vsock_path(vm, path, sizeof(path));
 	if (r < 0)
 		return r;
@@ -785,6 +824,8 @@ int hvm_guest_stats(const char *vm, struct hvm_guest_stats *stats)
 	if (fd < 0)
 		return fd;
 	agent_build_begin(&b, frame, sizeof(frame), AGENT_MSG_STATS, 1);
+	if (cgroup)
+		agent_put_str(&b, AGENT_ATTR_CGROUP, cgroup);
 	len = agent_build_end(&b);
 	r = write_full(fd, frame, (size_t)len);
 	if (r == 0)
@@ -820,6 +861,62 @@ int hvm_guest_stats(const char *vm, struct hvm_guest_stats *stats)
 			.oom_kills = st.value[AGENT_STAT(AGENT_ATTR_OOM_KILLS)],
 		};
 	}
+	free(payload);
+	return r;
+}
+
+int hvm_guest_cgroup_set(const char *vm, const char *cgroup,
+			 unsigned long long memory_max,
+			 unsigned long long cpu_quota_us,
+			 unsigned long long cpu_period_us)
+{
+	struct agent_cgroup_set cs = { .memory_max = memory_max,
+				       .set_cpu = cpu_period_us != 0,
+				       .cpu_quota = cpu_quota_us,
+				       .cpu_period = cpu_period_us };
+	uint8_t frame[AGENT_HDR_SIZE + 3 * 12 + AGENT_MAX_CGROUP_NAME + 8],
+		*payload = NULL;
+	struct agent_hdr hdr;
+	char path[108];
+	int fd, r, len;
+
+	if (!vm || !cgroup || !agent_cgroup_name_valid(cgroup, strlen(cgroup)))
+		return hvm_set_error(
+			-EINVAL, "cgroup \"%s\": expected a pod container's",
+			cgroup ? cgroup : "");
+	if ((cpu_period_us &&
+	     (cpu_period_us < 1000 || cpu_period_us > 1000000)) ||
+	    (!cpu_period_us && cpu_quota_us))
+		return hvm_set_error(
+			-EINVAL,
+			"cpu quota %llu per period %llu us: expected a period of 1000 to 1000000 us",
+			cpu_quota_us, cpu_period_us);
+	if (!memory_max && !cpu_period_us)
+		return hvm_set_error(-EINVAL, "cgroup %s: nothing to set",
+				     cgroup);
+	snprintf(cs.cgroup, sizeof(cs.cgroup), "%s", cgroup);
+	r = resolve_vsock_path(vm, path, sizeof(path));
+	if (r < 0)
+		return r;
+	fd = agent_dial(path, AGENT_VSOCK_PORT);
+	if (fd < 0)
+		return fd;
+	len = agent_cgroup_set_encode(frame, sizeof(frame), 1, &cs);
+	r = len < 0 ? len : write_full(fd, frame, (size_t)len);
+	if (r == 0)
+		r = agent_read_frame(fd, &hdr, &payload, STATS_TIMEOUT_MS);
+	close(fd);
+	if (r < 0)
+		return hvm_set_error(r,
+				     "agent at %s: no answer to CGROUP_SET: %s",
+				     path, strerror(-r));
+	if (hdr.type == AGENT_MSG_ERROR)
+		r = agent_error(payload, hdr.len, "agent: CGROUP_SET");
+	else if (hdr.type != AGENT_MSG_OK || hdr.id != 1)
+		r = hvm_set_error(
+			-EPROTO,
+			"agent at %s: answered CGROUP_SET with frame type %u (expected %u)",
+			path, hdr.type, AGENT_MSG_OK);
 	free(payload);
 	return r;
 }

@@ -34,6 +34,8 @@
 #define MAX_CLI_ENV 256
 /* How long exec waits for a booting guest's agent (TCG boots are slow). */
 #define EXEC_AGENT_WAIT_S 180
+/* ... and for a pod container's PID namespace to be made (below). */
+#define EXEC_PIDNS_WAIT_S 30
 
 struct exec_opts {
 	const char *process_file;
@@ -43,6 +45,9 @@ struct exec_opts {
 	uint64_t add_caps; /* --cap, as capability bits */
 	const char *cwd;
 	const char *guest_root; /* a pod's container (the shim): its root */
+	const char *guest_cgroup; /* ... its cgroup in the guest, by name */
+	unsigned long long guest_memory_max; /* ... its memory.max; 0: none */
+	unsigned int guest_pidns; /* ... its PID namespace: HVM_PIDNS_* */
 	const char *user;
 	const char *env[MAX_CLI_ENV + 1];
 	size_t nenv;
@@ -70,6 +75,13 @@ static int parse_exec_opts(int argc, char **argv, struct exec_opts *o)
 		/* hintvm's own: run the process chrooted in PATH of the
 		 * guest (containerd-shim-hintvm-v2's pod containers). */
 		{ "guest-root", required_argument, NULL, 'R' },
+		/* ... in the guest cgroup NAME, made with memory.max BYTES
+		 * (the pod container's limit) when given. */
+		{ "guest-cgroup", required_argument, NULL, 'G' },
+		{ "guest-memory-max", required_argument, NULL, 'M' },
+		/* ... "new": in a PID namespace of its own, named by the
+		 * cgroup; "join": in that one (an exec into the container). */
+		{ "guest-pidns", required_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -106,6 +118,35 @@ static int parse_exec_opts(int argc, char **argv, struct exec_opts *o)
 			}
 			o->guest_root = optarg;
 			break;
+		case 'G':
+			o->guest_cgroup = optarg;
+			break;
+		case 'N':
+			if (!strcmp(optarg, "new")) {
+				o->guest_pidns = HVM_PIDNS_NEW;
+			} else if (!strcmp(optarg, "join")) {
+				o->guest_pidns = HVM_PIDNS_JOIN;
+			} else {
+				rt_error(
+					"exec --guest-pidns %s: expected \"new\" or \"join\"",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'M': {
+			char *end;
+
+			errno = 0;
+			o->guest_memory_max = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end ||
+			    optarg[0] == '-' || !o->guest_memory_max) {
+				rt_error(
+					"exec --guest-memory-max %s: expected a number of bytes above 0",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		}
 		case 'e':
 			if (o->nenv == MAX_CLI_ENV)
 				return -E2BIG;
@@ -414,6 +455,9 @@ int cmd_exec(int argc, char **argv)
 	ps.envp = envp;
 	ps.cwd = o.cwd ? o.cwd : spec.process.cwd;
 	ps.root = o.guest_root;
+	ps.cgroup = o.guest_cgroup;
+	ps.memory_max = o.guest_memory_max;
+	ps.pidns = o.guest_pidns;
 	if (o.process_file) {
 		ps.uid = spec.process.uid;
 		ps.gid = spec.process.gid;
@@ -499,9 +543,22 @@ int cmd_exec(int argc, char **argv)
 	 * still be booting. Retry while nothing but the connection failed
 	 * and the VM lives, for up to EXEC_AGENT_WAIT_S.
 	 */
+	/*
+	 * An exec into a pod container just started (a probe, the CRI's
+	 * ExecSync) may reach the agent before the container's own process
+	 * has made the PID namespace it joins: the shim's Start answers once
+	 * the container's runtime exec is forked, not once its process runs
+	 * in the guest. ESRCH then means "not yet" (or "ended", and then the
+	 * shim reports the container's exit), for up to EXEC_PIDNS_WAIT_S.
+	 */
 	for (int waited = 0;; waited++) {
+		bool pidns_not_yet;
+
 		p = hvm_process_start(vsock, &ps);
-		if (p || hvm_process_errno() ||
+		pidns_not_yet = !p && ps.pidns == HVM_PIDNS_JOIN &&
+				hvm_process_errno() == ESRCH &&
+				waited < EXEC_PIDNS_WAIT_S * 5;
+		if (p || (hvm_process_errno() && !pidns_not_yet) ||
 		    !rt_process_alive(c.pid, c.pid_start) ||
 		    waited >= EXEC_AGENT_WAIT_S * 5)
 			break;

@@ -245,6 +245,9 @@ static void create_container(struct shim *s, struct ttrpc_call *call,
 	strcpy(e->stderr_path, req->stderr);
 	snprintf(e->guest_root, sizeof(e->guest_root), "%s/%s/rootfs",
 		 POD_GUEST_DIR, req->id);
+	snprintf(e->container, sizeof(e->container), "%s", req->id);
+	e->memory_max = info->memory_limit;
+	e->guest_pidns = info->own_pidns;
 	e->used = true;
 	rt_debug("pod %s: container %s, rootfs %s", s->task.id, c->id,
 		 c->rootfs);
@@ -284,8 +287,134 @@ static void h_create(void *opaque, struct ttrpc_call *call)
 		pass(M_CREATE, opaque, call);
 }
 
-/* A request naming a pod's container by ID with no exec id is its exec's;
- * true when it was handled here. */
+/*
+ * Exec into app container C (CRI ExecSync, kubectl exec): an exec of the
+ * VM like any other (task_exec.c), run by the guest agent chrooted in
+ * the container's rootfs, named as C's in its events.
+ */
+static void exec_into(struct shim *s, struct ttrpc_call *call,
+		      const struct pod_container *c)
+{
+	const Containerd__Task__V2__ExecProcessRequest *req =
+		(const void *)call->request;
+	struct shim_exec *own = NULL;
+
+	for (int i = 0; i < SHIM_MAX_EXECS && !own; i++)
+		if (s->execs[i].used && !strcmp(s->execs[i].id, c->id))
+			own = &s->execs[i];
+	if (!own || !own->started || own->exited) {
+		ttrpc_call_error(
+			call, GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+			"exec \"%s\" in container %s: it is not running",
+			req->exec_id, c->id);
+		return;
+	}
+	struct shim_exec *e = shim_exec_add(s, call, c->id, own->guest_root);
+
+	/* In its PID namespace, if it has one. */
+	if (e)
+		e->guest_pidns_join = own->guest_pidns;
+}
+
+/*
+ * Update (CRI UpdateContainerResources): the container's guest cgroup
+ * gets the new memory limit and CPU quota. The VM's own size stays what
+ * it was at the pod's start.
+ */
+static void update_container(struct shim *s, struct ttrpc_call *call,
+			     const struct pod_container *c)
+{
+	const Containerd__Task__V2__UpdateTaskRequest *req =
+		(const void *)call->request;
+	Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
+	struct pod_resources res;
+	struct rt_container rc;
+	char err[256], vsock[PATH_MAX + 32];
+
+	if (!req->resources ||
+	    strcmp(req->resources->type_url, POD_RESOURCES_TYPE)) {
+		ttrpc_call_error(
+			call, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+			"Update of container %s: resources of type \"%s\", expected %s",
+			c->id, req->resources ? req->resources->type_url : "",
+			POD_RESOURCES_TYPE);
+		return;
+	}
+	if (pod_resources_parse((const char *)req->resources->value.data,
+				req->resources->value.len, &res, err,
+				sizeof(err))) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+				 "Update of container %s: %s", c->id, err);
+		return;
+	}
+	if (!s->task.started || s->task.exited ||
+	    rt_container_load(&rc, s->task.id)) {
+		ttrpc_call_error(
+			call, GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+			"Update of container %s: its pod's VM is not running",
+			c->id);
+		return;
+	}
+	rt_container_path(&rc, RT_VSOCK_FILE, vsock, sizeof(vsock));
+	if (hvm_guest_cgroup_set(vsock, c->id, res.memory_limit,
+				 res.set_cpu ? res.cpu_quota : 0,
+				 res.set_cpu ? res.cpu_period : 0) < 0) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+				 "Update of container %s: %s", c->id,
+				 hvm_last_error());
+		return;
+	}
+	ttrpc_call_reply(call, &empty.base);
+}
+
+/* A request naming exec EXEC_ID of app container C. */
+static void exec_call(struct shim *s, struct ttrpc_call *call, int method,
+		      const struct pod_container *c, const char *exec_id,
+		      uint32_t signal)
+{
+	const struct shim_exec *e = NULL;
+
+	for (int i = 0; i < SHIM_MAX_EXECS && !e; i++)
+		if (s->execs[i].used && !strcmp(s->execs[i].id, exec_id))
+			e = &s->execs[i];
+	/* Exec ids are the shim's, one table: another container's exec
+	 * (or a container's own process) is not this one's. */
+	if (!e || strcmp(e->container, c->id) || !strcmp(exec_id, c->id)) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__NOT_FOUND,
+				 "exec \"%s\" of container %s: not found",
+				 exec_id, c->id);
+		return;
+	}
+	switch (method) {
+	case M_STATE:
+		shim_exec_state(s, call, s->task.id, exec_id);
+		break;
+	case M_START:
+		shim_exec_start(s, call, s->task.id, exec_id);
+		break;
+	case M_DELETE:
+		shim_exec_delete(s, call, s->task.id, exec_id);
+		break;
+	case M_KILL:
+		shim_exec_kill(s, call, s->task.id, exec_id, signal);
+		break;
+	case M_WAIT:
+		shim_exec_wait(s, call, s->task.id, exec_id);
+		break;
+	case M_CLOSE_IO:
+		shim_exec_close_io(s, call, s->task.id, exec_id);
+		break;
+	default:
+		ttrpc_call_error(
+			call, GOOGLE__RPC__CODE__UNIMPLEMENTED,
+			"this request for exec %s of pod container %s: not implemented",
+			exec_id, c->id);
+		break;
+	}
+}
+
+/* A request naming a pod's container by ID with no exec id is its own
+ * process's, with one its exec's; true when it was handled here. */
 static bool container_call(struct shim *s, struct ttrpc_call *call, int method,
 			   const char *id, const char *exec_id, uint32_t signal)
 {
@@ -301,11 +430,16 @@ static bool container_call(struct shim *s, struct ttrpc_call *call, int method,
 
 	if (!c)
 		return false;
+	if (method == M_EXEC) {
+		exec_into(s, call, c);
+		return true;
+	}
+	if (method == M_UPDATE) {
+		update_container(s, call, c);
+		return true;
+	}
 	if (exec_id && *exec_id) {
-		ttrpc_call_error(
-			call, GOOGLE__RPC__CODE__UNIMPLEMENTED,
-			"exec \"%s\" in pod container %s: not implemented yet",
-			exec_id, id);
+		exec_call(s, call, method, c, exec_id, signal);
 		return true;
 	}
 	for (int i = 0; i < SHIM_MAX_EXECS && !e; i++)
@@ -337,6 +471,9 @@ static bool container_call(struct shim *s, struct ttrpc_call *call, int method,
 		pids.processes = pis;
 		pids.n_processes = pi.pid ? 1 : 0;
 		ttrpc_call_reply(call, &pids.base);
+		break;
+	case M_STATS: /* its own cgroup in the guest (ContainerStats) */
+		shim_stats_reply(s, call, id, id);
 		break;
 	case M_CONNECT:
 		conn.shim_pid = (uint32_t)getpid();
@@ -374,6 +511,8 @@ BY_ID(h_close_io, M_CLOSE_IO, Containerd__Task__V2__CloseIORequest,
       req->exec_id, 0)
 BY_ID(h_wait, M_WAIT, Containerd__Task__V2__WaitRequest, req->exec_id, 0)
 BY_ID(h_connect, M_CONNECT, Containerd__Task__V2__ConnectRequest, NULL, 0)
+BY_ID(h_stats, M_STATS, Containerd__Task__V2__StatsRequest, NULL, 0)
+BY_ID(h_update, M_UPDATE, Containerd__Task__V2__UpdateTaskRequest, NULL, 0)
 
 static void h_delete(void *opaque, struct ttrpc_call *call)
 {
@@ -414,6 +553,8 @@ struct ttrpc_service shim_pod_service(struct shim *s)
 	handlers[M_CLOSE_IO] = h_close_io;
 	handlers[M_WAIT] = h_wait;
 	handlers[M_CONNECT] = h_connect;
+	handlers[M_STATS] = h_stats;
+	handlers[M_UPDATE] = h_update;
 	svc.handlers = handlers;
 	svc.n_handlers = M_COUNT;
 	return svc;

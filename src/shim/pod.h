@@ -11,6 +11,7 @@
 #ifndef HVM_SHIM_POD_H
 #define HVM_SHIM_POD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "runtime/runtime.h"
@@ -34,6 +35,13 @@ enum pod_role {
 
 struct pod_info {
 	enum pod_role role;
+	/* POD_CONTAINER: linux.resources.memory.limit in bytes, the
+	 * container's cgroup's memory.max in the guest; 0: none. */
+	unsigned long long memory_limit;
+	/* POD_CONTAINER: a PID namespace of its own (linux.namespaces has
+	 * "pid" without a path: the CRI's NamespaceMode CONTAINER); with a
+	 * path (POD) or none (NODE) it shares the VM's, which is the pod's. */
+	bool own_pidns;
 	char sandbox_id[RT_MAX_ID +
 			1]; /* POD_CONTAINER (and the sandbox's own) */
 };
@@ -42,7 +50,8 @@ struct pod_info {
  * The role config.json (JSON, LEN bytes) gives its container, from the
  * CRI's annotations. 0, or -EINVAL with the reason in ERR: not JSON, a
  * container-type other than "sandbox" or "container", a container
- * without a valid sandbox id.
+ * without a valid sandbox id, a memory limit that is not an integer
+ * (one below 1, as runc's -1, is no limit).
  */
 int pod_info_parse(const char *json, size_t len, struct pod_info *out,
 		   char *err, size_t errlen);
@@ -63,6 +72,26 @@ int pod_spec_add_share(const char *bundle, const char *share, char *err,
  */
 int pod_spec_write_process(const char *bundle, const char *out, char *err,
 			   size_t errlen);
+
+/* What an Update (CRI UpdateContainerResources) asks of a container. */
+struct pod_resources {
+	unsigned long long memory_limit; /* bytes; 0: unchanged */
+	bool set_cpu;
+	unsigned long long cpu_quota; /* us per period; 0: no limit */
+	unsigned long long cpu_period; /* us */
+};
+/* The type URL containerd 1.6 gives Update's resources (typeurl). */
+#define POD_RESOURCES_TYPE \
+	"types.containerd.io/opencontainers/runtime-spec/1/LinuxResources"
+/*
+ * The runtime spec's LinuxResources (JSON, LEN bytes) as Update's: memory
+ * limit, cpu quota and period (100000 us when only a quota is given; a
+ * quota below 1 is no limit). -EINVAL with the reason in ERR: not a JSON
+ * object, a value that is not an integer, a period out of 1000..1000000,
+ * nothing this runtime applies.
+ */
+int pod_resources_parse(const char *json, size_t len, struct pod_resources *out,
+			char *err, size_t errlen);
 
 struct shim;
 /* The Task service with the pod's app containers served in it: requests

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,54 @@ static json_object *parse_json(const char *json, size_t len)
 	}
 	json_tokener_free(tok);
 	return o;
+}
+
+/* SPEC's linux.resources.memory.limit (what the CRI's
+ * memory_limit_in_bytes becomes) into *LIMIT; absent or below 1: 0. */
+static int memory_limit(json_object *spec, unsigned long long *limit, char *err,
+			size_t errlen)
+{
+	json_object *linux_, *res, *mem, *v;
+	int64_t n;
+
+	*limit = 0;
+	if (!json_object_object_get_ex(spec, "linux", &linux_) ||
+	    !json_object_object_get_ex(linux_, "resources", &res) ||
+	    !json_object_object_get_ex(res, "memory", &mem) ||
+	    !json_object_object_get_ex(mem, "limit", &v) ||
+	    json_object_is_type(v, json_type_null))
+		return 0;
+	if (!json_object_is_type(v, json_type_int))
+		return fail(
+			err, errlen, -EINVAL,
+			"linux.resources.memory.limit %s: expected an integer (bytes)",
+			json_object_to_json_string(v));
+	n = json_object_get_int64(v);
+	*limit = n > 0 ? (unsigned long long)n : 0;
+	return 0;
+}
+
+/* SPEC's linux.namespaces: a "pid" entry without a path is a namespace
+ * of the container's own. */
+static bool own_pidns(json_object *spec)
+{
+	json_object *linux_, *nss, *ns, *v;
+
+	if (!json_object_object_get_ex(spec, "linux", &linux_) ||
+	    !json_object_object_get_ex(linux_, "namespaces", &nss) ||
+	    !json_object_is_type(nss, json_type_array))
+		return false;
+	for (size_t i = 0; i < json_object_array_length(nss); i++) {
+		ns = json_object_array_get_idx(nss, i);
+		if (!json_object_object_get_ex(ns, "type", &v) ||
+		    !json_object_is_type(v, json_type_string) ||
+		    strcmp(json_object_get_string(v), "pid"))
+			continue;
+		return !json_object_object_get_ex(ns, "path", &v) ||
+		       !json_object_is_type(v, json_type_string) ||
+		       !*json_object_get_string(v);
+	}
+	return false;
 }
 
 int pod_info_parse(const char *json, size_t len, struct pod_info *out,
@@ -95,10 +144,80 @@ int pod_info_parse(const char *json, size_t len, struct pod_info *out,
 			sid ? sid : "", RT_MAX_ID);
 		goto out;
 	}
+	if (!strcmp(type, "container")) {
+		ret = memory_limit(spec, &out->memory_limit, err, errlen);
+		if (ret)
+			goto out;
+		out->own_pidns = own_pidns(spec);
+	}
 	out->role = strcmp(type, "sandbox") ? POD_CONTAINER : POD_SANDBOX;
 	snprintf(out->sandbox_id, sizeof(out->sandbox_id), "%s", sid);
 out:
 	json_object_put(spec);
+	return ret;
+}
+
+/* O's integer KEY into *V: 0 absent (or null), 1 found, -1 not an
+ * integer. */
+static int get_int(json_object *o, const char *key, int64_t *v)
+{
+	json_object *x;
+
+	if (!o || !json_object_object_get_ex(o, key, &x) ||
+	    json_object_is_type(x, json_type_null))
+		return 0;
+	if (!json_object_is_type(x, json_type_int))
+		return -1;
+	*v = json_object_get_int64(x);
+	return 1;
+}
+
+int pod_resources_parse(const char *json, size_t len, struct pod_resources *out,
+			char *err, size_t errlen)
+{
+	json_object *res, *mem = NULL, *cpu = NULL;
+	int64_t limit = 0, quota = 0, period = 0;
+	int has_limit, has_quota, has_period, ret = 0;
+
+	*out = (struct pod_resources){ 0 };
+	res = len <= POD_SPEC_MAX ? parse_json(json, len) : NULL;
+	if (!res || !json_object_is_type(res, json_type_object)) {
+		json_object_put(res);
+		return fail(
+			err, errlen, -EINVAL,
+			"resources: expected a JSON object (LinuxResources)");
+	}
+	json_object_object_get_ex(res, "memory", &mem);
+	json_object_object_get_ex(res, "cpu", &cpu);
+	has_limit = get_int(mem, "limit", &limit);
+	has_quota = get_int(cpu, "quota", &quota);
+	has_period = get_int(cpu, "period", &period);
+	if (has_limit < 0 || has_quota < 0 || has_period < 0) {
+		ret = fail(
+			err, errlen, -EINVAL,
+			"resources: memory.limit, cpu.quota and cpu.period must be integers");
+		goto out;
+	}
+	if (has_period && (period < 1000 || period > 1000000)) {
+		ret = fail(
+			err, errlen, -EINVAL,
+			"resources: cpu.period %lld: expected 1000 to 1000000 (us)",
+			(long long)period);
+		goto out;
+	}
+	out->memory_limit = limit > 0 ? (unsigned long long)limit : 0;
+	if (has_quota || has_period) {
+		out->set_cpu = true;
+		out->cpu_quota = quota > 0 ? (unsigned long long)quota : 0;
+		out->cpu_period =
+			has_period ? (unsigned long long)period : 100000;
+	}
+	if (!out->memory_limit && !out->set_cpu)
+		ret = fail(
+			err, errlen, -EINVAL,
+			"resources: neither a memory limit nor a cpu quota or period (what this runtime applies)");
+out:
+	json_object_put(res);
 	return ret;
 }
 

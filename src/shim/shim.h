@@ -126,6 +126,16 @@ struct shim_exec {
 	char process_file[PATH_MAX + RT_MAX_ID + 16];
 	/* A pod's container (pod.c): its root in the guest; "": none. */
 	char guest_root[PATH_MAX];
+	/*
+	 * The pod's app container this process is of (its own process, or
+	 * an exec into it: pod.c), named so in events; "": the task's.
+	 */
+	char container[RT_MAX_ID + 1];
+	/* The container's own process: its cgroup's memory.max; 0: none. */
+	unsigned long long memory_max;
+	/* A PID namespace of the container's own: made by its process,
+	 * joined by its execs (guest_pidns_join). */
+	bool guest_pidns, guest_pidns_join;
 	pid_t pid;
 	uint32_t exit_status;
 	struct timespec exited_at;
@@ -164,6 +174,16 @@ int shim_open_stdio(const char *path, bool input, char *err, size_t errlen);
 struct shim_task *shim_find_task(struct shim *s, struct ttrpc_call *call,
 				 const char *id);
 void shim_exec_create(void *opaque, struct ttrpc_call *call);
+/*
+ * Exec's work once the task is known to run: CALL's ExecProcessRequest as
+ * an exec of the pod's app container CONTAINER, run in GUEST_ROOT (both
+ * NULL: the task's own). The exec, or NULL when CALL was refused.
+ */
+struct shim_exec *shim_exec_add(struct shim *s, struct ttrpc_call *call,
+				const char *container, const char *guest_root);
+/* The container an exec's events name: its app container's, or the task's. */
+const char *shim_exec_container_id(const struct shim *s,
+				   const struct shim_exec *e);
 void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
 		     const char *exec_id);
 void shim_exec_state(struct shim *s, struct ttrpc_call *call, const char *id,
@@ -198,6 +218,13 @@ void shim_console_close(struct shim_console *c);
 /* -ENOTTY without a terminal; a size asked early is set later. */
 int shim_console_resize(struct shim_console *c, uint32_t width,
 			uint32_t height);
+
+/*
+ * Stats' answer (task.c) for task or container ID: the guest's numbers
+ * of the task's cgroup, or of the pod container's CGROUP (pod.c).
+ */
+void shim_stats_reply(struct shim *s, struct ttrpc_call *call, const char *id,
+		      const char *cgroup);
 
 /* ---- stats.c: Task.Stats' message ---------------------------------------- */
 struct hvm_guest_stats;

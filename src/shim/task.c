@@ -795,25 +795,32 @@ static void h_stats(void *opaque, struct ttrpc_call *call)
 {
 	const Containerd__Task__V2__StatsRequest *req =
 		(const void *)call->request;
+	struct shim_task *t = find_task(opaque, call, req->id, NULL);
+
+	if (t)
+		shim_stats_reply(opaque, call, t->id, NULL);
+}
+
+void shim_stats_reply(struct shim *s, struct ttrpc_call *call, const char *id,
+		      const char *cgroup)
+{
 	Containerd__Task__V2__StatsResponse resp =
 		CONTAINERD__TASK__V2__STATS_RESPONSE__INIT;
 	Google__Protobuf__Any any;
 	struct hvm_guest_stats g;
-	struct shim_task *t = find_task(opaque, call, req->id, NULL);
+	struct shim_task *t = &s->task;
 	struct rt_container c;
 	char vsock[PATH_MAX + 32], paused[PATH_MAX + 16];
 	int r;
 
-	if (!t)
-		return;
 	if (!t->started || t->exited) {
 		ttrpc_call_error(call, PRECONDITION,
-				 "task %s is not running: no stats", t->id);
+				 "task %s is not running: no stats", id);
 		return;
 	}
 	if (rt_container_load(&c, t->id)) {
 		ttrpc_call_error(call, INTERNAL,
-				 "task %s: the runtime's state is gone", t->id);
+				 "task %s: the runtime's state is gone", id);
 		return;
 	}
 	/* A paused VM's agent cannot answer: say so instead of waiting. */
@@ -821,22 +828,22 @@ static void h_stats(void *opaque, struct ttrpc_call *call)
 	if (!access(paused, F_OK)) {
 		ttrpc_call_error(call, PRECONDITION,
 				 "task %s is paused: no stats until it resumes",
-				 t->id);
+				 id);
 		return;
 	}
 	rt_container_path(&c, RT_VSOCK_FILE, vsock, sizeof(vsock));
-	r = hvm_guest_stats(vsock, &g);
+	r = hvm_guest_cgroup_stats(vsock, cgroup, &g);
 	if (r < 0) {
 		ttrpc_call_error(call,
 				 r == -ENOENT ? PRECONDITION
 					      : GOOGLE__RPC__CODE__UNAVAILABLE,
-				 "task %s: the guest's stats: %s", t->id,
+				 "task %s: the guest's stats: %s", id,
 				 hvm_last_error());
 		return;
 	}
 	if (shim_stats_encode(&g, &any)) {
 		ttrpc_call_error(call, GOOGLE__RPC__CODE__RESOURCE_EXHAUSTED,
-				 "task %s: out of memory", t->id);
+				 "task %s: out of memory", id);
 		return;
 	}
 	resp.stats = &any;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "events_task.pb-c.h"
+#include "hintvm/hintvm.h"
 #include "pb_empty.pb-c.h"
 #include "runtime/state.h"
 #include "shim/shim.h"
@@ -62,32 +63,46 @@ static int copy_path(struct ttrpc_call *call, char *dst, size_t len,
 	return 0;
 }
 
+const char *shim_exec_container_id(const struct shim *s,
+				   const struct shim_exec *e)
+{
+	return e->container[0] ? e->container : s->task.id;
+}
+
 void shim_exec_create(void *opaque, struct ttrpc_call *call)
+{
+	const Containerd__Task__V2__ExecProcessRequest *req =
+		(const void *)call->request;
+	struct shim *s = opaque;
+
+	if (shim_find_task(s, call, req->id))
+		(void)shim_exec_add(s, call, NULL, NULL);
+}
+
+struct shim_exec *shim_exec_add(struct shim *s, struct ttrpc_call *call,
+				const char *container, const char *guest_root)
 {
 	const Containerd__Task__V2__ExecProcessRequest *req =
 		(const void *)call->request;
 	Containerd__Events__TaskExecAdded ev =
 		CONTAINERD__EVENTS__TASK_EXEC_ADDED__INIT;
 	Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
-	struct shim *s = opaque;
-	struct shim_task *t = shim_find_task(s, call, req->id);
+	struct shim_task *t = &s->task;
 	struct shim_exec *e = NULL;
 	FILE *fp;
 
-	if (!t)
-		return;
 	if (!rt_valid_id(req->exec_id)) {
 		ttrpc_call_error(
 			call, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
 			"exec id \"%s\": expected 1 to %d of [A-Za-z0-9_.+-], not starting with '.'",
 			req->exec_id, RT_MAX_ID);
-		return;
+		return NULL;
 	}
 	if (!t->started || t->exited) {
 		ttrpc_call_error(call, PRECONDITION,
 				 "task %s is not running: no exec in it",
 				 t->id);
-		return;
+		return NULL;
 	}
 	if (!req->spec || !req->spec->value.data || !req->spec->value.len ||
 	    req->spec->value.len > EXEC_SPEC_MAX) {
@@ -95,14 +110,14 @@ void shim_exec_create(void *opaque, struct ttrpc_call *call)
 			call, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
 			"exec \"%s\": expected a process spec of 1 to %u bytes",
 			req->exec_id, EXEC_SPEC_MAX);
-		return;
+		return NULL;
 	}
 	for (int i = 0; i < SHIM_MAX_EXECS; i++) {
 		if (s->execs[i].used && !strcmp(s->execs[i].id, req->exec_id)) {
 			ttrpc_call_error(
 				call, GOOGLE__RPC__CODE__ALREADY_EXISTS,
 				"exec \"%s\" exists already", req->exec_id);
-			return;
+			return NULL;
 		}
 		if (!s->execs[i].used && !e)
 			e = &s->execs[i];
@@ -111,7 +126,7 @@ void shim_exec_create(void *opaque, struct ttrpc_call *call)
 		ttrpc_call_error(call, GOOGLE__RPC__CODE__RESOURCE_EXHAUSTED,
 				 "task %s has %d execs already: delete some",
 				 t->id, SHIM_MAX_EXECS);
-		return;
+		return NULL;
 	}
 	memset(e, 0, sizeof(*e));
 	shim_console_reset(&e->console);
@@ -122,8 +137,17 @@ void shim_exec_create(void *opaque, struct ttrpc_call *call)
 		      req->stdout) ||
 	    copy_path(call, e->stderr_path, sizeof(e->stderr_path), "stderr",
 		      req->stderr))
-		return;
+		return NULL;
 	snprintf(e->id, sizeof(e->id), "%s", req->exec_id);
+	if (container)
+		snprintf(e->container, sizeof(e->container), "%s", container);
+	if (guest_root && snprintf(e->guest_root, sizeof(e->guest_root), "%s",
+				   guest_root) >= (int)sizeof(e->guest_root)) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__INVALID_ARGUMENT,
+				 "exec %s: guest root %s is too long", e->id,
+				 guest_root);
+		return NULL;
+	}
 	/* The runtime's exec reads the process spec from a file, as
 	 * runc's does (--process). */
 	snprintf(e->process_file, sizeof(e->process_file), "%s/exec-%s.json",
@@ -136,13 +160,14 @@ void shim_exec_create(void *opaque, struct ttrpc_call *call)
 		ttrpc_call_error(call, GOOGLE__RPC__CODE__INTERNAL, "%s: %s",
 				 e->process_file, strerror(errno));
 		unlink(e->process_file);
-		return;
+		return NULL;
 	}
 	e->used = true;
-	ev.container_id = t->id;
+	ev.container_id = (char *)shim_exec_container_id(s, e);
 	ev.exec_id = e->id;
 	shim_events_publish(&s->events, "/tasks/exec-added", &ev.base);
 	ttrpc_call_reply(call, &empty.base);
+	return e;
 }
 
 void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
@@ -214,7 +239,7 @@ void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
 		goto out;
 	}
 	if (pid == 0) {
-		char *argv[10];
+		char *argv[18], mem[24];
 		int argc = 0;
 		sigset_t none;
 
@@ -222,6 +247,19 @@ void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
 		if (e->guest_root[0]) { /* a pod's container (pod.c) */
 			argv[argc++] = "--guest-root";
 			argv[argc++] = e->guest_root;
+		}
+		if (e->container[0]) { /* ... and its cgroup there */
+			argv[argc++] = "--guest-cgroup";
+			argv[argc++] = e->container;
+		}
+		if (e->guest_pidns || e->guest_pidns_join) {
+			argv[argc++] = "--guest-pidns";
+			argv[argc++] = e->guest_pidns ? "new" : "join";
+		}
+		if (e->memory_max) {
+			snprintf(mem, sizeof(mem), "%llu", e->memory_max);
+			argv[argc++] = "--guest-memory-max";
+			argv[argc++] = mem;
 		}
 		argv[argc++] = "--process";
 		argv[argc++] = e->process_file;
@@ -247,7 +285,7 @@ void shim_exec_start(struct shim *s, struct ttrpc_call *call, const char *id,
 	}
 	e->pid = pid;
 	e->started = true;
-	ev.container_id = s->task.id;
+	ev.container_id = (char *)shim_exec_container_id(s, e);
 	ev.exec_id = e->id;
 	ev.pid = (uint32_t)pid;
 	shim_events_publish(&s->events, "/tasks/exec-started", &ev.base);
@@ -279,7 +317,7 @@ void shim_exec_state(struct shim *s, struct ttrpc_call *call, const char *id,
 
 	if (!e)
 		return;
-	resp.id = s->task.id;
+	resp.id = (char *)shim_exec_container_id(s, e);
 	resp.exec_id = e->id;
 	resp.bundle = s->task.bundle;
 	resp.pid = (uint32_t)e->pid;
@@ -373,11 +411,39 @@ void shim_exec_delete(struct shim *s, struct ttrpc_call *call, const char *id,
 	memset(e, 0, sizeof(*e));
 }
 
+/*
+ * A pod container's own process ended: did the guest's OOM killer kill
+ * any of its processes? Its cgroup (one per container id) counts the
+ * kills in memory.events (the agent's STATS for that cgroup). runc's shim
+ * reports each OOM as it happens; asked here once, at the exit, it is the
+ * same for the CRI, whose status says OOMKilled after any. Within the
+ * agent's 5 s STATS deadline; a guest that cannot answer (the VM gone)
+ * means no.
+ */
+static bool oom_killed(struct shim *s, const struct shim_exec *e)
+{
+	struct hvm_guest_stats g;
+	struct rt_container c;
+	char vsock[PATH_MAX + 32];
+
+	if (!e->container[0] || strcmp(e->id, e->container) || s->task.exited ||
+	    rt_container_load(&c, s->task.id))
+		return false;
+	rt_container_path(&c, RT_VSOCK_FILE, vsock, sizeof(vsock));
+	if (hvm_guest_cgroup_stats(vsock, e->container, &g) < 0) {
+		rt_debug("container %s: no OOM count: %s", e->container,
+			 hvm_last_error());
+		return false;
+	}
+	return g.oom_kills != HVM_GUEST_STAT_UNKNOWN && g.oom_kills > 0;
+}
+
 bool shim_exec_reaped(struct shim *s, pid_t pid)
 {
 	Containerd__Task__V2__WaitResponse resp =
 		CONTAINERD__TASK__V2__WAIT_RESPONSE__INIT;
 	Containerd__Events__TaskExit ev = CONTAINERD__EVENTS__TASK_EXIT__INIT;
+	Containerd__Events__TaskOOM oom = CONTAINERD__EVENTS__TASK_OOM__INIT;
 	Google__Protobuf__Timestamp at = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
 	struct shim_exec *e = NULL;
 	int status;
@@ -398,7 +464,13 @@ bool shim_exec_reaped(struct shim *s, pid_t pid)
 	if (e->terminal)
 		shim_console_drain(&e->console);
 	shim_timestamp(&at, &e->exited_at);
-	ev.container_id = s->task.id;
+	/* As runc's shim: the OOM before the exit it caused, so that the
+	 * CRI's status says OOMKilled by the time the container is EXITED. */
+	if (oom_killed(s, e)) {
+		oom.container_id = e->container;
+		shim_events_publish(&s->events, "/tasks/oom", &oom.base);
+	}
+	ev.container_id = (char *)shim_exec_container_id(s, e);
 	ev.id = e->id;
 	ev.pid = (uint32_t)pid;
 	ev.exit_status = e->exit_status;

@@ -5,12 +5,14 @@
 # socket, so hintvm exec talks to it exactly as to a VM's vsock socket.
 # Also hintvm initramfs from a made-up modules directory, and --agent's
 # usage errors. The same exec cases run in a real guest in the e2e tiers.
-# TAP output. usage: agent-test.sh HINTVM HINTVM_AGENT EXEC_IN_GUEST AGENT_KEEP
+# TAP output.
+# usage: agent-test.sh HINTVM HINTVM_AGENT EXEC_IN_GUEST AGENT_KEEP AGENT_CONTAINER
 set -u
 hintvm=$1
 agent=$2
 example=$3
 keep=$4
+container=$5
 tmp=$(mktemp -d)
 export HINTVM_RUNTIME_DIR=$tmp/run
 sock=$tmp/v.sock
@@ -304,6 +306,36 @@ if [ -w /dev/kvm ]; then
 		"$tmp/vt.vsock: no agent listens on vsock port 1024" -- exec vt -- true
 else
 	skip "exec by VM name finds its vsock socket" "/dev/kvm is not usable"
+fi
+
+# A pod container's own cgroup and PID namespace (EXEC's CGROUP, PIDNS),
+# as the shim asks for them: root only (unshare, setns, mounting /proc).
+# The task cgroup is a directory laid out as cgroup2's: the agent writes
+# the container's memory.max and cgroup.procs there, as files.
+if [ "$(id -u)" = 0 ]; then
+	mkdir -p "$tmp/cg/task" "$tmp/cg/ctr-c1"
+	echo max >"$tmp/cg/ctr-c1/memory.max"
+	: >"$tmp/cg/ctr-c1/cgroup.procs"
+	echo "max 100000" >"$tmp/cg/ctr-c1/cpu.max"
+	exec 9<"$tmp/cg/task"
+	HINTVM_TASK_CGROUP_FD=9 "$agent" --hybrid "$tmp/c.sock" 2>"$tmp/c-agent.log" 9<&9 &
+	pids+=($!)
+	exec 9<&-
+	for _ in $(seq 100); do [ -S "$tmp/c.sock" ] && break; sleep 0.05; done
+	timeout 90 "$container" "$tmp/c.sock" "$tmp/cg" >"$tmp/c.out" 2>&1
+	while read -r line; do
+		case $line in
+		"ok "*) ok "${line#ok - }" ;;
+		"not ok "*)
+			cp "$tmp/c-agent.log" "$tmp/err"; : >"$tmp/out"
+			not_ok "${line#not ok - }" ;;
+		*) echo "# $line" ;;
+		esac
+	done <"$tmp/c.out"
+	grep -q "^ok - container: a new container" "$tmp/c.out" ||
+		not_ok "container: agent-container ran to its end"
+else
+	skip "container: cgroup and PID namespace" "not root"
 fi
 
 echo "1..$n"

@@ -6,7 +6,7 @@
  * libhintvm, the guest agent and hintvm-oci-init) must refuse oversized
  * frames, read nothing outside the payload, and an EXEC it accepts must
  * hold only what its limits allow and encode back to a request that
- * decodes the same. The same bytes, whole, are also a CONTAINER frame as
+ * decodes the same; so must a CGROUP_SET it accepts. The same bytes, whole, are also a CONTAINER frame as
  * hintvm-oci-init reads it from its initramfs: one it accepts holds only
  * what the frame's rules allow and encodes back to the same container.
  */
@@ -36,6 +36,41 @@ static void check_exec(const struct agent_exec_req *req)
 	check(!(req->flags & ~AGENT_EXEC_KNOWN_FLAGS));
 	check(!(req->flags & AGENT_EXEC_TTY) ||
 	      agent_exec_streams(req->flags) == 1u << AGENT_STREAM_TTY);
+	/* A pod container's cgroup: a name, and the rest only with it. */
+	check(!req->cgroup == !(req->flags & AGENT_EXEC_CGROUP));
+	check(!req->cgroup ||
+	      agent_cgroup_name_valid(req->cgroup, strlen(req->cgroup)));
+	check(req->cgroup || (!req->memory_max && !req->pidns));
+	check(!req->pidns == !(req->flags & AGENT_EXEC_PIDNS));
+	check(!req->pidns || req->pidns == AGENT_PIDNS_NEW ||
+	      req->pidns == AGENT_PIDNS_JOIN);
+}
+
+/* The payload as a CGROUP_SET: one accepted is in bounds and round-trips. */
+static void fuzz_cgroup_set(const uint8_t *payload, size_t len, uint8_t *frame,
+			    size_t cap)
+{
+	struct agent_cgroup_set c, again;
+	char msg[128];
+	int r = agent_cgroup_set_decode(payload, len, &c, msg, sizeof(msg));
+
+	check(memchr(msg, '\0', sizeof(msg)));
+	if (r < 0) {
+		check((r == -EPROTO || r == -EINVAL) && msg[0]);
+		return;
+	}
+	check(agent_cgroup_name_valid(c.cgroup, strlen(c.cgroup)));
+	check(c.memory_max || c.set_cpu);
+	check(!c.set_cpu || (c.cpu_period >= 1000 && c.cpu_period <= 1000000));
+	r = agent_cgroup_set_encode(frame, cap, 1, &c);
+	check(r > 0);
+	check(agent_cgroup_set_decode(frame + AGENT_HDR_SIZE,
+				      (size_t)r - AGENT_HDR_SIZE, &again, msg,
+				      sizeof(msg)) == 0);
+	check(!strcmp(c.cgroup, again.cgroup) &&
+	      c.memory_max == again.memory_max && c.set_cpu == again.set_cpu &&
+	      c.cpu_quota == again.cpu_quota &&
+	      c.cpu_period == again.cpu_period);
 }
 
 static bool clean(const char *p)
@@ -141,6 +176,8 @@ static void same_exec(const struct agent_exec_req *a,
 	for (i = 0; a->envp && a->envp[i]; i++)
 		check(b->envp[i] && !strcmp(a->envp[i], b->envp[i]));
 	check(!a->cwd == !b->cwd && (!a->cwd || !strcmp(a->cwd, b->cwd)));
+	check(same_str(a->root, b->root) && same_str(a->cgroup, b->cgroup) &&
+	      a->memory_max == b->memory_max && a->pidns == b->pidns);
 	check(a->flags == b->flags && a->rows == b->rows &&
 	      a->cols == b->cols && a->has_uid == b->has_uid &&
 	      a->uid == b->uid && a->has_gid == b->has_gid && a->gid == b->gid);
@@ -180,6 +217,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (agent_get_str(payload, len, AGENT_ATTR_MESSAGE, s, sizeof(s)) == 0)
 		check(strlen(s) < sizeof(s));
 	agent_get_u32(payload, len, AGENT_ATTR_SESSION, &v);
+	fuzz_cgroup_set(payload, len, frame, sizeof(frame));
 
 	r = agent_exec_decode(payload, len, &req, msg, sizeof(msg));
 	check(memchr(msg, '\0', sizeof(msg)));

@@ -977,7 +977,7 @@ l1_case shim-ctr-rm-clean case_shim_ctr_rm_clean oci_case_reset
 # sandbox ("pause") image is made here from busybox and, with the test
 # image, imported into the CRI's namespace, k8s.io: no registry is reachable.
 PAUSE_IMAGE=docker.io/hintvm/pause:test
-CRI_CASES="cri-version cri-pod-run cri-pod-one-vm cri-pod-localhost"
+CRI_CASES="cri-version cri-pod-run cri-pod-one-vm cri-pod-localhost cri-pod-exec-sync cri-pod-oom cri-pod-update"
 cri_wanted=""
 for c in $CRI_CASES; do
 	# arm64: run once before an issue is resolved, named with

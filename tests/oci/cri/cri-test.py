@@ -90,12 +90,17 @@ def sandbox_config(args, name):
     return cfg
 
 
-def container_config(args, name, command):
+def container_config(args, name, command, memory_limit=0):
     cfg = cri.ContainerConfig()
     cfg.metadata.name = name
     cfg.image.image = args.image
     cfg.command.extend(command)
     cfg.log_path = name + ".log"
+    # As the kubelet for a pod without shareProcessNamespace: a PID
+    # namespace of the container's own (the enum's default is POD).
+    cfg.linux.security_context.namespace_options.pid = cri.CONTAINER
+    if memory_limit:
+        cfg.linux.resources.memory_limit_in_bytes = memory_limit
     return cfg
 
 
@@ -151,10 +156,10 @@ class Pod:
         self.id = self.client.runtime("RunPodSandbox", req).pod_sandbox_id
         return self
 
-    def container(self, name, command):
+    def container(self, name, command, memory_limit=0):
         req = cri.CreateContainerRequest(
             pod_sandbox_id=self.id,
-            config=container_config(self.args, name, command),
+            config=container_config(self.args, name, command, memory_limit),
             sandbox_config=self.config)
         cid = self.client.runtime("CreateContainer", req).container_id
         self.containers.append(cid)
@@ -170,7 +175,7 @@ class Pod:
         for cid in self.containers:
             for method, req in (
                     ("StopContainer", cri.StopContainerRequest(
-                        container_id=cid, timeout=10)),
+                        container_id=cid, timeout=2)),
                     ("RemoveContainer", cri.RemoveContainerRequest(
                         container_id=cid))):
                 try:
@@ -284,11 +289,186 @@ def case_pod_localhost(client, args, case):
             " 127.0.0.1:7777")
 
 
+def case_pod_exec_sync(client, args, case):
+    """ExecSync into an app container of a pod: its output, its exit
+    status, and that it runs in the container's own root (a file the
+    container wrote there; not the VM's root, which has the pod share)
+    and PID namespace (its PID 1 is the container's sleep; the other
+    container's sleep is not to be seen)."""
+    setup = ("echo marker-$$ > /exec-marker && echo written && exec sleep 600")
+    probe = ("i=0; while [ ! -s /exec-marker ] && [ $i -lt 100 ]; do"
+             " sleep 0.2; i=$((i+1)); done; cat /exec-marker;"
+             " if [ -e /hintvm-pod ]; then echo in-vm-root; fi;"
+             " echo pid1=$(cat /proc/1/cmdline | tr '\\0' ' ');"
+             " for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done"
+             " | grep -c 'sleep 60[01]' | sed 's/^/sleeps=/';"
+             " echo to-stderr >&2; exit 7")
+    with Pod(client, args, case) as pod:
+        pod.container("other", ["sleep", "601"])
+        cid = pod.container("target", ["sh", "-c", setup])
+        res = client.runtime("ExecSync", cri.ExecSyncRequest(
+            container_id=cid, cmd=["sh", "-c", probe], timeout=120))
+        # A second exec: exec ids are per exec, and the first one's end
+        # left the container running.
+        res2 = client.runtime("ExecSync", cri.ExecSyncRequest(
+            container_id=cid, cmd=["cat", "/exec-marker"], timeout=120))
+        state = client.runtime("ContainerStatus", cri.ContainerStatusRequest(
+            container_id=cid)).status.state
+        stats = client.runtime("ContainerStats", cri.ContainerStatsRequest(
+            container_id=cid)).stats
+    out = res.stdout.decode(errors="replace")
+    problems = []
+    # Its own cgroup in the guest: a shell, a sleep and the execs' work.
+    mem = stats.memory.working_set_bytes.value
+    cpu = stats.cpu.usage_core_nano_seconds.value
+    if not 0 < mem < (1 << 30) or not cpu > 0:
+        problems.append("ContainerStats: working set %d bytes, cpu %d ns;"
+                        " expected some of both" % (mem, cpu))
+    if res.exit_code != 7:
+        problems.append("exit code %d, expected 7" % res.exit_code)
+    if not out.startswith("marker-"):
+        problems.append("stdout %r lacks the container's /exec-marker" % out)
+    # The marker says marker-1: the container's sh was PID 1 of its own.
+    if not out.startswith("marker-1\n"):
+        problems.append("the container's process was not PID 1 of its own"
+                        " namespace: %r" % out)
+    if "pid1=sleep 600" not in out:
+        problems.append("the exec's PID 1 is not the container's sleep: %r"
+                        % out)
+    if "sleeps=1\n" not in out:
+        problems.append("the exec sees other containers' processes (only"
+                        " its container's sleep 600 expected): %r" % out)
+    if "in-vm-root" in out:
+        problems.append("the exec saw /hintvm-pod: it ran in the VM's root,"
+                        " not the container's")
+    if res.stderr.decode(errors="replace").strip() != "to-stderr":
+        problems.append("stderr %r, expected to-stderr" % res.stderr)
+    if res2.exit_code != 0 or res2.stdout.decode(errors="replace") != out.split(
+            "\n")[0] + "\n":
+        problems.append("second ExecSync: status %d, stdout %r" %
+                        (res2.exit_code, res2.stdout))
+    if state != cri.CONTAINER_RUNNING:
+        problems.append("container %s after the execs, expected RUNNING" %
+                        cri.ContainerState.Name(state))
+    problems += pod.cleanup_problems
+    verdict(case, not problems, "; ".join(problems) or
+            "ExecSync in app container: exit 7, stdout %s from the container's"
+            " own root, stderr apart; a second ExecSync; container still"
+            " RUNNING; its own PID namespace (PID 1 its sleep, the other"
+            " container's unseen); ContainerStats from its guest cgroup:"
+            " %d bytes, %d ns" % (out.split("\n")[0], mem, cpu))
+
+
+def wait_reason(client, cid, timeout_s):
+    """ContainerStatus until its reason is set (containerd's CRI handles
+    TaskOOM apart from the exit); the last status."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        st = client.runtime("ContainerStatus", cri.ContainerStatusRequest(
+            container_id=cid)).status
+        if st.reason == "OOMKilled" or time.monotonic() > deadline:
+            return st
+        time.sleep(0.5)
+
+
+def case_pod_oom(client, args, case):
+    """A container with a 32 MiB memory limit allocates 64 MiB: the
+    guest's OOM killer ends it in its own cgroup, the shim reports
+    TaskOOM, and the CRI says OOMKilled (exit 137). A container beside it
+    without a limit allocates 1 MiB and completes: not OOMKilled."""
+    hog = ["sh", "-c", "echo hog-start; exec dd if=/dev/zero of=/dev/null"
+           " bs=64M count=1"]
+    calm = ["sh", "-c", "dd if=/dev/zero of=/dev/null bs=1M count=1 &&"
+            " echo calm-done"]
+    with Pod(client, args, case) as pod:
+        hog_id = pod.container("hog", hog, memory_limit=32 << 20)
+        calm_id = pod.container("calm", calm)
+        hog_st = wait_exited(client, hog_id, 240)
+        calm_st = wait_exited(client, calm_id, 240)
+        if hog_st.reason != "OOMKilled":
+            hog_st = wait_reason(client, hog_id, 30)
+        hog_log = cri_log_lines(pod.log_path("hog"))
+    problems = []
+    if hog_st.reason != "OOMKilled" or hog_st.exit_code != 137:
+        problems.append("hog: reason %r exit %d, expected OOMKilled 137 "
+                        "(log %r)" % (hog_st.reason, hog_st.exit_code,
+                                      hog_log))
+    if ("stdout", "F", "hog-start") not in hog_log:
+        problems.append("hog never started: log %r" % hog_log)
+    if calm_st.reason != "Completed" or calm_st.exit_code != 0:
+        problems.append("calm: reason %r exit %d, expected Completed 0" %
+                        (calm_st.reason, calm_st.exit_code))
+    problems += pod.cleanup_problems
+    verdict(case, not problems, "; ".join(problems) or
+            "hog (memory limit 32 MiB, dd of 64 MiB): OOMKilled, exit 137;"
+            " calm beside it: Completed, exit 0")
+
+
+def ctr_memory_limit(cid, timeout_s=60):
+    """memory.limit_in_bytes as `ctr task metrics` reports it: the shim's
+    Stats of the container, its guest cgroup's memory.max. Until its
+    process runs in the guest (StartContainer answers before that) the
+    cgroup is not there and ctr says "no metrics received": asked again."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        r = subprocess.run(["ctr", "-n", "k8s.io", "task", "metrics", cid],
+                           capture_output=True, text=True, timeout=60,
+                           check=False)
+        for line in r.stdout.splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0] == "memory.limit_in_bytes":
+                return int(parts[1])
+        if time.monotonic() > deadline:
+            raise CriError("ctr task metrics %s: no memory.limit_in_bytes"
+                           " after %d s (status %d: %s %s)" %
+                           (cid, timeout_s, r.returncode, r.stdout[-200:],
+                            r.stderr[-200:]))
+        time.sleep(1)
+
+
+def case_pod_update(client, args, case):
+    """UpdateContainerResources on a running app container: its guest
+    cgroup's memory.max goes from the 64 MiB it was created with to 48 MiB
+    (read back through the shim's Stats, `ctr task metrics`), and a CPU
+    quota is accepted; the container keeps running."""
+    with Pod(client, args, case) as pod:
+        cid = pod.container("resized", ["sleep", "600"],
+                            memory_limit=64 << 20)
+        before = ctr_memory_limit(cid)
+        res = cri.LinuxContainerResources(memory_limit_in_bytes=48 << 20,
+                                          cpu_period=100000,
+                                          cpu_quota=50000)
+        client.runtime("UpdateContainerResources",
+                       cri.UpdateContainerResourcesRequest(
+                           container_id=cid, linux=res))
+        after = ctr_memory_limit(cid)
+        state = client.runtime("ContainerStatus", cri.ContainerStatusRequest(
+            container_id=cid)).status.state
+    problems = []
+    if before != 64 << 20:
+        problems.append("memory limit %d at create, expected %d" %
+                        (before, 64 << 20))
+    if after != 48 << 20:
+        problems.append("memory limit %d after the update, expected %d" %
+                        (after, 48 << 20))
+    if state != cri.CONTAINER_RUNNING:
+        problems.append("container %s after the update" %
+                        cri.ContainerState.Name(state))
+    problems += pod.cleanup_problems
+    verdict(case, not problems, "; ".join(problems) or
+            "guest cgroup memory.max %d at create, %d after"
+            " UpdateContainerResources (with a CPU quota of 50 ms per"
+            " 100 ms); still RUNNING" % (before, after))
+
+
 CASES = {
     "cri-version": case_version,
     "cri-pod-run": case_pod_run,
     "cri-pod-one-vm": case_pod_one_vm,
     "cri-pod-localhost": case_pod_localhost,
+    "cri-pod-exec-sync": case_pod_exec_sync,
+    "cri-pod-oom": case_pod_oom,
+    "cri-pod-update": case_pod_update,
 }
 
 

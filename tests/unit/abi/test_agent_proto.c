@@ -242,6 +242,163 @@ static void expect_exec_refused(struct agent_exec_req *in, int err)
 	assert_true(msg[0] != '\0');
 }
 
+/*
+ * A pod container's cgroup: CGROUP and MEMORY_MAX come through with the
+ * CGROUP flag, and are refused without it, with a bad name, or as a
+ * memory max without a cgroup.
+ */
+static void test_exec_cgroup(void **state)
+{
+	char *argv[] = { "sh", NULL };
+	struct agent_exec_req in = { .argv = argv,
+				     .root = "/hintvm-pod/c1/rootfs",
+				     .cgroup = "c1",
+				     .memory_max = 5ull << 30,
+				     .flags = AGENT_EXEC_CGROUP },
+			      out, r;
+	char msg[128], name[70];
+	int len = encode_exec(&in);
+
+	(void)state;
+	assert_true(len > 0);
+	assert_int_equal(decode_exec(len, &out, msg), 0);
+	assert_string_equal(out.cgroup, "c1");
+	assert_true(out.memory_max == 5ull << 30);
+	assert_string_equal(out.root, "/hintvm-pod/c1/rootfs");
+	agent_exec_req_free(&out);
+	/* An exec joining the cgroup: no memory max. */
+	in.memory_max = 0;
+	len = encode_exec(&in);
+	assert_int_equal(decode_exec(len, &out, msg), 0);
+	assert_string_equal(out.cgroup, "c1");
+	assert_true(out.memory_max == 0);
+	agent_exec_req_free(&out);
+	/* None. */
+	in = (struct agent_exec_req){ .argv = argv };
+	len = encode_exec(&in);
+	assert_int_equal(decode_exec(len, &out, msg), 0);
+	assert_null(out.cgroup);
+	agent_exec_req_free(&out);
+
+	/* The flag and the attribute go together. */
+	r = (struct agent_exec_req){ .argv = argv, .cgroup = "c1" };
+	expect_exec_refused(&r, -EINVAL);
+	r = (struct agent_exec_req){ .argv = argv, .flags = AGENT_EXEC_CGROUP };
+	expect_exec_refused(&r, -EINVAL);
+	/* A memory max limits a cgroup, never the agent's. */
+	r = (struct agent_exec_req){ .argv = argv, .memory_max = 1 << 20 };
+	expect_exec_refused(&r, -EINVAL);
+	/* Names: no path, no dot first, not empty, at most 64 bytes. */
+	static const char *const bad[] = { "../task", "a/b", ".hidden", "",
+					   "sp ace" };
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = (struct agent_exec_req){ .argv = argv,
+					     .cgroup = (char *)bad[i],
+					     .flags = AGENT_EXEC_CGROUP };
+		expect_exec_refused(&r, -EINVAL);
+	}
+	memset(name, 'a', sizeof(name));
+	name[AGENT_MAX_CGROUP_NAME] = '\0';
+	assert_true(agent_cgroup_name_valid(name, strlen(name)));
+	name[AGENT_MAX_CGROUP_NAME] = 'a';
+	name[AGENT_MAX_CGROUP_NAME + 1] = '\0';
+	assert_false(agent_cgroup_name_valid(name, strlen(name)));
+	assert_true(agent_cgroup_name_valid("4f1e_c-1.2+x", 12));
+}
+
+/* CGROUP_SET (UpdateContainerResources): round trip and refusals. */
+static int cgset_decode(const struct agent_cgroup_set *in,
+			struct agent_cgroup_set *out, char *msg)
+{
+	int len = agent_cgroup_set_encode(buf, sizeof(buf), 3, in);
+
+	assert_true(len > 0);
+	assert_int_equal(agent_payload_validate(buf + AGENT_HDR_SIZE,
+						(size_t)len - AGENT_HDR_SIZE),
+			 0);
+	return agent_cgroup_set_decode(buf + AGENT_HDR_SIZE,
+				       (size_t)len - AGENT_HDR_SIZE, out, msg,
+				       128);
+}
+
+static void test_cgroup_set(void **state)
+{
+	struct agent_cgroup_set in = { .cgroup = "c1",
+				       .memory_max = 48ull << 20,
+				       .set_cpu = true,
+				       .cpu_quota = 50000,
+				       .cpu_period = 100000 },
+				out;
+	char msg[128];
+
+	(void)state;
+	assert_int_equal(cgset_decode(&in, &out, msg), 0);
+	assert_string_equal(out.cgroup, "c1");
+	assert_true(out.memory_max == 48ull << 20);
+	assert_true(out.set_cpu);
+	assert_true(out.cpu_quota == 50000 && out.cpu_period == 100000);
+	/* Memory alone; CPU alone, quota 0 being no limit. */
+	in.set_cpu = false;
+	assert_int_equal(cgset_decode(&in, &out, msg), 0);
+	assert_false(out.set_cpu);
+	in = (struct agent_cgroup_set){ .cgroup = "c1",
+					.set_cpu = true,
+					.cpu_period = 100000 };
+	assert_int_equal(cgset_decode(&in, &out, msg), 0);
+	assert_true(out.set_cpu && out.cpu_quota == 0 && !out.memory_max);
+
+	/* Nothing to set, a bad period, a bad name. */
+	in = (struct agent_cgroup_set){ .cgroup = "c1" };
+	assert_int_equal(cgset_decode(&in, &out, msg), -EINVAL);
+	assert_string_equal(msg, "nothing to set");
+	in = (struct agent_cgroup_set){ .cgroup = "c1",
+					.set_cpu = true,
+					.cpu_quota = 1,
+					.cpu_period = 999 };
+	assert_int_equal(cgset_decode(&in, &out, msg), -EINVAL);
+	in = (struct agent_cgroup_set){ .cgroup = "../task", .memory_max = 1 };
+	assert_int_equal(cgset_decode(&in, &out, msg), -EINVAL);
+}
+
+/* A container's PID namespace: new or joined, by its cgroup's name. */
+static void test_exec_pidns(void **state)
+{
+	char *argv[] = { "sh", NULL };
+	struct agent_exec_req in = { .argv = argv,
+				     .cgroup = "c1",
+				     .pidns = AGENT_PIDNS_NEW,
+				     .flags = AGENT_EXEC_CGROUP |
+					      AGENT_EXEC_PIDNS },
+			      out, r;
+	char msg[128];
+	int len = encode_exec(&in);
+
+	(void)state;
+	assert_int_equal(decode_exec(len, &out, msg), 0);
+	assert_int_equal(out.pidns, AGENT_PIDNS_NEW);
+	agent_exec_req_free(&out);
+	in.pidns = AGENT_PIDNS_JOIN;
+	len = encode_exec(&in);
+	assert_int_equal(decode_exec(len, &out, msg), 0);
+	assert_int_equal(out.pidns, AGENT_PIDNS_JOIN);
+	agent_exec_req_free(&out);
+
+	/* Only 1 or 2, with the flag, and with a cgroup to name it. */
+	r = in;
+	r.pidns = 3;
+	expect_exec_refused(&r, -EINVAL);
+	r = in;
+	r.flags = AGENT_EXEC_CGROUP;
+	expect_exec_refused(&r, -EINVAL);
+	r = in;
+	r.pidns = 0;
+	expect_exec_refused(&r, -EINVAL);
+	r = (struct agent_exec_req){ .argv = argv,
+				     .pidns = AGENT_PIDNS_NEW,
+				     .flags = AGENT_EXEC_PIDNS };
+	expect_exec_refused(&r, -EINVAL);
+}
+
 static void test_exec_values_checked(void **state)
 {
 	char *argv[] = { "true", NULL }, *none[] = { NULL };
@@ -672,6 +829,9 @@ int main(void)
 		cmocka_unit_test(test_exec_round_trip),
 		cmocka_unit_test(test_exec_values_checked),
 		cmocka_unit_test(test_exec_root),
+		cmocka_unit_test(test_exec_cgroup),
+		cmocka_unit_test(test_exec_pidns),
+		cmocka_unit_test(test_cgroup_set),
 		cmocka_unit_test(test_exec_counts_bounded),
 		cmocka_unit_test(test_exec_limits_round_trip),
 		cmocka_unit_test(test_exec_limits_checked),

@@ -57,6 +57,147 @@ static void test_roles(void **state)
 	assert_string_equal(info.sandbox_id, "4f1e");
 }
 
+#define CTR_ANN                            \
+	"\"annotations\":{\"" POD_ANN_TYPE \
+	"\":\"container\",\"" POD_ANN_SANDBOX_ID "\":\"4f1e\"}"
+
+/* The container's memory limit: what its guest cgroup's memory.max gets. */
+static void test_memory_limit(void **state)
+{
+	struct pod_info info;
+	char err[256] = "";
+
+	(void)state;
+	/* What containerd writes for memory_limit_in_bytes 33554432. */
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"resources\":{\"memory\":{\"limit\":33554432}}}}",
+		      &info, err),
+		0);
+	assert_int_equal(info.role, POD_CONTAINER);
+	assert_true(info.memory_limit == 33554432ull);
+	/* Larger than 32 bits. */
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"resources\":{\"memory\":{\"limit\":8589934592}}}}",
+		      &info, err),
+		0);
+	assert_true(info.memory_limit == 8589934592ull);
+	/* None, null, runc's -1 and 0: no limit. */
+	assert_int_equal(parse("{" CTR_ANN "}", &info, err), 0);
+	assert_true(info.memory_limit == 0);
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"resources\":{\"memory\":{\"limit\":null}}}}",
+		      &info, err),
+		0);
+	assert_true(info.memory_limit == 0);
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"resources\":{\"memory\":{\"limit\":-1}}}}",
+		      &info, err),
+		0);
+	assert_true(info.memory_limit == 0);
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"resources\":{\"memory\":{\"swap\":5}}}}",
+		      &info, err),
+		0);
+	assert_true(info.memory_limit == 0);
+	/* Not a number: refused, naming the value. */
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"resources\":{\"memory\":{\"limit\":\"32M\"}}}}",
+		      &info, err),
+		-EINVAL);
+	assert_non_null(strstr(err, "linux.resources.memory.limit \"32M\""));
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"resources\":{\"memory\":{\"limit\":1.5}}}}",
+		      &info, err),
+		-EINVAL);
+	assert_non_null(strstr(err, "expected an integer"));
+}
+
+/* The CRI's PID namespace modes, as containerd 1.6 writes them. */
+static void test_pidns(void **state)
+{
+	struct pod_info info;
+	char err[256] = "";
+
+	(void)state;
+	/* CONTAINER: "pid" without a path. */
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"namespaces\":[{\"type\":\"ipc\","
+		      "\"path\":\"/proc/9/ns/ipc\"},{\"type\":\"pid\"},"
+		      "{\"type\":\"mount\"}]}}",
+		      &info, err),
+		0);
+	assert_true(info.own_pidns);
+	/* POD: the sandbox's, by path. */
+	assert_int_equal(parse("{" CTR_ANN
+			       ",\"linux\":{\"namespaces\":[{\"type\":\"pid\","
+			       "\"path\":\"/proc/9/ns/pid\"}]}}",
+			       &info, err),
+			 0);
+	assert_false(info.own_pidns);
+	/* NODE: no "pid" entry at all; and no namespaces. */
+	assert_int_equal(
+		parse("{" CTR_ANN
+		      ",\"linux\":{\"namespaces\":[{\"type\":\"mount\"}]}}",
+		      &info, err),
+		0);
+	assert_false(info.own_pidns);
+	assert_int_equal(parse("{" CTR_ANN "}", &info, err), 0);
+	assert_false(info.own_pidns);
+}
+
+/* Update's resources: what containerd 1.6 marshals for the CRI's
+ * UpdateContainerResources (runtime-spec LinuxResources as JSON). */
+static void test_resources(void **state)
+{
+	struct pod_resources r;
+	char err[256] = "";
+	const char *j;
+
+	(void)state;
+	j = "{\"memory\":{\"limit\":50331648,\"swap\":50331648},"
+	    "\"cpu\":{\"shares\":512,\"quota\":50000,\"period\":100000}}";
+	assert_int_equal(pod_resources_parse(j, strlen(j), &r, err, 256), 0);
+	assert_true(r.memory_limit == 50331648ull);
+	assert_true(r.set_cpu && r.cpu_quota == 50000 &&
+		    r.cpu_period == 100000);
+	/* A quota alone: the default period; -1 is no limit. */
+	j = "{\"cpu\":{\"quota\":-1}}";
+	assert_int_equal(pod_resources_parse(j, strlen(j), &r, err, 256), 0);
+	assert_true(r.set_cpu && r.cpu_quota == 0 && r.cpu_period == 100000);
+	assert_true(r.memory_limit == 0);
+	/* Memory alone. */
+	j = "{\"memory\":{\"limit\":1073741824}}";
+	assert_int_equal(pod_resources_parse(j, strlen(j), &r, err, 256), 0);
+	assert_false(r.set_cpu);
+	assert_true(r.memory_limit == 1073741824ull);
+
+	/* Refused, saying why. */
+	j = "{\"cpu\":{\"shares\":2}}";
+	assert_int_equal(pod_resources_parse(j, strlen(j), &r, err, 256),
+			 -EINVAL);
+	assert_non_null(strstr(err, "neither a memory limit"));
+	j = "{\"cpu\":{\"quota\":1000,\"period\":10}}";
+	assert_int_equal(pod_resources_parse(j, strlen(j), &r, err, 256),
+			 -EINVAL);
+	assert_non_null(strstr(err, "cpu.period 10"));
+	j = "{\"memory\":{\"limit\":\"1G\"}}";
+	assert_int_equal(pod_resources_parse(j, strlen(j), &r, err, 256),
+			 -EINVAL);
+	assert_non_null(strstr(err, "must be integers"));
+	j = "[1]";
+	assert_int_equal(pod_resources_parse(j, strlen(j), &r, err, 256),
+			 -EINVAL);
+	assert_int_equal(pod_resources_parse("{", 1, &r, err, 256), -EINVAL);
+}
+
 static void test_bad_annotations(void **state)
 {
 	struct pod_info info;
@@ -213,6 +354,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roles),
 		cmocka_unit_test(test_bad_annotations),
+		cmocka_unit_test(test_memory_limit),
+		cmocka_unit_test(test_pidns),
+		cmocka_unit_test(test_resources),
 		cmocka_unit_test_setup_teardown(test_read_bundle, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_add_share, setup,
