@@ -144,11 +144,15 @@ mkdir "$tmp/shared"
 pids+=($!)
 for _ in $(seq 100); do [ -S "$HINTVM_RUNTIME_DIR/sharevm.sock" ] && break; sleep 0.05; done
 mkdir "$tmp/share"
-expect "ctl snapshot names the virtio device it cannot save" 1 \
-	'"error":"device virtio-9p0 cannot be snapshotted yet \(open fids are not saved\)"' \
+expect "ctl snapshot names the share it cannot save" 1 \
+	"\"error\":\"device virtio-9p0 \\(--share $tmp/shared,tag=t\\) cannot be snapshotted: the guest's open files and walked paths on the share \\(9P fids\\) live in hintvm's 9P server and are not saved, so a restored mount would fail; a VM to snapshot must run without --share\"" \
 	-- ctl sharevm snapshot "$tmp/share"
 expect "that VM still runs" 0 '"state":"running"' -- ctl sharevm status
 "$hintvm" ctl sharevm stop >/dev/null 2>&1
+# A restore that adds a share is refused the same way, before it starts.
+expect_line "a restore with a share refused, naming it" 2 \
+	"hintvm: --restore: device virtio-9p0 (--share $tmp/shared,tag=t) cannot be snapshotted: the guest's open files and walked paths on the share (9P fids) live in hintvm's 9P server and are not saved, so a restored mount would fail; a VM to snapshot must run without --share (leave out the options that add one)" \
+	-- run --restore "$snap" --share "$tmp/shared,tag=t"
 
 # A disk: snap-blk snapshotted between its writes; each restore whose
 # devices differ from the snapshot's is refused, naming what differs.

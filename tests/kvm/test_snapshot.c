@@ -270,7 +270,7 @@ static void test_device_refused_by_name(void **state)
 	assert_true(hvm_vm_snapshot(vm, dir, 0) < 0);
 	assert_string_equal(
 		hvm_last_error(),
-		"device virtio-9p0 cannot be snapshotted yet (open fids are not saved)");
+		"device virtio-9p0 (--share /tmp,tag=tmp) cannot be snapshotted: the guest's open files and walked paths on the share (9P fids) live in hintvm's 9P server and are not saved, so a restored mount would fail; a VM to snapshot must run without --share");
 	hvm_vm_destroy(vm);
 	close(out);
 	remove_dir(dir);
