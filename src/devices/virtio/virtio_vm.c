@@ -529,6 +529,26 @@ int virtio_vm_load_device(struct vm *vm, unsigned int i, const void *buf)
 	return r;
 }
 
+void virtio_vm_section_hint(const char *name, const void *state, size_t len,
+			    char *buf, size_t size)
+{
+	struct virtio_net_state ns;
+	size_t n;
+
+	buf[0] = '\0';
+	/* The net state ends the section, whatever the queue count. */
+	if (strncmp(name, "virtio-net", 10) || len < sizeof(ns))
+		return;
+	memcpy(&ns, (const uint8_t *)state + len - sizeof(ns), sizeof(ns));
+	n = strnlen(ns.tap, sizeof(ns.tap));
+	if (n == 0 || n == sizeof(ns.tap))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (ns.tap[i] <= ' ' || ns.tap[i] > '~')
+			return;
+	snprintf(buf, size, " (on tap %s: give --net tap=%s)", ns.tap, ns.tap);
+}
+
 void virtio_vm_restored(struct vm *vm)
 {
 	struct virtio_vm *v = vm->virtio;
