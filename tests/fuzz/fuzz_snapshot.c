@@ -12,12 +12,16 @@
  * A CRC-32 guards the body, so a fuzzer's mutations would almost all stop
  * at the checksum: the harness parses the input as it is, then again with
  * the header's length and CRC made right, which lets mutations reach the
- * section walk, its rules and the loaders.
+ * section walk, its rules and the loaders. The config section goes
+ * through snapshot_config_apply() (vmm/snapshot_config.c) onto a fresh
+ * configuration, as a restore applies it.
  *
  * Invariants beyond "no sanitizer report":
  *  - a refused file leaves an error message that names the file;
  *  - an accepted file's sections lie inside the input, in order, and
  *    each per-vCPU one names a vCPU below nr_vcpus;
+ *  - an applied config section gives the file's vCPU count and memory
+ *    size; a refused one says so naming the file;
  *  - a refused device state leaves a message naming the device;
  *  - a device state one load accepts, saved again, is accepted by another
  *    fresh device, and that one saves the same bytes (a restored VM can
@@ -34,6 +38,8 @@
 #include "arch/x86/ioapic.h"
 #include "arch/x86/platform.h"
 #include "base/log.h"
+#include "core/arch.h"
+#include "core/config.h"
 #include "core/console_out.h"
 #include "core/event_loop.h"
 #include "core/power.h"
@@ -50,6 +56,7 @@
 #include "devices/virtio/virtio_vsock.h"
 #include "fuzz.h"
 #include "snapshot/format.h"
+#include "vmm/snapshot.h"
 
 /* As large as the seeds' guests, so their rings load; pages on touch. */
 #define RAM_SIZE (64ull << 20)
@@ -515,6 +522,29 @@ static void load_device(const struct snap_section *s)
 
 /* ---- the file ---- */
 
+/* The config parser asks the arch for its vCPU limit (x86.c needs KVM). */
+unsigned int arch_max_vcpus(void)
+{
+	return X86_MAX_VCPUS;
+}
+
+static void apply_config(const struct snap_file *f)
+{
+	struct hvm_config *cfg = hvm_config_new();
+	const struct snap_section *mem = snap_find(f, SNAP_SEC_MEMORY, 0);
+	uint64_t mem_size;
+
+	check(cfg && mem);
+	memcpy(&mem_size, mem->data, sizeof(mem_size));
+	hvm_clear_error();
+	if (snapshot_config_apply(cfg, f, "fuzz") < 0)
+		check(!strncmp(hvm_error_message(), "snapshot fuzz: ", 15) ||
+		      !strcmp(hvm_error_message(), "out of memory"));
+	else
+		check(cfg->cpus == f->nr_vcpus && cfg->mem == mem_size);
+	hvm_config_free(cfg);
+}
+
 /* LOAD: the devices too (once per input: on the copy made right). */
 static void parse(const uint8_t *buf, size_t len, bool load)
 {
@@ -538,6 +568,8 @@ static void parse(const uint8_t *buf, size_t len, bool load)
 	}
 	/* RAM as a restored guest's would be: untouched, all zero. */
 	madvise(ram, RAM_SIZE, MADV_DONTNEED);
+	if (load)
+		apply_config(&f);
 	for (size_t i = 0; load && i < f.nr_sections; i++) {
 		const struct snap_section *s = &f.sections[i];
 
