@@ -241,6 +241,17 @@ if ip tuntap add "$tap1" mode tap 2>"$tmp/err" && taps+=("$tap1") &&
 		run --restore "$tmp/nsnap" --net tap="$tap2" -v
 	grep -q 'RESULT test=snap-count cpus=1 ok=1 lines=30' "$tmp/out" &&
 		ok "that clone ran to the end" || not_ok "that clone ran to the end"
+	# A clone on a tap another VM holds: refused, said so.
+	"$hintvm" run --name tapholder --net tap="$tap1" -p "test=spinlock ms=20000" \
+		</dev/null >/dev/null 2>&1 &
+	pids+=($!)
+	holder=$!
+	for _ in $(seq 100); do [ -S "$HINTVM_RUNTIME_DIR/tapholder.sock" ] && break; sleep 0.05; done
+	expect_line "a clone on a tap another VM holds refused" 2 \
+		"hintvm: --net tap=$tap1: in use by another process (each VM, and each clone of a snapshot, needs a tap of its own)" \
+		-- run --restore "$tmp/nsnap" --net tap="$tap1"
+	"$hintvm" ctl tapholder stop >/dev/null 2>&1
+	wait "$holder" 2>/dev/null
 	expect_line "a restore whose tap is missing refused" 2 \
 		"hintvm: --net tap=hvmnosuchtap0: there is no network interface hvmnosuchtap0 (create it first: ip tuntap add hvmnosuchtap0 mode tap user \$USER)" \
 		-- run --restore "$tmp/nsnap" --net tap=hvmnosuchtap0
@@ -252,6 +263,7 @@ if ip tuntap add "$tap1" mode tap 2>"$tmp/err" && taps+=("$tap1") &&
 		-- run --restore "$tmp/nsnap" --net tap="$tap1",mac=52:54:00:12:34:99
 else
 	for c in "snapshot and restore with a tap" "a clone on another tap" \
+		"a clone on a tap another VM holds refused" \
 		"a restore whose tap is missing refused" "a restore without --net refused" \
 		"a restore with another MAC refused"; do
 		skip "$c" "cannot create a tap: $(head -n 1 "$tmp/err")"

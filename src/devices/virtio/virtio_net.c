@@ -316,11 +316,20 @@ int virtio_net_attach_tap(const char *tap)
 	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", tap);
 	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
-		int r = hvm_set_error(
-			-errno,
-			"--net tap=%s: cannot attach to the tap interface: %s (create it first: ip tuntap add %s mode tap user $USER)",
-			tap, strerror(errno), tap);
+		int err = errno, r;
 
+		/* A tap without IFF_MULTI_QUEUE has one reader: two VMs (a
+		 * clone and its origin, say) cannot share it. */
+		if (err == EBUSY)
+			r = hvm_set_error(
+				-EBUSY,
+				"--net tap=%s: in use by another process (each VM, and each clone of a snapshot, needs a tap of its own)",
+				tap);
+		else
+			r = hvm_set_error(
+				-err,
+				"--net tap=%s: cannot attach to the tap interface: %s (create it first: ip tuntap add %s mode tap user $USER)",
+				tap, strerror(err), tap);
 		close(fd);
 		return r;
 	}
