@@ -11,13 +11,18 @@
  * sends frame seq, waits for its echo (frames of other kinds, such as
  * the host's IPv6 neighbour discovery, are counted and skipped), prints
  * "snap-net seq=S", then counts `chunk` increments in user mode (a window
- * for the host's snapshot). A VM restored anywhere in this must go on
+ * for the host's snapshot). An echo not back in 500 ms is asked for
+ * again by sending the frame again, as a real protocol retransmits: a
+ * frame answered while the VM was being snapshotted is answered into the
+ * old VM's tap and lost with it (docs/snapshot.md, "Taps"). A VM restored anywhere in this must go on
  * from seq S+1: its posted receive buffers, ring positions and transmit
  * queue came back with the guest's memory and the device's state, and
  * the restored device was attached to the tap again.
  *
  * Parameters: frames=N (20), chunk=N (20000000), wait_ms=N (5000) for
- * each echo. RESULT: sent=, echoed=, skipped=.
+ * each echo, filler=N (0) frames of a type nobody answers sent before
+ * each numbered one (transmit load, so that a bw= limit holds frames). RESULT: sent=, echoed=, resent= (frames sent again),
+ * skipped=.
  */
 #include "cmdline.h"
 #include "console.h"
@@ -36,8 +41,9 @@
 #define HDR_LEN 12 /* struct virtio_net_hdr_v1 */
 #define FRAME_LEN 60
 #define TYPE_PING 0x88b5
+#define TYPE_FILLER 0x88b7 /* not echoed: load for the bw= limit */
 #define TYPE_ECHO 0x88b6
-#define TX_POLL_LIMIT 50000000u
+#define RESEND_MS 500
 
 struct ring {
 	struct desc desc[QSIZE] __attribute__((aligned(16)));
@@ -52,7 +58,7 @@ static uint8_t tx_buf[HDR_LEN + FRAME_LEN] __attribute__((aligned(64)));
 static uint64_t common, notify_addr[2];
 static uint16_t rx_avail, rx_used_seen, tx_avail;
 static uint8_t mac[6];
-static uint64_t frames, chunk, wait_ms, sent, echoed, skipped;
+static uint64_t frames, chunk, wait_ms, filler, sent, echoed, resent, skipped;
 static volatile uint64_t counter;
 static bool failed;
 
@@ -110,15 +116,17 @@ static void put16be(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)v;
 }
 
-static bool send(uint64_t seq)
+/* A frame of TYPE numbered SEQ, on the transmit queue until it is taken. */
+static bool send(uint16_t type, uint64_t seq)
 {
+	uint64_t deadline = rdtsc() + ms_to_tsc(wait_ms);
 	uint8_t *frame = tx_buf + HDR_LEN;
 	uint16_t want;
 
 	memset(tx_buf, 0, sizeof(tx_buf));
 	memset(frame, 0xff, 6); /* broadcast */
 	memcpy(frame + 6, mac, 6);
-	put16be(frame + 12, TYPE_PING);
+	put16be(frame + 12, type);
 	memcpy(frame + 14, "HVMSNAPN", 8);
 	memcpy(frame + 22, &seq, sizeof(seq));
 	tx.desc[0] = (struct desc){ (uint64_t)tx_buf, sizeof(tx_buf), 0, 0 };
@@ -128,7 +136,8 @@ static bool send(uint64_t seq)
 	tx.avail[1] = want;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	mmio_write16(notify_addr[1], 1);
-	for (uint32_t i = 0; i < TX_POLL_LIMIT; i++)
+	/* In time, not turns: the bw= limit may hold it a while. */
+	while (rdtsc() < deadline)
 		if ((uint16_t)(__atomic_load_n(&tx.used[0], __ATOMIC_ACQUIRE) >>
 			       16) == want)
 			return true;
@@ -136,10 +145,10 @@ static bool send(uint64_t seq)
 	return false;
 }
 
-/* The echo of SEQ arrived (others skipped); false after wait_ms. */
-static bool receive(uint64_t seq)
+/* The echo of SEQ arrived (others skipped); false after MS. */
+static bool receive(uint64_t seq, uint64_t ms)
 {
-	uint64_t deadline = rdtsc() + ms_to_tsc(wait_ms);
+	uint64_t deadline = rdtsc() + ms_to_tsc(ms);
 
 	while (rdtsc() < deadline) {
 		uint16_t used_idx =
@@ -168,6 +177,24 @@ static bool receive(uint64_t seq)
 			skipped++;
 		}
 	}
+	return false;
+}
+
+/* Frame SEQ sent, again every RESEND_MS, until its echo or wait_ms. */
+static bool exchange(uint64_t seq)
+{
+	for (uint64_t waited = 0; waited < wait_ms; waited += RESEND_MS) {
+		for (uint64_t i = 0; i < filler; i++)
+			if (!send(TYPE_FILLER, seq))
+				return false;
+		if (!send(TYPE_PING, seq))
+			return false;
+		sent = seq;
+		if (waited)
+			resent++;
+		if (receive(seq, RESEND_MS))
+			return true;
+	}
 	printk("snap-net: no echo of frame %llu in %llu ms",
 	       (unsigned long long)seq, (unsigned long long)wait_ms);
 	return false;
@@ -177,7 +204,8 @@ static bool snap_net_setup(void)
 {
 	return cmdline_get_u64("frames", 20, 1, 1ull << 20, &frames) &&
 	       cmdline_get_u64("chunk", 20000000, 0, UINT64_MAX, &chunk) &&
-	       cmdline_get_u64("wait_ms", 5000, 1, 3600000, &wait_ms);
+	       cmdline_get_u64("wait_ms", 5000, 1, 3600000, &wait_ms) &&
+	       cmdline_get_u64("filler", 0, 0, 1000, &filler);
 }
 
 static uint64_t spin(void *arg)
@@ -199,12 +227,7 @@ static void snap_net_run(struct cpu *cpu)
 	for (uint16_t i = 0; i < RX_BUFS; i++)
 		post_rx(i);
 	for (uint64_t seq = 1; seq <= frames; seq++) {
-		if (!send(seq)) {
-			failed = true;
-			return;
-		}
-		sent = seq;
-		if (!receive(seq)) {
+		if (!exchange(seq)) {
 			failed = true;
 			return;
 		}
@@ -218,6 +241,7 @@ static bool snap_net_report(struct result *r)
 {
 	result_add(r, "sent", "%llu", (unsigned long long)sent);
 	result_add(r, "echoed", "%llu", (unsigned long long)echoed);
+	result_add(r, "resent", "%llu", (unsigned long long)resent);
 	result_add(r, "skipped", "%llu", (unsigned long long)skipped);
 	return !failed && echoed == frames;
 }
