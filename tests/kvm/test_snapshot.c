@@ -735,6 +735,32 @@ static void echo_stop(struct echo *e)
 	close(e->fd);
 }
 
+/* The net tests' tap and echo, which a failed test leaves to teardown. */
+static char net_tap[IFNAMSIZ];
+static struct echo net_echo;
+static bool net_echo_running;
+static struct hvm_vm *net_vm; /* holds the tap while it runs */
+
+static int net_teardown(void **state)
+{
+	struct hvm_exit exit;
+
+	/* A tap is deleted only once no VM has it attached. */
+	if (net_vm) {
+		hvm_vm_stop(net_vm);
+		hvm_vm_wait(net_vm, &exit);
+		hvm_vm_destroy(net_vm);
+		net_vm = NULL;
+	}
+	if (net_echo_running)
+		echo_stop(&net_echo);
+	net_echo_running = false;
+	if (net_tap[0])
+		tap_create(net_tap, false);
+	net_tap[0] = '\0';
+	return 0;
+}
+
 /* snap-net lines 1..NET_FRAMES, none missing or repeated. */
 static void check_net_continuous(const char *text)
 {
@@ -771,31 +797,33 @@ static struct hvm_config *net_config(int out, const char *tap, const char *bw)
 static char *net_snapshot_restore(const char *cmdline, const char *bw,
 				  useconds_t wait_us)
 {
-	char dir[64], tap[IFNAMSIZ], *before, *after, *all;
+	char dir[64], *before, *after, *all;
+	const char *tap = net_tap;
 	int out = memfd_create("net-before", MFD_CLOEXEC),
 	    out2 = memfd_create("net-after", MFD_CLOEXEC);
 	struct hvm_config *cfg;
 	unsigned long seq = 0;
 	struct hvm_exit exit;
 	struct hvm_vm *vm;
-	struct echo echo;
 
-	snprintf(tap, sizeof(tap), "hvmsn%d", (int)getpid());
+	snprintf(net_tap, sizeof(net_tap), "hvmsn%d", (int)getpid());
 	if (!tap_create(tap, true)) {
 		printf("SKIP: cannot create tap %s (needs root): %s\n", tap,
 		       strerror(errno));
+		net_tap[0] = '\0';
 		skip();
 	}
-	echo_start(&echo, tap);
+	echo_start(&net_echo, tap);
+	net_echo_running = true;
 	make_dir(dir, sizeof(dir));
 	cfg = net_config(out, tap, bw);
 	assert_int_equal(hvm_config_set(cfg, "mem", "64M"), 0);
 	assert_int_equal(hvm_config_set(cfg, "cmdline", cmdline), 0);
-	vm = hvm_vm_create(cfg);
+	net_vm = hvm_vm_create(cfg);
 	hvm_config_free(cfg);
-	if (!vm)
+	if (!net_vm)
 		fail_msg("create: %s", hvm_last_error());
-	assert_int_equal(hvm_vm_start(vm), 0);
+	assert_int_equal(hvm_vm_start(net_vm), 0);
 	for (int i = 0; i < 2000 && seq < 3; i++) {
 		usleep(5000);
 		before = read_fd(out);
@@ -806,27 +834,30 @@ static char *net_snapshot_restore(const char *cmdline, const char *bw,
 	usleep(wait_us);
 	/* With bw=, a frame the limit holds is drained first (else: "queue
 	 * 1 has requests in flight"). */
-	if (hvm_vm_snapshot(vm, dir, 1) < 0)
+	if (hvm_vm_snapshot(net_vm, dir, 1) < 0)
 		fail_msg("snapshot: %s", hvm_last_error());
-	hvm_vm_stop(vm);
-	assert_int_equal(hvm_vm_wait(vm, &exit), 0);
-	hvm_vm_destroy(vm);
+	hvm_vm_stop(net_vm);
+	assert_int_equal(hvm_vm_wait(net_vm, &exit), 0);
+	hvm_vm_destroy(net_vm);
+	net_vm = NULL;
 	before = read_fd(out);
 	assert_true(last_seq(before) < NET_FRAMES);
 
 	cfg = net_config(out2, tap, bw);
-	vm = hvm_vm_restore(cfg, dir);
+	net_vm = hvm_vm_restore(cfg, dir);
 	hvm_config_free(cfg);
-	if (!vm)
+	if (!net_vm)
 		fail_msg("restore: %s", hvm_last_error());
-	assert_int_equal(hvm_vm_start(vm), 0);
+	assert_int_equal(hvm_vm_start(net_vm), 0);
+	vm = net_vm;
+	net_vm = NULL; /* finish() waits for and destroys it */
 	after = finish(vm, out2);
 	all = concat(before, after);
 	check_net_continuous(all);
 	assert_non_null(strstr(after, "echoed=20"));
-	echo_stop(&echo);
-	assert_true(echo.echoed >= NET_FRAMES);
-	tap_create(tap, false);
+	echo_stop(&net_echo);
+	net_echo_running = false;
+	assert_true(net_echo.echoed >= NET_FRAMES);
 	free(before);
 	free(all);
 	close(out);
@@ -861,8 +892,8 @@ int main(void)
 		cmocka_unit_test(test_disk_clones),
 		cmocka_unit_test(test_disk_of_other_size_refused),
 		cmocka_unit_test(test_vsock_clones_get_their_cid),
-		cmocka_unit_test(test_net_continues),
-		cmocka_unit_test(test_net_rate_limited),
+		cmocka_unit_test_teardown(test_net_continues, net_teardown),
+		cmocka_unit_test_teardown(test_net_rate_limited, net_teardown),
 	};
 
 	kvm_test_require_kvm();
