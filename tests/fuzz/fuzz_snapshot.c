@@ -122,6 +122,7 @@ static time_t fixed_time(void)
  */
 struct platform_kind {
 	const char *name;
+	const char *label; /* how its loader's refusals start */
 	uint32_t version;
 	size_t size;
 	void *(*create)(void);
@@ -239,21 +240,29 @@ static void ioapic_free(void *d)
 
 /* The names, versions and sizes vmm/platform.c writes. */
 static const struct platform_kind platform_kinds[] = {
-	{ "uart8250", UART8250_STATE_VERSION, sizeof(struct uart8250_state),
-	  uart_new, uart_load, uart_save, uart_free },
-	{ "cmos-rtc", CMOS_RTC_STATE_VERSION, sizeof(struct cmos_rtc_state),
-	  rtc_new, rtc_load, rtc_save, rtc_free },
-	{ "i8042", I8042_STATE_VERSION, sizeof(struct i8042_state), kbc_new,
-	  kbc_load, kbc_save, kbc_free },
-	{ "acpi-pm", ACPI_PM_STATE_VERSION, sizeof(struct acpi_pm_state),
-	  pm_new, pm_load, pm_save, pm_free },
-	{ "pci-host", PCI_HOST_STATE_VERSION, sizeof(struct pci_host_state),
-	  pci_new, pci_load, pci_save, pci_free },
+	{ "uart8250", "serial port", UART8250_STATE_VERSION,
+	  sizeof(struct uart8250_state), uart_new, uart_load, uart_save,
+	  uart_free },
+	{ "cmos-rtc", "CMOS RTC", CMOS_RTC_STATE_VERSION,
+	  sizeof(struct cmos_rtc_state), rtc_new, rtc_load, rtc_save,
+	  rtc_free },
+	{ "i8042", "i8042", I8042_STATE_VERSION, sizeof(struct i8042_state),
+	  kbc_new, kbc_load, kbc_save, kbc_free },
+	{ "acpi-pm", "ACPI PM", ACPI_PM_STATE_VERSION,
+	  sizeof(struct acpi_pm_state), pm_new, pm_load, pm_save, pm_free },
+	{ "pci-host", "PCI host", PCI_HOST_STATE_VERSION,
+	  sizeof(struct pci_host_state), pci_new, pci_load, pci_save,
+	  pci_free },
 };
 static const struct platform_kind ioapic_kind = {
-	"ioapic",    IOAPIC_STATE_VERSION, sizeof(struct ioapic_state),
-	ioapic_new,  ioapic_load_,	   ioapic_save_,
-	ioapic_free,
+	.name = "ioapic",
+	.label = "I/O APIC",
+	.version = IOAPIC_STATE_VERSION,
+	.size = sizeof(struct ioapic_state),
+	.create = ioapic_new,
+	.load = ioapic_load_,
+	.save = ioapic_save_,
+	.destroy = ioapic_free,
 };
 
 /* Load DATA into a fresh device; when it takes it, the round trip. */
@@ -266,7 +275,7 @@ static void load_platform(const struct platform_kind *k, const uint8_t *data)
 	check(state && again && third && dev);
 	memcpy(state, data, k->size);
 	if (k->load(dev, state) < 0) {
-		check(hvm_error_message()[0]);
+		check_named(k->label);
 		goto out;
 	}
 	memset(again, 0, k->size);
@@ -566,10 +575,11 @@ static void parse(const uint8_t *buf, size_t len, bool load)
 		if (s->type >= SNAP_SEC_VCPU_REGS && s->type < SNAP_SEC_DEVICE)
 			check(s->instance < f.nr_vcpus);
 	}
-	/* RAM as a restored guest's would be: untouched, all zero. */
-	madvise(ram, RAM_SIZE, MADV_DONTNEED);
-	if (load)
+	if (load) {
+		/* RAM as a restored guest's would be: untouched, all zero. */
+		madvise(ram, RAM_SIZE, MADV_DONTNEED);
 		apply_config(&f);
+	}
 	for (size_t i = 0; load && i < f.nr_sections; i++) {
 		const struct snap_section *s = &f.sections[i];
 
