@@ -7,6 +7,7 @@ extern const struct payload payload_ipi;
 extern const struct payload payload_smp_count;
 extern const struct payload payload_snap_count;
 extern const struct payload payload_snap_blk;
+extern const struct payload payload_snap_net;
 extern const struct payload payload_fault;
 extern const struct payload payload_cpuid;
 extern const struct payload payload_hint;
@@ -30,6 +31,7 @@ const struct payload *const payloads[] = {
 	&payload_smp_count,
 	&payload_snap_count,
 	&payload_snap_blk,
+	&payload_snap_net,
 	&payload_fault,
 	&payload_cpuid,
 	&payload_hint,

@@ -406,13 +406,19 @@ static int load_virtio(struct vm *vm, const struct snap_file *f,
 		h = (const void *)s->data;
 		if (strncmp(h->name, name, sizeof(h->name)) ||
 		    h->version != VIRTIO_STATE_VERSION ||
-		    s->len != sizeof(*h) + len)
+		    s->len != sizeof(*h) + len) {
+			char hint[64];
+
+			virtio_vm_section_hint(h->name, s->data + sizeof(*h),
+					       s->len - sizeof(*h), hint,
+					       sizeof(hint));
 			return hvm_set_error(
 				-EINVAL,
-				"snapshot %s: device section %u is '%.15s' version %u, %zu bytes; expected '%s' version %u, %zu bytes (give the options of the snapshotted VM)",
-				path, first + i, h->name, h->version,
+				"snapshot %s: device section %u is '%.15s'%s version %u, %zu bytes; expected '%s' version %u, %zu bytes (give the options of the snapshotted VM)",
+				path, first + i, h->name, hint, h->version,
 				s->len - sizeof(*h), name, VIRTIO_STATE_VERSION,
 				len);
+		}
 		r = virtio_vm_load_device(vm, i, s->data + sizeof(*h));
 		if (r < 0)
 			return hvm_set_error(r, "snapshot %s: %s", path,
@@ -532,11 +538,19 @@ int platform_load(struct vm *vm, const struct snap_file *f, const char *path)
 
 		if (s->type != SNAP_SEC_DEVICE)
 			continue;
-		if (s->instance >= n + virtio_vm_count(vm))
+		if (s->instance >= n + virtio_vm_count(vm)) {
+			char hint[64];
+
+			virtio_vm_section_hint(
+				(const char *)s->data,
+				s->data + sizeof(struct snap_device_header),
+				s->len - sizeof(struct snap_device_header),
+				hint, sizeof(hint));
 			return hvm_set_error(
 				-EINVAL,
-				"snapshot %s: it has device '%.15s' (section %u), which this restore lacks: give the options of the snapshotted VM (a clone may name its own --disk image)",
-				path, (const char *)s->data, s->instance);
+				"snapshot %s: it has device '%.15s'%s (section %u), which this restore lacks: give the options of the snapshotted VM (a clone may name its own --disk image)",
+				path, (const char *)s->data, hint, s->instance);
+		}
 		found--;
 	}
 	if (found)

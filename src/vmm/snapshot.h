@@ -28,6 +28,16 @@ int snapshot_save_fds(struct vm *vm, int state_fd, int mem_fd,
 /* Create (or truncate) DIR/state and DIR/memory, mode 0600. */
 int snapshot_open_dir(const char *dir, int *state_fd, int *mem_fd);
 
+/*
+ * The config section of F (parsed from PATH): its machine options set on
+ * CFG through the one option table (each value checked as a command
+ * line's is), only those a snapshot records (cpus=, mem=, irqchip=), and
+ * checked against F's memory section and vCPU count. -EINVAL with a
+ * message naming PATH. snapshot_config.c; fuzzed with the parser.
+ */
+int snapshot_config_apply(struct hvm_config *cfg, const struct snap_file *f,
+			  const char *path);
+
 struct snapshot_restore {
 	char path[PATH_MAX + 16]; /* DIR/state, for messages */
 	uint8_t *buf; /* the state file; sections point into it */

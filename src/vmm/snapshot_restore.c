@@ -94,45 +94,6 @@ static int read_state(int fd, const char *path, size_t size, uint8_t **out)
 	return 0;
 }
 
-/*
- * The config section: the machine options, through the one option table
- * (so each value is checked as a command-line one is), and only those a
- * snapshot records.
- */
-static int apply_config(struct hvm_config *cfg, const struct snap_section *s,
-			const char *path)
-{
-	static const char *const keys[] = { "cpus", "mem", "irqchip" };
-	char *text = strndup((const char *)s->data, s->len);
-	char *save = NULL;
-	int r = 0;
-
-	if (!text)
-		return hvm_set_error(-ENOMEM, "out of memory");
-	for (char *line = strtok_r(text, "\n", &save); line && r == 0;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *eq = strchr(line, '=');
-		bool known = false;
-
-		if (eq) {
-			*eq = '\0';
-			for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]);
-			     i++)
-				known |= !strcmp(line, keys[i]);
-		}
-		if (!known)
-			r = hvm_set_error(
-				-EINVAL,
-				"snapshot %s: config line '%.40s' is not one of cpus=, mem=, irqchip=",
-				path, line);
-		else if (hvm_config_set(cfg, line, eq + 1) < 0)
-			r = hvm_set_error(-EINVAL, "snapshot %s: %s", path,
-					  hvm_error_message());
-	}
-	free(text);
-	return r;
-}
-
 int snapshot_restore_open(struct hvm_config *cfg, struct snapshot_restore *rs)
 {
 	const char *dir = cfg->restore;
@@ -180,19 +141,7 @@ int snapshot_restore_open(struct hvm_config *cfg, struct snapshot_restore *rs)
 		snapshot_restore_release(rs);
 		return r;
 	}
-	r = apply_config(cfg, snap_find(&rs->file, SNAP_SEC_CONFIG, 0),
-			 rs->path);
-	if (r == 0 && cfg->mem != rs->mem_size)
-		r = hvm_set_error(
-			-EINVAL,
-			"snapshot %s: mem=%llu bytes in its config, %llu in its memory section",
-			rs->path, (unsigned long long)cfg->mem,
-			(unsigned long long)rs->mem_size);
-	if (r == 0 && cfg->cpus != rs->file.nr_vcpus)
-		r = hvm_set_error(
-			-EINVAL,
-			"snapshot %s: cpus=%u in its config, state for %u vCPUs",
-			rs->path, cfg->cpus, rs->file.nr_vcpus);
+	r = snapshot_config_apply(cfg, &rs->file, rs->path);
 	if (r < 0)
 		snapshot_restore_release(rs);
 	return r;

@@ -61,6 +61,15 @@ static void try_receive(struct virtio_net *net)
 
 	if (!virtio_device_live(vdev) || !vq->enabled || vq->broken)
 		return;
+	/*
+	 * A snapshot is being taken: no frame moves into guest memory. The
+	 * tap keeps them; the kick thawing sends reads them (the tap's poll
+	 * fires on arrival only, so without it they would wait for the next).
+	 */
+	if (vdev->frozen) {
+		vdev->frozen_kicks |= 1ull << RX_QUEUE;
+		return;
+	}
 	virtq_disable_notify(vq);
 	while (budget) {
 		struct virtq_chain *chain = net->rx_chain;
@@ -307,11 +316,20 @@ int virtio_net_attach_tap(const char *tap)
 	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", tap);
 	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
-		int r = hvm_set_error(
-			-errno,
-			"--net tap=%s: cannot attach to the tap interface: %s (create it first: ip tuntap add %s mode tap user $USER)",
-			tap, strerror(errno), tap);
+		int err = errno, r;
 
+		/* A tap without IFF_MULTI_QUEUE has one reader: two VMs (a
+		 * clone and its origin, say) cannot share it. */
+		if (err == EBUSY)
+			r = hvm_set_error(
+				-EBUSY,
+				"--net tap=%s: in use by another process (each VM, and each clone of a snapshot, needs a tap of its own)",
+				tap);
+		else
+			r = hvm_set_error(
+				-err,
+				"--net tap=%s: cannot attach to the tap interface: %s (create it first: ip tuntap add %s mode tap user $USER)",
+				tap, strerror(err), tap);
 		close(fd);
 		return r;
 	}
@@ -424,6 +442,65 @@ fail:
 		close(net->tap_fd);
 	free(net);
 	return NULL;
+}
+
+/* ---- snapshots ---- */
+
+void virtio_net_save(struct virtio_device *vdev, struct virtio_net_state *s)
+{
+	struct virtio_net *net = to_net(vdev);
+
+	memset(s, 0, sizeof(*s));
+	memcpy(s->mac, net->config.mac, sizeof(s->mac));
+	snprintf(s->tap, sizeof(s->tap), "%s", net->tap);
+}
+
+static void format_mac(char out[18], const uint8_t mac[6])
+{
+	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1],
+		 mac[2], mac[3], mac[4], mac[5]);
+}
+
+int virtio_net_load(struct virtio_device *vdev,
+		    const struct virtio_net_state *s)
+{
+	struct virtio_net *net = to_net(vdev);
+	char have[18], saved[18];
+	size_t n = strnlen(s->tap, sizeof(s->tap));
+
+	if (s->reserved[0] || s->reserved[1])
+		return hvm_set_error(
+			-EINVAL, "%s: reserved bytes 0x%02x%02x; expected 0",
+			net->name, s->reserved[0], s->reserved[1]);
+	if (n == 0 || n == sizeof(s->tap))
+		return hvm_set_error(
+			-EINVAL,
+			"%s: the snapshot's tap name is %s; expected 1-15 characters and a NUL",
+			net->name, n ? "not terminated" : "empty");
+	for (size_t i = 0; i < n; i++)
+		if (s->tap[i] <= ' ' || s->tap[i] > '~' || s->tap[i] == '/')
+			return hvm_set_error(
+				-EINVAL,
+				"%s: the snapshot's tap name has byte 0x%02x at %zu; expected a printable interface name",
+				net->name, (unsigned char)s->tap[i], i);
+	if (memcmp(s->mac, net->config.mac, sizeof(s->mac))) {
+		format_mac(have, net->config.mac);
+		format_mac(saved, s->mac);
+		return hvm_set_error(
+			-EINVAL,
+			"%s: the MAC is %s, but the snapshot's was %s (on tap %s): the restored guest keeps the MAC it read at boot; restore with --net tap=NAME,mac=%s",
+			net->name, have, saved, s->tap, saved);
+	}
+	if (strcmp(s->tap, net->tap))
+		pr_info("%s: restored onto tap %s (the snapshot's was %s)",
+			net->name, net->tap, s->tap);
+	/* What activate told the old tap, this one must know too. */
+	return virtio_device_live(vdev) ? net_activate(vdev) : 0;
+}
+
+unsigned int virtio_net_in_flight(struct virtio_device *vdev)
+{
+	return to_net(vdev)->tx_deferred ? 1 : 0;
 }
 
 struct virtio_device *virtio_net_create(const struct virtio_host *host,

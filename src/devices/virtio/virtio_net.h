@@ -47,4 +47,30 @@ int virtio_net_adopt_tap(const char *tap, int fd);
  */
 int virtio_net_set_limit(struct virtio_device *vdev, uint64_t bytes_per_s);
 
+/*
+ * Snapshots (docs/snapshot.md): the device's own part of its section,
+ * after the queues' and the transport's. The tap is named, not kept: a
+ * restore attaches the tap its command line names (a clone its own) and
+ * the guest keeps the MAC it read at probe, so the restoring device must
+ * have that MAC. The bw= limiter is host bookkeeping and restarts full.
+ */
+struct virtio_net_state {
+	uint8_t mac[6];
+	uint8_t reserved[2]; /* zero */
+	char tap[16]; /* IFNAMSIZ: the tap's name, NUL-terminated */
+};
+_Static_assert(sizeof(struct virtio_net_state) == 24,
+	       "docs/snapshot.md's layout");
+/* Locked, frozen and drained. */
+void virtio_net_save(struct virtio_device *vdev, struct virtio_net_state *s);
+/*
+ * Locked, after virtio_device_load(): refuses another MAC or a malformed
+ * name, logs another tap, and tells the tap the offloads the restored
+ * driver accepted. -EINVAL naming the device.
+ */
+int virtio_net_load(struct virtio_device *vdev,
+		    const struct virtio_net_state *s);
+/* A transmitted frame held by the bw= limit (0 or 1); locked. */
+unsigned int virtio_net_in_flight(struct virtio_device *vdev);
+
 #endif

@@ -44,6 +44,8 @@ struct virtio_vm {
 	struct virtio_pci pci[VIRTIO_VM_MAX_DEVICES];
 	struct virtio_mmio mmio[VIRTIO_VM_MAX_DEVICES];
 	bool plugged[VIRTIO_VM_MAX_DEVICES]; /* on a transport */
+	/* A 9P device's share, for the message refusing its snapshot. */
+	const struct hvm_share_config *shares[VIRTIO_VM_MAX_DEVICES];
 };
 
 static int kvm_ioeventfd(void *ctx, uint64_t addr, uint32_t len, bool datamatch,
@@ -212,6 +214,8 @@ int virtio_vm_create(struct vm *vm)
 		};
 
 		r = add(v, virtio_9p_create(&v->host, &share, i), VIRTIO_VM_9P);
+		if (!r)
+			v->shares[v->nr - 1] = c;
 	}
 	for (unsigned int i = 0; !r && i < v->nr; i++)
 		r = virtio_device_attach_loop(v->devs[i], v->loop);
@@ -323,19 +327,28 @@ static int kind_state(const struct virtio_vm *v, unsigned int i, size_t *extra)
 	case VIRTIO_VM_CONSOLE: /* fixed config; input waits in the host */
 	case VIRTIO_VM_RNG: /* no state: every request is fresh getrandom() */
 		return 0;
+	/* Receive buffers stay in the avail ring until a frame fills them,
+	 * so at rest none is held; the tap is named, not kept. */
 	case VIRTIO_VM_NET:
-		return hvm_set_error(
-			-EOPNOTSUPP,
-			"device %s cannot be snapshotted yet (held receive buffers and the clone's MAC are not handled)",
-			name);
+		*extra = sizeof(struct virtio_net_state);
+		return 0;
 	case VIRTIO_VM_VSOCK:
 		*extra = sizeof(struct virtio_vsock_state);
 		return 0;
+	/*
+	 * Refused rather than saved by path: a fid is an open host file or
+	 * a walked directory in the 9P server (or its file-server process),
+	 * and a path does not bring back a file unlinked or renamed since,
+	 * a lock, or an open O_TMPFILE; a restored mount that lost its
+	 * fids fails every request. Refused here, both when snapshotting
+	 * and when a restore names a share, so no restore is half broken.
+	 */
 	case VIRTIO_VM_9P:
 		return hvm_set_error(
 			-EOPNOTSUPP,
-			"device %s cannot be snapshotted yet (open fids are not saved)",
-			name);
+			"device %s (--share %s,tag=%s) cannot be snapshotted: the guest's open files and walked paths on the share (9P fids) live in hintvm's 9P server and are not saved, so a restored mount would fail; a VM to snapshot must run without --share",
+			name, v->shares[i] ? v->shares[i]->path : "?",
+			v->shares[i] ? v->shares[i]->tag : "?");
 	}
 	return hvm_set_error(-EOPNOTSUPP, "device %s of unknown kind %d", name,
 			     (int)v->kinds[i]);
@@ -365,13 +378,15 @@ static unsigned int in_flight(struct virtio_vm *v, unsigned int i)
 	case VIRTIO_VM_BLK:
 		n = virtio_blk_in_flight(vdev);
 		break;
+	case VIRTIO_VM_NET: /* a frame the bw= limit holds; its timer sends it */
+		n = virtio_net_in_flight(vdev);
+		break;
 	/* Serve each chain as they pop it (vsock: its host side waits
 	 * while frozen, epoll_ready()): never one in flight. */
 	case VIRTIO_VM_CONSOLE:
 	case VIRTIO_VM_RNG:
 	case VIRTIO_VM_VSOCK:
 	/* Refused by kind_state before a freeze. */
-	case VIRTIO_VM_NET:
 	case VIRTIO_VM_9P:
 		break;
 	}
@@ -464,6 +479,10 @@ int virtio_vm_save_device(struct vm *vm, unsigned int i, void *buf)
 		virtio_vsock_save(
 			vdev,
 			(void *)(p + common + sizeof(struct virtio_pci_state)));
+	if (v->kinds[i] == VIRTIO_VM_NET)
+		virtio_net_save(
+			vdev,
+			(void *)(p + common + sizeof(struct virtio_pci_state)));
 	pthread_mutex_unlock(&vdev->lock);
 	return r;
 }
@@ -499,9 +518,35 @@ int virtio_vm_load_device(struct vm *vm, unsigned int i, const void *buf)
 		memcpy(&vss, data + common + sizeof(*ps), sizeof(vss));
 		r = virtio_vsock_load(vdev, &vss);
 	}
+	if (r == 0 && v->kinds[i] == VIRTIO_VM_NET) {
+		struct virtio_net_state ns;
+
+		memcpy(&ns, data + common + sizeof(*ps), sizeof(ns));
+		r = virtio_net_load(vdev, &ns);
+	}
 	pthread_mutex_unlock(&vdev->lock);
 	free(ps);
 	return r;
+}
+
+void virtio_vm_section_hint(const char *name, const void *state, size_t len,
+			    char *buf, size_t size)
+{
+	struct virtio_net_state ns;
+	size_t n;
+
+	buf[0] = '\0';
+	/* The net state ends the section, whatever the queue count. */
+	if (strncmp(name, "virtio-net", 10) || len < sizeof(ns))
+		return;
+	memcpy(&ns, (const uint8_t *)state + len - sizeof(ns), sizeof(ns));
+	n = strnlen(ns.tap, sizeof(ns.tap));
+	if (n == 0 || n == sizeof(ns.tap))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (ns.tap[i] <= ' ' || ns.tap[i] > '~')
+			return;
+	snprintf(buf, size, " (on tap %s: give --net tap=%s)", ns.tap, ns.tap);
 }
 
 void virtio_vm_restored(struct vm *vm)

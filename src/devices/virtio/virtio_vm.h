@@ -62,6 +62,15 @@ int virtio_vm_save_device(struct vm *vm, unsigned int i, void *buf);
  * size and mode against the image opened. -EINVAL naming the device.
  */
 int virtio_vm_load_device(struct vm *vm, unsigned int i, const void *buf);
+/*
+ * For a message about a device section the restoring machine does not
+ * match: what the restoring command line must name again, from the
+ * section's own state (STATE, LEN bytes after its header) where NAME's
+ * kind records it: " (on tap T: give --net tap=T)" for virtio-net, else
+ * "". Written to BUF (SIZE bytes); never trusts STATE beyond LEN.
+ */
+void virtio_vm_section_hint(const char *name, const void *state, size_t len,
+			    char *buf, size_t size);
 /* After every device is loaded: kick each enabled queue of a live one. */
 void virtio_vm_restored(struct vm *vm);
 

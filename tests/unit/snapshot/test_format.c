@@ -20,7 +20,9 @@
 #include "base/log.h"
 #include "devices/virtio/virtio_blk.h"
 #include "devices/virtio/virtio_device.h"
+#include "devices/virtio/virtio_net.h"
 #include "devices/virtio/virtio_pci.h"
+#include "devices/virtio/virtio_vsock.h"
 #include "snapshot/format.h"
 
 #define PATH "/snap/state"
@@ -263,31 +265,30 @@ static void crc_known_value(void **state)
 }
 
 static const char *virtio_seed; /* argv[1] */
+static const char *net_seed; /* argv[2] */
+
+struct want_section {
+	const char *name;
+	unsigned int queues;
+	size_t extra;
+};
 
 /*
- * The fuzz seed of a VM with virtio-blk, -console and -rng parses, and
- * its device sections have this build's layout (version 1: the device
- * and queue state, the PCI transport's, the disk's): a layout change
- * without a new version fails here.
+ * SEED parses, and its device sections named in WANT (N of them, each
+ * once) have this build's layout: the device and queue state, the PCI
+ * transport's, the device's own. A layout change without a new
+ * VIRTIO_STATE_VERSION fails here.
  */
-static void virtio_seed_layout(void **state)
+static void check_seed(const char *seed, const struct want_section *want,
+		       size_t n)
 {
-	static const struct {
-		const char *name;
-		unsigned int queues;
-		size_t extra;
-	} want[] = {
-		{ "virtio-blk0", 1, sizeof(struct virtio_blk_state) },
-		{ "virtio-console", 2, 0 },
-		{ "virtio-rng", 1, 0 },
-	};
-	FILE *in = fopen(virtio_seed, "rb");
+	FILE *in = fopen(seed, "rb");
 	static uint8_t buf[1 << 16];
 	struct snap_file f;
 	size_t len, found = 0;
 
 	if (!in)
-		fail_msg("cannot open %s", virtio_seed);
+		fail_msg("cannot open %s", seed);
 	len = fread(buf, 1, sizeof(buf), in);
 	fclose(in);
 	assert_int_equal(snap_parse(buf, len, PATH, &f), 0);
@@ -297,7 +298,7 @@ static void virtio_seed_layout(void **state)
 
 		if (s->type != SNAP_SEC_DEVICE)
 			continue;
-		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		for (size_t k = 0; k < n; k++) {
 			if (strcmp(h->name, want[k].name))
 				continue;
 			assert_int_equal(h->version, VIRTIO_STATE_VERSION);
@@ -312,8 +313,34 @@ static void virtio_seed_layout(void **state)
 			found++;
 		}
 	}
-	assert_int_equal(found, 3);
+	assert_int_equal(found, n);
 	snap_file_release(&f);
+}
+
+/* The fuzz seed of a VM with virtio-blk, -console and -rng. */
+static void virtio_seed_layout(void **state)
+{
+	static const struct want_section want[] = {
+		{ "virtio-blk0", 1, sizeof(struct virtio_blk_state) },
+		{ "virtio-console", 2, 0 },
+		{ "virtio-rng", 1, 0 },
+	};
+
+	check_seed(virtio_seed, want, sizeof(want) / sizeof(want[0]));
+}
+
+/*
+ * The fuzz seed of a VM with virtio-net (on a tap) and -vsock; the net
+ * section records the tap it was on.
+ */
+static void net_seed_layout(void **state)
+{
+	static const struct want_section want[] = {
+		{ "virtio-net0", 2, sizeof(struct virtio_net_state) },
+		{ "virtio-vsock", 3, sizeof(struct virtio_vsock_state) },
+	};
+
+	check_seed(net_seed, want, sizeof(want) / sizeof(want[0]));
 }
 
 int main(int argc, char **argv)
@@ -334,15 +361,17 @@ int main(int argc, char **argv)
 		cmocka_unit_test(padding_not_zero),
 		cmocka_unit_test(crc_known_value),
 		cmocka_unit_test(virtio_seed_layout),
+		cmocka_unit_test(net_seed_layout),
 	};
 
-	if (argc < 2) {
+	if (argc < 3) {
 		fprintf(stderr,
-			"usage: %s SEED (tests/fuzz/seeds/snapshot/x86-1vcpu-virtio.state)\n",
+			"usage: %s SEED NET-SEED (tests/fuzz/seeds/snapshot/x86-1vcpu-virtio.state, x86-1vcpu-net-vsock.state)\n",
 			argv[0]);
 		return 2;
 	}
 	virtio_seed = argv[1];
+	net_seed = argv[2];
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
