@@ -392,6 +392,31 @@ static int enter_userns(const struct vm_identity *id, int sock, bool *made)
 }
 
 /*
+ * DIR becomes the root of a VMM that is ID's uid: unless that uid may
+ * search it, nothing in the jail can be reached by path (/proc for the
+ * scheduling brain, /run/hintvm for the control socket, the shares).
+ */
+static int check_enterable(int root, const char *dir,
+			   const struct vm_identity *id)
+{
+	struct stat st;
+
+	if (!id->set)
+		return 0;
+	if (fstat(root, &st) < 0)
+		return hvm_set_errno_error("--jail: %s", dir);
+	if ((st.st_mode & S_IXOTH) ||
+	    (st.st_uid == id->uid && (st.st_mode & S_IXUSR)) ||
+	    (st.st_gid == id->gid && (st.st_mode & S_IXGRP)))
+		return 0;
+	return hvm_set_error(
+		-EACCES,
+		"--jail %s: mode %04o, owner %u: the VM's uid %u cannot enter it, and it is the jail's root (give others search permission: chmod o+x, e.g. 0711)",
+		dir, (unsigned int)(st.st_mode & 07777),
+		(unsigned int)st.st_uid, (unsigned int)id->uid);
+}
+
+/*
  * The VM's images, kernel and initrd, opened by host root as the VM will
  * ask for them (virtio_blk.c, base/file.c): a root-owned image in DIR
  * stays usable from the user namespace. One that cannot be opened is left
@@ -453,7 +478,9 @@ static int enter(const struct hvm_config *cfg, const struct vm_identity *id,
 	root = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return hvm_set_errno_error("--jail: %s", dir);
-	r = bind_into(root, dir, kvm);
+	r = check_enterable(root, dir, id);
+	if (!r)
+		r = bind_into(root, dir, kvm);
 	if (!r)
 		r = mount_proc(root, dir);
 	if (!r)
