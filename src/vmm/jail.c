@@ -276,6 +276,21 @@ static int mount_proc(int root, const char *dir)
 	return r;
 }
 
+/* RLIMIT_NICE 40 (nice down to -20); a failure costs only the boosts. */
+static void raise_nice_limit(void)
+{
+	struct rlimit nice;
+
+	if (getrlimit(RLIMIT_NICE, &nice) < 0 || nice.rlim_cur >= 40)
+		return;
+	nice.rlim_cur = 40;
+	if (nice.rlim_max < 40)
+		nice.rlim_max = 40;
+	if (setrlimit(RLIMIT_NICE, &nice) < 0)
+		pr_debug("--jail: RLIMIT_NICE stays (%s): vCPU boosts need it",
+			 strerror(errno));
+}
+
 /* A ceiling: lowers both limits to VALUE, never raises a stricter one. */
 static int set_limit(int resource, uint64_t value, const char *what)
 {
@@ -503,6 +518,14 @@ static int enter(const struct hvm_config *cfg, const struct vm_identity *id,
 	if (!r)
 		r = set_limit(RLIMIT_MEMLOCK, cfg->jail_memlock,
 			      "locked-memory");
+	/*
+	 * Boost headroom (as sandbox_prepare() gives it: RLIMIT_NICE 40, so
+	 * that the brain lowers a vCPU's nice value without CAP_SYS_NICE,
+	 * which the jail's root has for nothing of the host's): raising a
+	 * hard limit takes CAP_SYS_RESOURCE in the host's user namespace.
+	 */
+	if (!r)
+		raise_nice_limit();
 	/* What only host root may open, before the namespace. */
 	if (!r)
 		r = vm_open_kvm_early(kvm);
