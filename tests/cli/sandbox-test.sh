@@ -303,8 +303,8 @@ child_of() {
 	done
 }
 
-# --jail DIR: new mount, PID and IPC namespaces rooted at DIR, rlimits;
-# the parent relays SIGTERM and the child's exit status.
+# --jail DIR: new user, mount, PID, IPC and network namespaces rooted at
+# DIR, rlimits; the parent relays SIGTERM and the child's exit status.
 jail=$tmp/jail
 mkdir -p "$jail"
 truncate -s 8M "$jail/disk.img"
