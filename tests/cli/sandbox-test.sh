@@ -7,10 +7,12 @@
 # which makes a thread of that kind call personality(2), allowed to none).
 # Output is TAP; without /dev/kvm everything skips. In sanitizer builds it
 # runs the same: they confine themselves too (docs/sandbox.md).
-# usage: sandbox-test.sh HINTVM [NO_SECCOMP]  (tests/cli/no-seccomp.c)
+# usage: sandbox-test.sh HINTVM [NO_SECCOMP [NO_USERNS]]
+#   (tests/cli/no-seccomp.c, tests/cli/no-userns.c)
 set -u
 hintvm=$1
 no_seccomp=${2:-}
+no_userns=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export HINTVM_RUNTIME_DIR=$tmp/run
@@ -65,7 +67,7 @@ run_and_inspect() {
 	echo $? >"$out.status"
 }
 
-echo "1..64"
+echo "1..65"
 
 run_and_inspect sb-on "$tmp/on"
 if [ "$(cat "$tmp/on.status")" = 10 ] &&
@@ -431,6 +433,37 @@ if [ -n "$cg" ]; then
 	rmdir "$cg"
 else
 	skip "--cgroup: the jailed hintvm runs in the cgroup" "no writable cgroup hierarchy"
+fi
+# A kernel without user namespaces (tests/cli/no-userns.c): the jail of
+# before, and a warning that says so; its threads still become the VM's
+# uid, and the host still reaches its control socket.
+if [ -n "$no_userns" ]; then
+	env -u HINTVM_RUNTIME_DIR "$no_userns" "$hintvm" run --jail "$jail" --name sb-nouserns \
+		-p "test=spinlock ms=20000" </dev/null >"$tmp/out" 2>"$tmp/err.nouserns" &
+	parent=$!
+	answered=""
+	for _ in $(seq 100); do
+		"$hintvm" ctl "$jail/run/hintvm/sb-nouserns.sock" status >"$tmp/out" 2>/dev/null &&
+			grep -q '"state":"running"' "$tmp/out" && answered=1 && break
+		sleep 0.1
+	done
+	child=$(child_of $parent)
+	uids=""
+	[ -n "$child" ] && uids=$(awk '/^Uid:/ {print $2; print $3; print $4; print $5}' /proc/"$child"/task/*/status | sort -u | tr '\n' ' ')
+	usernsof=$(readlink /proc/"$child"/ns/user 2>/dev/null)
+	kill -TERM $parent
+	wait $parent
+	st=$?
+	if [ -n "$answered" ] && [ $st = 10 ] && [ "$usernsof" = "$(readlink /proc/self/ns/user)" ] &&
+		grep -q "warning: --jail: no user namespace" "$tmp/err.nouserns" &&
+		[ -n "$uids" ] && [ "$(echo $uids | wc -w)" = 1 ] && [ "$uids" != "0 " ]; then
+		ok "no user namespaces: the jail without one, said so; threads the VM's uid, the control socket answers"
+	else
+		{ echo "# answered=$answered status $st uids $uids userns $usernsof"; sed 's/^/# /' "$tmp/err.nouserns"; } >>"$tmp/err"
+		not_ok "no user namespaces: the jail without one, said so; threads the VM's uid, the control socket answers"
+	fi
+else
+	skip "no user namespaces: the jail without one" "no tests/cli/no-userns helper given"
 fi
 # A kernel without seccomp filters (tinyconfig-based ones, as in the
 # kernel suite's L1): hintvm run's default (auto) says so and runs the VM;
