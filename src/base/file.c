@@ -10,6 +10,24 @@
 #include "base/file.h"
 #include "base/log.h"
 
+/* open_host_input() without the early ones. */
+static int open_fresh(const char *path, int flags, struct stat *st)
+{
+	int fd = open(path, flags | O_NONBLOCK), fl, err;
+
+	if (fd < 0)
+		return -errno;
+	fl = fcntl(fd, F_GETFL);
+	if (fstat(fd, st) < 0 || fl < 0 ||
+	    (!(flags & O_NONBLOCK) &&
+	     fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
 /* open_host_input_early()'s: few (the images and the kernel of a VM). */
 #define EARLY_FILES 16
 static struct early_file {
@@ -48,7 +66,8 @@ int open_host_input_early(const char *path, int flags)
 
 		if (early[i].path)
 			continue;
-		fd = open_host_input(path, flags, &st);
+		/* Fresh: the same image twice (read-only) is two fds. */
+		fd = open_fresh(path, flags, &st);
 		if (fd < 0)
 			return fd;
 		early[i] = (struct early_file){ .path = strdup(path),
@@ -66,22 +85,9 @@ int open_host_input_early(const char *path, int flags)
 
 int open_host_input(const char *path, int flags, struct stat *st)
 {
-	int fd = take_early(path, flags, st), fl, err;
+	int fd = take_early(path, flags, st);
 
-	if (fd >= 0)
-		return fd;
-	fd = open(path, flags | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	fl = fcntl(fd, F_GETFL);
-	if (fstat(fd, st) < 0 || fl < 0 ||
-	    (!(flags & O_NONBLOCK) &&
-	     fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)) {
-		err = errno;
-		close(fd);
-		return -err;
-	}
-	return fd;
+	return fd >= 0 ? fd : open_fresh(path, flags, st);
 }
 
 /* QEMU's lock layout (block/file-posix), so that both see each other. */
