@@ -80,10 +80,13 @@ HVM_API int hvm_config_load_file(struct hvm_config *cfg, const char *path);
 /*
  * The jail (docs/sandbox.md), an explicit call like the sandbox: with the
  * `jail` option set (DIR[,nofile=N][,memlock=SIZE]), fork a child into new
- * mount, PID and IPC namespaces whose root is DIR (KVM's device node, with
- * a net also /dev/net/tun, and a proc are mounted in; everything else the
- * VM opens must be in DIR, named by its path there), with RLIMIT_NOFILE
- * and RLIMIT_MEMLOCK set; with `cgroup` (PATH) set, the child is moved
+ * mount, PID, IPC and network namespaces whose root is DIR (KVM's device
+ * node and a proc are mounted in, taps attached before; everything else
+ * the VM opens must be in DIR, named by its path there), with RLIMIT_NOFILE
+ * and RLIMIT_MEMLOCK set, and, with a `user`, a user namespace whose root
+ * is that uid and gid on the host (/dev/kvm, the VM and its images are
+ * opened before it; DIR must let that uid search it); with `cgroup` (PATH)
+ * set, the child is moved
  * into that cgroup first. The parent waits for the child, passes SIGINT,
  * SIGTERM and SIGHUP on to it, and returns 1 with the child's exit status
  * in *STATUS (128 + signal if it was killed); the child returns 0 and

@@ -10,7 +10,8 @@
 #include "base/file.h"
 #include "base/log.h"
 
-int open_host_input(const char *path, int flags, struct stat *st)
+/* open_host_input() without the early ones. */
+static int open_fresh(const char *path, int flags, struct stat *st)
 {
 	int fd = open(path, flags | O_NONBLOCK), fl, err;
 
@@ -25,6 +26,68 @@ int open_host_input(const char *path, int flags, struct stat *st)
 		return -err;
 	}
 	return fd;
+}
+
+/* open_host_input_early()'s: few (the images and the kernel of a VM). */
+#define EARLY_FILES 16
+static struct early_file {
+	char *path;
+	int flags;
+	int fd;
+} early[EARLY_FILES];
+
+static int take_early(const char *path, int flags, struct stat *st)
+{
+	for (unsigned int i = 0; i < EARLY_FILES; i++) {
+		int fd = early[i].fd;
+
+		if (!early[i].path || early[i].flags != flags ||
+		    strcmp(early[i].path, path))
+			continue;
+		free(early[i].path);
+		early[i] = (struct early_file){ 0 };
+		if (fstat(fd, st) < 0) {
+			int err = errno;
+
+			close(fd);
+			return -err;
+		}
+		return fd;
+	}
+	return -ENOENT;
+}
+
+int open_host_input_early(const char *path, int flags)
+{
+	struct stat st;
+
+	for (unsigned int i = 0; i < EARLY_FILES; i++) {
+		int fd;
+
+		if (early[i].path)
+			continue;
+		/* Fresh: the same image twice (read-only) is two fds. */
+		fd = open_fresh(path, flags, &st);
+		if (fd < 0)
+			return fd;
+		early[i] = (struct early_file){ .path = strdup(path),
+						.flags = flags,
+						.fd = fd };
+		if (!early[i].path) {
+			close(fd);
+			early[i] = (struct early_file){ 0 };
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+int open_host_input(const char *path, int flags, struct stat *st)
+{
+	int fd = take_early(path, flags, st);
+
+	return fd >= 0 ? fd : open_fresh(path, flags, st);
 }
 
 /* QEMU's lock layout (block/file-posix), so that both see each other. */

@@ -25,6 +25,16 @@ int read_whole_file(const char *path, const char *what, size_t max,
 int open_host_input(const char *path, int flags, struct stat *st);
 
 /*
+ * open_host_input(PATH, FLAGS) now, kept for the first later call with
+ * the same PATH and FLAGS, which takes it instead of opening PATH again:
+ * --jail (src/vmm/jail.c) opens the VM's images this way while it is
+ * still host root, before its user namespace, where root-owned images
+ * would be out of the VM's uid's reach. 0, or -errno (the caller words
+ * it; a later open says it again).
+ */
+int open_host_input_early(const char *path, int flags);
+
+/*
  * Take QEMU's locks on an open disk image (the byte-range OFD locks of
  * QEMU's file-posix driver: byte 100 + n held for permission n, 200 + n
  * for a permission others may not share; n = 0 consistent read, 1 write),

@@ -96,6 +96,11 @@ struct control {
 	unsigned int nr_req_fds;
 	/* Socket clients (at most MAX_CLIENTS), then event fds. */
 	struct client clients[MAX_CLIENTS + MAX_SUBSCRIBERS];
+	/*
+	 * In --jail's user namespace: how host root reads through it (the
+	 * kernel's overflow uid); (uid_t)-1 outside one.
+	 */
+	uid_t outside_root;
 };
 
 #define NR_SLOTS (MAX_CLIENTS + MAX_SUBSCRIBERS)
@@ -747,15 +752,48 @@ static void adopt_pending(struct control *ctl)
 	pthread_mutex_unlock(&ctl->lock);
 }
 
+/*
+ * Inside a user namespace that maps only the VM's uid (--jail,
+ * src/vmm/jail.c), host root is unmapped: SO_PEERCRED reads it, and
+ * every other host uid, as the overflow uid. The socket (mode 0600, the
+ * VM's uid's, in a directory of its own) lets only that uid and host root
+ * connect at all, so there the overflow uid is host root. (uid_t)-1 when
+ * the process is in the host's user namespace.
+ */
+static uid_t outside_root_uid(void)
+{
+	unsigned long inside = 1, outside = 1, count = 0;
+	char buf[64] = "";
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	uid_t overflow = 65534;
+
+	if (f) {
+		if (fscanf(f, "%lu %lu %lu", &inside, &outside, &count) != 3)
+			count = 0;
+		fclose(f);
+	}
+	if (inside == 0 && outside == 0 && count == 4294967295UL)
+		return (uid_t)-1;
+	f = fopen("/proc/sys/kernel/overflowuid", "re");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			overflow = (uid_t)strtoul(buf, NULL, 10);
+		fclose(f);
+	}
+	return overflow;
+}
+
 /* Only the VM's own user and root may steer it (SO_PEERCRED). */
-static bool peer_allowed(int fd)
+static bool peer_allowed(const struct control *ctl, int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		return false;
-	return cred.uid == 0 || cred.uid == geteuid();
+	return cred.uid == 0 || cred.uid == geteuid() ||
+	       (ctl->outside_root != (uid_t)-1 &&
+		cred.uid == ctl->outside_root);
 }
 
 /*
@@ -799,7 +837,7 @@ static void accept_client(struct control *ctl)
 				ACCEPT_BACKOFF_MS);
 		return;
 	}
-	if (!peer_allowed(fd)) {
+	if (!peer_allowed(ctl, fd)) {
 		size_t len;
 		char *reply = ctl_format_line(
 			ctl_reply_error(
@@ -1154,6 +1192,7 @@ int control_start(struct vm *vm, struct control **out)
 	ctl->listen_fd = -1;
 	accept_guard_init(&ctl->accept, true);
 	ctl->start_ns = hvm_monotonic_ns();
+	ctl->outside_root = outside_root_uid();
 	pthread_mutex_init(&ctl->lock, NULL);
 	for (unsigned int i = 0; i < NR_SLOTS; i++)
 		ctl->clients[i].fd = -1;

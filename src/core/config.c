@@ -903,7 +903,7 @@ static const struct option_def options[] = {
 	    "seccomp filter and Landlock domain per thread, no capabilities, no_new_privs (hintvm run: default auto, on where the kernel has seccomp; on insists on seccomp only: without Landlock, said at -vv, the VM runs under seccomp alone)" },
 	  parse_sandbox },
 	{ { "jail", 0, "DIR[,nofile=N][,memlock=SIZE]",
-	    "run in new mount, PID and IPC namespaces rooted at DIR, with rlimits" },
+	    "run in new user, mount, PID, IPC and network namespaces rooted at DIR, with rlimits" },
 	  parse_jail },
 	{ { "cgroup", 0, "PATH",
 	    "join the cgroup at PATH before the VM exists" },

@@ -333,14 +333,39 @@ struct vm *vm_alloc(const struct hvm_config *cfg, const struct vm_hooks *hooks)
 	return vm;
 }
 
+/* vm_open_kvm_early()'s: taken by the next vm_open_kvm(). */
+static struct kvm_host early_kvm = { .fd = -1 };
+static int early_vm_fd = -1;
+
+int vm_open_kvm_early(const char *path)
+{
+	int r = kvm_host_open(&early_kvm, path);
+
+	if (r < 0)
+		return r;
+	early_vm_fd = ioctl(early_kvm.fd, KVM_CREATE_VM, 0);
+	if (early_vm_fd < 0) {
+		r = hvm_set_errno_error("KVM_CREATE_VM failed");
+		kvm_host_close(&early_kvm);
+	}
+	return r;
+}
+
 int vm_open_kvm(struct vm *vm)
 {
 	const struct hvm_config *cfg = vm->cfg;
 	int r;
 
-	r = kvm_host_open(&vm->kvm, cfg->kvm_path ? cfg->kvm_path : "/dev/kvm");
-	if (r < 0)
-		return r;
+	if (early_kvm.fd >= 0) {
+		vm->kvm = early_kvm;
+		vm->fd = early_vm_fd;
+		early_kvm.fd = early_vm_fd = -1;
+	} else {
+		r = kvm_host_open(&vm->kvm,
+				  cfg->kvm_path ? cfg->kvm_path : "/dev/kvm");
+		if (r < 0)
+			return r;
+	}
 	r = arch_check_kvm(&vm->kvm);
 	if (r < 0)
 		return r;
@@ -350,7 +375,8 @@ int vm_open_kvm(struct vm *vm)
 			-EINVAL,
 			"--cpus %u is more than this host supports (KVM: %d, hintvm on this architecture: %u)",
 			cfg->cpus, vm->kvm.max_vcpus, arch_max_vcpus());
-	vm->fd = ioctl(vm->kvm.fd, KVM_CREATE_VM, 0);
+	if (vm->fd < 0)
+		vm->fd = ioctl(vm->kvm.fd, KVM_CREATE_VM, 0);
 	if (vm->fd < 0)
 		return hvm_set_errno_error("KVM_CREATE_VM failed");
 	return 0;

@@ -187,6 +187,12 @@ int vm_check_config(const struct hvm_config *cfg);
 struct vm *vm_alloc(const struct hvm_config *cfg, const struct vm_hooks *hooks);
 /* Open /dev/kvm (or cfg->kvm_path), check the host, KVM_CREATE_VM. */
 int vm_open_kvm(struct vm *vm);
+/*
+ * --jail: open PATH and create the VM now, while the process may (before
+ * its user namespace, src/vmm/jail.c); the next vm_open_kvm() takes both
+ * instead of opening its own. 0 or -errno with the reason recorded.
+ */
+int vm_open_kvm_early(const char *path);
 /* Hand the regions devices marked coalesced to KVM (all buses). */
 int vm_register_coalesced(struct vm *vm);
 /* Ask every vCPU to stop; async-signal-safe (hvm_vm_stop). */

@@ -95,6 +95,16 @@ int identity_process_enter(const struct vm_identity *id)
 	return 0;
 }
 
+int identity_userns_enter(void)
+{
+	/* Groups went before the namespace: it denies setgroups. */
+	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+		return hvm_set_errno_error(
+			"--jail: cannot become root of the user namespace");
+	keep_dumpable_for_sanitizers();
+	return 0;
+}
+
 int identity_thread_enter(void)
 {
 	const struct vm_identity *id = requested;
@@ -105,9 +115,11 @@ int identity_thread_enter(void)
 	 * Raw system calls: the kernel's credentials are per thread, and
 	 * glibc's wrappers would make every thread of the process (an
 	 * embedder's too, and threads whose filters forbid it) follow.
-	 * Groups first, while we may still change them.
+	 * Groups first, while we may still change them (in --jail's user
+	 * namespace they are gone already, and setgroups is denied).
 	 */
-	if ((getuid() == 0 && syscall(SYS_setgroups, 0, NULL) < 0) ||
+	if ((getuid() == 0 && !id->userns &&
+	     syscall(SYS_setgroups, 0, NULL) < 0) ||
 	    syscall(SYS_setresgid, id->gid, id->gid, id->gid) < 0 ||
 	    syscall(SYS_setresuid, id->uid, id->uid, id->uid) < 0)
 		return hvm_set_errno_error("--user: cannot become %u:%u",

@@ -25,6 +25,12 @@ struct vm_identity {
 	uid_t uid;
 	gid_t gid;
 	int lock_fd; /* --user auto: the uid's lock, held while the VM lives */
+	/*
+	 * --jail's user namespace (src/vmm/jail.c): uid and gid are 0 there,
+	 * mapped to the VM's on the host, the process is them already, and
+	 * setgroups is denied (the groups were dropped before).
+	 */
+	bool userns;
 };
 
 /*
@@ -50,6 +56,13 @@ const struct vm_identity *identity_requested(void);
  * run: 0 or -errno (the caller aborts or fails the start).
  */
 int identity_thread_enter(void);
+
+/*
+ * Just after unshare(CLONE_NEWUSER) and the parent's one-line uid_map and
+ * gid_map ("0 UID 1"): the process (one thread) becomes the namespace's
+ * root, which is the VM's uid and gid on the host. 0 or -errno.
+ */
+int identity_userns_enter(void);
 
 /*
  * The whole process becomes ID (glibc's wrappers): for a process with one

@@ -7,10 +7,12 @@
 # which makes a thread of that kind call personality(2), allowed to none).
 # Output is TAP; without /dev/kvm everything skips. In sanitizer builds it
 # runs the same: they confine themselves too (docs/sandbox.md).
-# usage: sandbox-test.sh HINTVM [NO_SECCOMP]  (tests/cli/no-seccomp.c)
+# usage: sandbox-test.sh HINTVM [NO_SECCOMP [NO_USERNS]]
+#   (tests/cli/no-seccomp.c, tests/cli/no-userns.c)
 set -u
 hintvm=$1
 no_seccomp=${2:-}
+no_userns=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export HINTVM_RUNTIME_DIR=$tmp/run
@@ -65,7 +67,7 @@ run_and_inspect() {
 	echo $? >"$out.status"
 }
 
-echo "1..61"
+echo "1..65"
 
 run_and_inspect sb-on "$tmp/on"
 if [ "$(cat "$tmp/on.status")" = 10 ] &&
@@ -303,8 +305,8 @@ child_of() {
 	done
 }
 
-# --jail DIR: new mount, PID and IPC namespaces rooted at DIR, rlimits;
-# the parent relays SIGTERM and the child's exit status.
+# --jail DIR: new user, mount, PID, IPC and network namespaces rooted at
+# DIR, rlimits; the parent relays SIGTERM and the child's exit status.
 jail=$tmp/jail
 mkdir -p "$jail"
 truncate -s 8M "$jail/disk.img"
@@ -337,6 +339,34 @@ else
 	grep -E ' /proc' /proc/"$child"/mountinfo 2>&1 | sed 's/^/# /' >>"$tmp/err"
 	not_ok "--jail: /proc with hidepid, /proc/sys read-only"
 fi
+# Its own user namespace, whose root is the VM's uid and gid on the host
+# (one line each, setgroups denied): the host sees every thread of the
+# jailed VMM as that uid, so a capability held there acts on nothing of
+# the host's.
+# A kernel without them (CONFIG_USER_NS off, user.max_user_namespaces 0)
+# keeps the jail without one, and says so: those checks skip there.
+userns=""
+if [ -e /proc/self/ns/user ] && [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null)" != 0 ]; then
+	userns=1
+fi
+vmuid="" vmgid="" uids=""
+if [ -n "$child" ]; then
+	vmuid=$(awk '/^Uid:/ {print $2}' /proc/"$child"/status)
+	vmgid=$(awk '/^Gid:/ {print $2}' /proc/"$child"/status)
+	uids=$(awk '/^Uid:/ {print $2; print $3; print $4; print $5}' /proc/"$child"/task/*/status | sort -u | tr '\n' ' ')
+fi
+if [ -z "$userns" ]; then
+	skip "--jail: a user namespace whose root is the VM's uid and gid alone, setgroups denied; every thread that uid on the host" "no user namespaces on this kernel"
+elif [ -n "$vmuid" ] && [ "$vmuid" != 0 ] && [ "$vmgid" != 0 ] &&
+	[ "$(readlink /proc/"$child"/ns/user)" != "$(readlink /proc/self/ns/user)" ] &&
+	[ "$(tr -s ' ' </proc/"$child"/uid_map)" = " 0 $vmuid 1" ] &&
+	[ "$(tr -s ' ' </proc/"$child"/gid_map)" = " 0 $vmgid 1" ] &&
+	[ "$(cat /proc/"$child"/setgroups)" = deny ] && [ "$uids" = "$vmuid " ]; then
+	ok "--jail: a user namespace whose root is the VM's uid and gid alone, setgroups denied; every thread that uid on the host"
+else
+	{ echo "# uid $vmuid gid $vmgid threads' uids: $uids"; cat /proc/"$child"/uid_map /proc/"$child"/gid_map /proc/"$child"/setgroups; } 2>&1 | sed 's/^/# /' >>"$tmp/err"
+	not_ok "--jail: a user namespace whose root is the VM's uid and gid alone, setgroups denied; every thread that uid on the host"
+fi
 if "$hintvm" ctl "$jail/run/hintvm/sb-jail.sock" status >"$tmp/out" 2>>"$tmp/err" &&
 	grep -q '"state":"running"' "$tmp/out"; then
 	ok "--jail: the control socket is reached at DIR/run/hintvm/NAME.sock"
@@ -352,6 +382,10 @@ else
 	echo "# status $st" >>"$tmp/err"; not_ok "--jail: SIGTERM to hintvm stops the jailed VM (status 10)"
 fi
 expect "--jail: a relative directory is refused" 2 "--jail needs an absolute directory" -- run --jail jaildir
+# The jail's root is entered by the VM's uid: one that cannot is refused,
+# saying so (else its /proc and control socket would fail unseen).
+mkdir -m 0700 "$tmp/closed"
+expect "--jail: a root the VM's uid cannot enter is refused" 2 "the VM's uid [0-9]* cannot enter it" -- run --jail "$tmp/closed" -p test=hello
 # A symlink planted in DIR is not followed out of the jail: before the
 # fix, root made DIR/dev's target's kvm (an empty file, or a directory
 # tree) wherever the link pointed on the host.
@@ -399,6 +433,37 @@ if [ -n "$cg" ]; then
 	rmdir "$cg"
 else
 	skip "--cgroup: the jailed hintvm runs in the cgroup" "no writable cgroup hierarchy"
+fi
+# A kernel without user namespaces (tests/cli/no-userns.c): the jail of
+# before, and a warning that says so; its threads still become the VM's
+# uid, and the host still reaches its control socket.
+if [ -n "$no_userns" ]; then
+	env -u HINTVM_RUNTIME_DIR "$no_userns" "$hintvm" run --jail "$jail" --name sb-nouserns \
+		-p "test=spinlock ms=20000" </dev/null >"$tmp/out" 2>"$tmp/err.nouserns" &
+	parent=$!
+	answered=""
+	for _ in $(seq 100); do
+		"$hintvm" ctl "$jail/run/hintvm/sb-nouserns.sock" status >"$tmp/out" 2>/dev/null &&
+			grep -q '"state":"running"' "$tmp/out" && answered=1 && break
+		sleep 0.1
+	done
+	child=$(child_of $parent)
+	uids=""
+	[ -n "$child" ] && uids=$(awk '/^Uid:/ {print $2; print $3; print $4; print $5}' /proc/"$child"/task/*/status | sort -u | tr '\n' ' ')
+	usernsof=$(readlink /proc/"$child"/ns/user 2>/dev/null)
+	kill -TERM $parent
+	wait $parent
+	st=$?
+	if [ -n "$answered" ] && [ $st = 10 ] && [ "$usernsof" = "$(readlink /proc/self/ns/user)" ] &&
+		grep -q "warning: --jail: no user namespace" "$tmp/err.nouserns" &&
+		[ -n "$uids" ] && [ "$(echo $uids | wc -w)" = 1 ] && [ "$uids" != "0 " ]; then
+		ok "no user namespaces: the jail without one, said so; threads the VM's uid, the control socket answers"
+	else
+		{ echo "# answered=$answered status $st uids $uids userns $usernsof"; sed 's/^/# /' "$tmp/err.nouserns"; } >>"$tmp/err"
+		not_ok "no user namespaces: the jail without one, said so; threads the VM's uid, the control socket answers"
+	fi
+else
+	skip "no user namespaces: the jail without one" "no tests/cli/no-userns helper given"
 fi
 # A kernel without seccomp filters (tinyconfig-based ones, as in the
 # kernel suite's L1): hintvm run's default (auto) says so and runs the VM;
@@ -499,6 +564,7 @@ PY
 	# --jail: the supervisor that waits and relays signals is the VM's uid
 	# too (it may still signal the VM: its saved uid), and relays SIGTERM.
 	jd=$(mktemp -d)
+	chmod 0755 "$jd" # the jail's root: the VM's uid enters it
 	"$hintvm" run --jail "$jd" -p "test=spinlock ms=20000" </dev/null >/dev/null 2>&1 &
 	sup=$!
 	for _ in $(seq 100); do pgrep -P $sup >/dev/null && break; sleep 0.05; done
@@ -518,6 +584,7 @@ PY
 	# Inside --jail: the same attacks, from the two kinds that may
 	# open sockets or are the guest's (event-loop, vcpu).
 	jd=$(mktemp -d)
+	chmod 0755 "$jd" # the jail's root: the VM's uid enters it
 	attack vcpu --jail "$jd" "${short[@]}"
 	attack event-loop --jail "$jd" --rng "${short[@]}"
 	# The jail's own network namespace: a host abstract socket (which no
@@ -576,6 +643,39 @@ PY
 	else
 		skip "--jail --net: the tap attached before the jail's network namespace, which has only lo" "cannot create a tap: $(head -n 1 "$tmp/err")"
 	fi
+	# Root of the jail's user namespace, with capabilities: the file
+	# server keeps CAP_DAC_OVERRIDE and CAP_FOWNER and is that root. In
+	# DIR (its share) it cannot read root's 0600 file, write root's 0644
+	# one or unlink in root's directory, since host root is not mapped
+	# there; the witness: it reads a mode-0000 file of the VM's uid,
+	# which only a capability allows.
+	ju=1879112000
+	mkdir -m 0755 "$jd/share" "$jd/share/rootdir"
+	echo secret >"$jd/share/secret" && chmod 0600 "$jd/share/secret"
+	echo data >"$jd/share/rootfile" && chmod 0644 "$jd/share/rootfile"
+	: >"$jd/share/rootdir/f"
+	echo mine >"$jd/share/mine" && chown $ju:$ju "$jd/share/mine" && chmod 0000 "$jd/share/mine"
+	bad=0
+	: >"$tmp/err"
+	for a in read=/secret:no write=/rootfile:no unlink=/rootdir/f:no read=/mine:yes; do
+		want=${a##*:} a=${a%:*}
+		echo | HINTVM_TEST_SANDBOX_VIOLATION=file-server:$a timeout 60 \
+			"$hintvm" run --jail "$jd" --user $ju:$ju --share /share,tag=t,server=process \
+			"${short[@]}" >/dev/null 2>"$tmp/attack"
+		grep "^sandbox-probe" "$tmp/attack" | sed 's/^/# /' >>"$tmp/err"
+		if grep -q "^sandbox-probe file-server ${a%%=*} ${a#*=}: succeeded" "$tmp/attack"; then
+			[ "$want" = yes ] || bad=1
+		elif [ "$want" = yes ] || ! grep -q "^sandbox-probe file-server ${a%%=*} ${a#*=}: Permission denied" "$tmp/attack"; then
+			bad=1
+		fi
+	done
+	if [ -z "$userns" ]; then
+		skip "--jail: root of its user namespace, with capabilities, reads, writes and unlinks nothing of host root's in DIR" "no user namespaces on this kernel"
+	elif [ $bad = 0 ] && [ "$(cat "$jd/share/rootfile")" = data ] && [ -e "$jd/share/rootdir/f" ]; then
+		ok "--jail: root of its user namespace, with capabilities, reads, writes and unlinks nothing of host root's in DIR"
+	else
+		not_ok "--jail: root of its user namespace, with capabilities, reads, writes and unlinks nothing of host root's in DIR"
+	fi
 	rm -rf "$jd"
 	# Two VMs at once: two uids, neither root, so neither can signal the other.
 	"$hintvm" run --name uid-a -p "test=spinlock ms=20000" </dev/null >/dev/null 2>&1 &
@@ -598,7 +698,7 @@ PY
 	   else not_ok "two VMs: one uid each, not root, not the same"; fi ;;
 	esac
 else
-	for k in main vcpu event-loop console-in console-out control brain 9p-worker file-server witness jail jail-vcpu jail-event-loop jail-abstract jail-net two-vms; do
+	for k in main vcpu event-loop console-in console-out control brain 9p-worker file-server witness jail jail-vcpu jail-event-loop jail-abstract jail-net jail-userns-caps two-vms; do
 		skip "--user auto: $k" "needs root (started unprivileged, a VM keeps its uid)"
 	done
 fi
