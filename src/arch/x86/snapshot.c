@@ -10,6 +10,7 @@
 #include <cpuid.h>
 #include <errno.h>
 #include <linux/kvm.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -67,6 +68,53 @@ int arch_snapshot_identity(struct vm *vm, struct snap_identity *id)
 		(uint32_t)ioctl(vm->kvm.fd, KVM_GET_API_VERSION, 0);
 	id->xsave_size = (uint32_t)xsave_size(vm);
 	return 0;
+}
+
+/*
+ * Vendor, CPUID.1.EAX (family, model, stepping) and the feature words a
+ * guest's kernel and programs choose code paths by: leaf 1 ECX/EDX, leaf
+ * 7.0 EBX/ECX/EDX, leaf 0xD.1 EAX (XSAVE variants), 0x80000001 ECX/EDX.
+ * Leaf 1 EBX (the APIC ID, differing per CPU) is left out.
+ */
+int arch_host_cpu_id(char *buf, size_t len)
+{
+	unsigned int a, b, c, d, max, max_ext;
+	uint32_t w[9] = { 0 };
+	char vendor[13];
+	int n;
+
+	__cpuid(0, max, b, c, d);
+	memcpy(vendor, &b, 4);
+	memcpy(vendor + 4, &d, 4);
+	memcpy(vendor + 8, &c, 4);
+	vendor[12] = '\0';
+	__cpuid(1, a, b, c, d);
+	w[0] = a;
+	w[1] = c;
+	w[2] = d;
+	if (max >= 7) {
+		__cpuid_count(7, 0, a, b, c, d);
+		w[3] = b;
+		w[4] = c;
+		w[5] = d;
+	}
+	if (max >= 0xd) {
+		__cpuid_count(0xd, 1, a, b, c, d);
+		w[6] = a;
+	}
+	__cpuid(0x80000000, max_ext, b, c, d);
+	if (max_ext >= 0x80000001) {
+		__cpuid(0x80000001, a, b, c, d);
+		w[7] = c;
+		w[8] = d;
+	}
+	n = snprintf(
+		buf, len,
+		"%s sig=%08x f1=%08x:%08x f7=%08x:%08x:%08x xs=%08x e1=%08x:%08x",
+		vendor, w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8]);
+	if (n < 0 || (size_t)n >= len)
+		return hvm_set_error(-ENOSPC, "host CPU id: buffer too small");
+	return n;
 }
 
 int arch_snapshot_check(struct vm *vm, const struct snap_file *f,
