@@ -132,6 +132,10 @@ static void *boot_and_snapshot(void *arg)
 	}
 	free(copy->template_key); /* it boots: it is no clone */
 	copy->template_key = NULL;
+	/* Knocked on through hvm_vm_vsock_connect: the socket the caller
+	 * named is the clone's, not the template VM's. */
+	free(copy->vsock.uds);
+	copy->vsock.uds = NULL;
 	/*
 	 * Its own name and no control socket: nothing steers it but this
 	 * function. Without the per-thread sandbox: this thread knocks on

@@ -54,8 +54,8 @@ static struct hvm_config *base(void)
 	return cfg;
 }
 
-static void key_of(const struct hvm_config *cfg,
-		   const struct template_host *h, char hex[65])
+static void key_of(const struct hvm_config *cfg, const struct template_host *h,
+		   char hex[65])
 {
 	static struct template_key k;
 
@@ -118,9 +118,9 @@ static void test_same_inputs_same_key(void **state)
 static void test_each_option_changes_key(void **state)
 {
 	static const char *const changes[][2] = {
-		{ "cpus", "2" },	  { "mem", "128M" },
-		{ "cmdline", "quiet" },	  { "irqchip", "kernel" },
-		{ "console", "virtio" },  { "rng", NULL },
+		{ "cpus", "2" },	 { "mem", "128M" },
+		{ "cmdline", "quiet" },	 { "irqchip", "kernel" },
+		{ "console", "virtio" }, { "rng", NULL },
 		{ "initrd", "" },
 	};
 	char keys[sizeof(changes) / sizeof(changes[0]) + 1][65];
