@@ -391,7 +391,7 @@ struct hvm_vm *hvm_template_restore(const struct hvm_config *cfg,
 	}
 	if (r == 0)
 		r = template_load(dirfd, dir, key, k, &disk, &mem);
-	if (r == 0 && template_stale(k, &host, why, sizeof(why)))
+	if (r == 0 && template_stale(k, &host, false, why, sizeof(why)))
 		r = hvm_set_error(
 			-ESTALE,
 			"template %s/%s cannot be used: %s (hintvm template list removes it)",

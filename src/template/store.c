@@ -270,7 +270,8 @@ static int file_part_stale(const struct template_key *k, const char *name,
 }
 
 int template_stale(const struct template_key *k,
-		   const struct template_host *host, char *why, size_t len)
+		   const struct template_host *host, bool files, char *why,
+		   size_t len)
 {
 	char v[256], want[32];
 
@@ -297,6 +298,8 @@ int template_stale(const struct template_key *k,
 		snprintf(why, len, "made on another CPU (%.120s)", v);
 		return 1;
 	}
+	if (!files)
+		return 0;
 	if (file_part_stale(k, "kernel", hvm_builtin_kernel_start,
 			    hvm_builtin_kernel_size(), why, len) ||
 	    file_part_stale(k, "initrd", NULL, 0, why, len) ||
@@ -378,7 +381,7 @@ static int list_one(int dirfd, const char *dir, const char *name,
 	t->origin = strdup(k->origin);
 	if (!t->parts || !t->origin)
 		return hvm_set_error(-ENOMEM, "out of memory");
-	if (template_stale(k, host, why, sizeof(why))) {
+	if (template_stale(k, host, true, why, sizeof(why))) {
 		r = template_remove(dirfd, dir, name);
 		snprintf(t->problem, sizeof(t->problem), "stale: %s%s%.200s",
 			 why, r < 0 ? "; cannot remove it: " : "",

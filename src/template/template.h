@@ -86,12 +86,15 @@ int template_dir_open(const char *dir, bool create);
 int template_load(int dirfd, const char *dir, const char *name,
 		  struct template_key *key, uint64_t *disk, uint64_t *mem);
 /*
- * Why KEY can no longer match on HOST (another CPU, snapshot format,
- * built-in kernel or agent; a file it was made from changed or gone):
- * 1 with WHY filled, or 0 when it still can.
+ * Why KEY can no longer match on HOST (another CPU or snapshot format)
+ * or, with FILES, anywhere (the built-in kernel or agent of another
+ * build; a file it was made from changed or gone): 1 with WHY filled, or
+ * 0 when it still can. A restore checks the host alone: the snapshot
+ * needs none of the files it was made from.
  */
 int template_stale(const struct template_key *key,
-		   const struct template_host *host, char *why, size_t len);
+		   const struct template_host *host, bool files, char *why,
+		   size_t len);
 /* Remove template NAME (its known files, then the directory). */
 int template_remove(int dirfd, const char *dir, const char *name);
 
