@@ -23,6 +23,9 @@
 #define AGENT_PROTO_VERSION 1
 /* The vsock port the agent listens on (guest side). */
 #define AGENT_VSOCK_PORT 1024
+/* HELLO's SEED: what the agent mixes in; another length is ignored. */
+#define AGENT_SEED_MIN 16
+#define AGENT_SEED_MAX 256
 /*
  * The host port the agent reports the main process's exit to before it
  * powers off (`hintvm run --agent` serves it).
@@ -129,6 +132,8 @@ enum agent_attr_type {
 	AGENT_ATTR_OOM_KILLS = 43, /* u64, memory.events oom_kill */
 	/* EXEC: the root to run the process in (a pod's container): */
 	AGENT_ATTR_ROOT = 44, /* string, absolute path, no ".." */
+	/* HELLO: the host's randomness for the guest's CRNG (a clone's): */
+	AGENT_ATTR_SEED = 45, /* bytes, AGENT_SEED_MIN..AGENT_SEED_MAX */
 	AGENT_ATTR_COUNT
 };
 

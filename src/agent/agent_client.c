@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -251,7 +252,7 @@ int agent_dial(const char *uds_path, unsigned int port)
 int agent_greet(int fd, const char *what, unsigned int port)
 {
 	int64_t deadline = now_ms() + DIAL_TIMEOUT_MS;
-	uint8_t frame[128], *payload = NULL;
+	uint8_t frame[128], seed[32], *payload = NULL;
 	struct agent_builder b;
 	struct agent_hdr hdr;
 	uint32_t version = 0;
@@ -276,6 +277,13 @@ int agent_greet(int fd, const char *what, unsigned int port)
 	agent_build_begin(&b, frame, sizeof(frame), AGENT_MSG_HELLO, 0);
 	agent_put_u32(&b, AGENT_ATTR_VERSION, AGENT_PROTO_VERSION);
 	agent_put_str(&b, AGENT_ATTR_NAME, "libhintvm " HVM_VERSION);
+	/*
+	 * Fresh randomness with every greeting: the agent reseeds the
+	 * guest's CRNG with it, so clones of one template (docs/template.md),
+	 * whose CRNG states start equal, part ways before anything runs.
+	 */
+	if (getrandom(seed, sizeof(seed), 0) == (ssize_t)sizeof(seed))
+		agent_put_bytes(&b, AGENT_ATTR_SEED, seed, sizeof(seed));
 	len = agent_build_end(&b);
 	r = write_full(fd, frame, (size_t)len);
 	if (r == 0)

@@ -341,8 +341,9 @@ agent_root_case() { # KERNEL
 # VM templates (docs/template.md): the agent's guest made into a template
 # once (booted until the agent greets, snapshotted), then two clones of it
 # restored at once (run --template auto), each with its own name and CID:
-# hintvm exec works in each without a boot, and what one clone writes is
-# not in the other (nothing of one clone is visible in another).
+# hintvm exec works in each without a boot, what one clone writes is not
+# in the other (nothing of one clone is visible in another), and their
+# random bytes differ (the agent reseeds from the host's greeting).
 agent_template_case() { # KERNEL
 	kernel=$1 name=agent-template store=/tmp/agent-templates
 	l1_selected $name || return
@@ -392,6 +393,15 @@ agent_template_case() { # KERNEL
 		ax write 0 "" -- tclone1 -- /bin/busybox sh -c 'echo one > /tmp/clone-mark'
 		ax read-own 0 "one" -- tclone1 -- /bin/busybox cat /tmp/clone-mark
 		ax not-in-other 1 "" -- tclone2 -- /bin/busybox sh -c 'test -e /tmp/clone-mark'
+		# Equal CRNG states at the restore; the host's seed in every
+		# greeting reseeds each before anything runs (docs/agent.md).
+		for c in 1 2; do
+			"$HINTVM" exec tclone$c -- /bin/busybox sh -c \
+				'/bin/busybox head -c 16 /dev/urandom | /bin/busybox od -An -tx1' \
+				> /tmp/tclone-rand$c 2>&1
+		done
+		[ -s /tmp/tclone-rand1 ] && ! cmp -s /tmp/tclone-rand1 /tmp/tclone-rand2 ||
+			problems="$problems the clones read the same random bytes ($(cat /tmp/tclone-rand1));"
 		grep -q testkernel /tmp/tclone1.log && problems="$problems the clone booted;"
 	fi
 	for c in 1 2; do
@@ -399,7 +409,7 @@ agent_template_case() { # KERNEL
 	done
 	wait $tpid1 $tpid2 2> /dev/null
 	if [ -z "$problems" ]; then
-		result $name pass "made in ${make_s}s; two clones (CIDs 11, 12) ran exec without a boot, a file written in one is not in the other"
+		result $name pass "made in ${make_s}s; two clones (CIDs 11, 12) ran exec without a boot, a file written in one is not in the other, their random bytes differ"
 	else
 		show_log $name /tmp/tclone1.log
 		show_log $name /tmp/tclone2.log
