@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +356,26 @@ int template_remove(int dirfd, const char *dir, const char *name)
 	return r;
 }
 
+/*
+ * A make's directory, .tmp-<key prefix>-<pid>: removed when that process
+ * is gone (it died before it could rename or remove it), left alone while
+ * it may still be making.
+ */
+static void remove_abandoned(int dirfd, const char *dir, const char *name)
+{
+	const char *dash = strrchr(name, '-');
+	char *end;
+	long pid;
+
+	if (!dash)
+		return;
+	pid = strtol(dash + 1, &end, 10);
+	if (*end || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		return;
+	if (template_remove(dirfd, dir, name) < 0)
+		pr_warn("%s", hvm_last_error());
+}
+
 static int by_key(const void *a, const void *b)
 {
 	return strcmp(((const struct hvm_template *)a)->key,
@@ -425,8 +446,12 @@ int hvm_template_list(const char *dir, struct hvm_template **out, size_t *count)
 		goto out;
 	}
 	while ((e = readdir(d))) {
+		if (!strncmp(e->d_name, ".tmp-", 5)) {
+			remove_abandoned(dirfd(d), dir, e->d_name);
+			continue;
+		}
 		if (!template_key_valid(e->d_name))
-			continue; /* ".", "..", a make in progress (.tmp-*) */
+			continue; /* ".", ".." */
 		if (n == cap) {
 			struct hvm_template *grown;
 

@@ -145,6 +145,23 @@ static void test_list_and_drop(void **state)
 	assert_int_equal(hvm_template_drop(store, ka), -ENOENT);
 	assert_int_equal(hvm_template_drop(store, "../etc"), -EINVAL);
 	assert_non_null(strstr(hvm_error_message(), "64 lower-case hex"));
+	/* A make that died (no such pid) left its directory: the listing
+	 * removes it; one of a live process (this one) stays. */
+	{
+		char dead[400], live[400];
+
+		snprintf(dead, sizeof(dead), "%s/.tmp-%.16s-%d", store, ka,
+			 999999999);
+		snprintf(live, sizeof(live), "%s/.tmp-%.16s-%d", store, ka,
+			 (int)getpid());
+		assert_int_equal(mkdir(dead, 0700), 0);
+		assert_int_equal(mkdir(live, 0700), 0);
+		assert_int_equal(hvm_template_list(store, &t, &n), 0);
+		hvm_template_list_free(t, n);
+		assert_int_equal(access(dead, F_OK), -1);
+		assert_int_equal(access(live, F_OK), 0);
+		assert_int_equal(rmdir(live), 0);
+	}
 	/* Drop all. */
 	put_template(a, &host, ka);
 	assert_int_equal(hvm_template_drop(store, NULL), 0);
