@@ -301,18 +301,12 @@ int arch_snapshot_save(struct vm *vm, struct snap_writer *w)
 	/* The CPUID the vCPUs run with: a restore on this host must give
 	 * them the same (arch_snapshot_load compares). */
 	{
-		struct kvm_cpuid2 *c = calloc(
-			1, sizeof(*c) + 256 * sizeof(struct kvm_cpuid_entry2));
+		struct kvm_cpuid2 *c;
 
-		if (!c) {
+		r = cpuid_get_vcpu(vm->vcpus[0].fd, &c);
+		if (r < 0) {
 			free(msrs);
-			return hvm_set_error(-ENOMEM, "out of memory");
-		}
-		c->nent = 256;
-		if (ioctl(vm->vcpus[0].fd, KVM_GET_CPUID2, c) < 0) {
-			free(c);
-			free(msrs);
-			return hvm_set_errno_error("KVM_GET_CPUID2 on vCPU 0");
+			return r;
 		}
 		snap_writer_add(w, SNAP_SEC_CPUID, 0, c->entries,
 				c->nent * sizeof(c->entries[0]));
@@ -367,20 +361,19 @@ static int check_cpuid(struct vm *vm, const struct snap_file *f,
 			path);
 	saved = (const void *)s->data;
 	n = s->len / sizeof(*saved);
-	c = calloc(1, sizeof(*c) + 256 * sizeof(c->entries[0]));
-	if (!c)
-		return hvm_set_error(-ENOMEM, "out of memory");
-	c->nent = 256;
-	if (ioctl(vm->vcpus[0].fd, KVM_GET_CPUID2, c) < 0) {
-		free(c);
-		return hvm_set_errno_error("KVM_GET_CPUID2 on vCPU 0");
-	}
+	r = cpuid_get_vcpu(vm->vcpus[0].fd, &c);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		const struct kvm_cpuid_entry2 *e = &saved[i], *h = NULL;
 
-		if ((e->function & 0xffffff00u) == 0x40000000u)
+		/* The hypervisor leaves are hintvm's; all zeros is the
+		 * padding an older kernel's KVM_GET_CPUID2 left in a file
+		 * (cpuid_get_vcpu), no leaf. */
+		if ((e->function & 0xffffff00u) == 0x40000000u ||
+		    cpuid_entry_is_padding(e))
 			continue;
-		for (uint32_t j = 0; j < c->nent; j++)
+		for (uint32_t j = 0; j < c->nent && !h; j++)
 			if (c->entries[j].function == e->function &&
 			    c->entries[j].index == e->index)
 				h = &c->entries[j];
@@ -432,28 +425,23 @@ static int restore_pv_features(struct vm *vm, const struct snap_file *f,
 		return r;
 	}
 	free(supported);
-	c = calloc(1, sizeof(*c) + 256 * sizeof(c->entries[0]));
-	if (!c)
-		return hvm_set_error(-ENOMEM, "out of memory");
 	for (unsigned int i = 0; r == 0 && i < vm->nr_vcpus; i++) {
-		c->nent = 256;
-		if (ioctl(vm->vcpus[i].fd, KVM_GET_CPUID2, c) < 0) {
-			r = hvm_set_errno_error("KVM_GET_CPUID2 on vCPU %u", i);
+		r = cpuid_get_vcpu(vm->vcpus[i].fd, &c);
+		if (r < 0)
 			break;
-		}
 		e = NULL;
 		for (uint32_t j = 0; j < c->nent; j++)
 			if (c->entries[j].function == KVM_CPUID_FEATURES_LEAF)
 				e = &c->entries[j];
-		if (!e || e->eax == pv->eax)
-			continue;
-		e->eax = pv->eax;
-		if (ioctl(vm->vcpus[i].fd, KVM_SET_CPUID2, c) < 0)
-			r = hvm_set_errno_error(
-				"snapshot %s: KVM_SET_CPUID2 of the saved PV features on vCPU %u",
-				path, i);
+		if (e && e->eax != pv->eax) {
+			e->eax = pv->eax;
+			if (ioctl(vm->vcpus[i].fd, KVM_SET_CPUID2, c) < 0)
+				r = hvm_set_errno_error(
+					"snapshot %s: KVM_SET_CPUID2 of the saved PV features on vCPU %u",
+					path, i);
+		}
+		free(c);
 	}
-	free(c);
 	return r;
 }
 
