@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 /* After <sys/socket.h>: it uses struct sockaddr and sa_family_t. */
+#include <linux/random.h>
 #include <linux/vm_sockets.h>
 
 #include "agent.h"
@@ -996,6 +997,48 @@ static int task_cgroup_from_env(void)
 	return (int)fd;
 }
 
+/*
+ * HELLO's SEED (docs/agent.md): the host's randomness, mixed into the
+ * kernel's pool and credited (RNDADDENTROPY), then the CRNG reseeded at
+ * once (RNDRESEEDCRNG): clones of one VM template start with equal CRNG
+ * states (docs/template.md) and part ways at the host's first greeting,
+ * before it runs anything in them. As PID 1 only: an agent run on a host
+ * (--hybrid, the cli tests) leaves the host's pool alone. Best effort: a
+ * kernel without either ioctl keeps its CRNG as it is.
+ */
+static void mix_seed(const struct conn *c)
+{
+	struct agent_attr_iter it;
+	struct agent_attr a;
+	struct rand_pool_info *pool;
+	int fd;
+
+	if (getpid() != 1)
+		return;
+	agent_attr_iter_init(&it, c->payload, c->hdr.len);
+	while (agent_attr_next(&it, &a) == 1) {
+		if (a.type != AGENT_ATTR_SEED || a.len < AGENT_SEED_MIN ||
+		    a.len > AGENT_SEED_MAX)
+			continue;
+		pool = malloc(sizeof(*pool) + a.len);
+		fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+		if (pool && fd >= 0) {
+			pool->entropy_count = a.len * 8;
+			pool->buf_size = a.len;
+			memcpy(pool->buf, a.value, a.len);
+			if ((ioctl(fd, RNDADDENTROPY, pool) < 0 ||
+			     ioctl(fd, RNDRESEEDCRNG) < 0) &&
+			    agent_debug)
+				agent_log("the host's seed: %s",
+					  strerror(errno));
+		}
+		if (fd >= 0)
+			close(fd);
+		free(pool);
+		return;
+	}
+}
+
 static void handle_hello(struct conn *c)
 {
 	uint32_t version = 0;
@@ -1017,6 +1060,7 @@ static void handle_hello(struct conn *c)
 	agent_put_u32(&b, AGENT_ATTR_MAX_PAYLOAD, AGENT_MAX_PAYLOAD);
 	conn_queue(c, frame_buf, agent_build_end(&b));
 	c->state = CONN_CONTROL;
+	mix_seed(c);
 }
 
 /* One complete frame. Returns true when the connection was handed over. */

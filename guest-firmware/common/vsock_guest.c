@@ -9,6 +9,7 @@
  * allows, so both directions of flow control are exercised.
  */
 #include "vsock_guest.h"
+#include "abi/agent_proto.h"
 #include "lib.h"
 
 #define QSIZE VSOCK_GUEST_QSIZE
@@ -35,7 +36,9 @@ enum {
 	OP_CREDIT_UPDATE,
 	OP_CREDIT_REQUEST
 };
-enum { ROLE_ECHO = 1, ROLE_SINK, ROLE_SOURCE, ROLE_CLIENT };
+enum { ROLE_ECHO = 1, ROLE_SINK, ROLE_SOURCE, ROLE_CLIENT, ROLE_AGENT };
+/* The greeter's frames: a header and a small HELLO (docs/agent.md). */
+#define AGENT_IN_MAX 256
 
 struct desc {
 	uint64_t addr;
@@ -77,7 +80,8 @@ struct conn {
 	uint32_t host_port, port;
 	uint32_t peer_buf_alloc, peer_fwd_cnt, tx_cnt;
 	uint32_t rx_cnt, fwd_cnt, fwd_told, buf_alloc;
-	uint32_t head, len; /* echo ring */
+	uint32_t head, len; /* echo ring (the greeter's replies too) */
+	uint16_t in_len; /* the greeter: bytes of a frame in agent_in */
 	uint64_t source_left;
 };
 
@@ -90,6 +94,7 @@ static struct conn conns[MAX_CONNS];
 static uint8_t echo[MAX_CONNS][ECHO_BUF];
 static uint16_t buckets[HASH]; /* index + 1 */
 static uint8_t scratch[TXPAY];
+static uint8_t agent_in[MAX_CONNS][AGENT_IN_MAX];
 
 static const struct vsock_guest_ops *ops;
 static uint64_t cid;
@@ -286,8 +291,101 @@ static void reply_rst(const struct hdr *h)
 	send_raw(&r, 0, HDR);
 }
 
+/* Queue N bytes for the host on C (the echo ring, sent by pump()). */
+static void queue_out(struct conn *c, const uint8_t *data, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		echo[c - conns][(c->head + c->len + i) % ECHO_BUF] = data[i];
+	c->len += n;
+}
+
+static uint32_t put_attr(uint8_t *p, uint16_t type, const void *v, uint16_t len)
+{
+	p[0] = (uint8_t)type;
+	p[1] = (uint8_t)(type >> 8);
+	p[2] = (uint8_t)len;
+	p[3] = (uint8_t)(len >> 8);
+	memcpy(p + 4, v, len);
+	return 4u + len;
+}
+
+/*
+ * The agent's greeting on port AGENT_VSOCK_PORT, and nothing more: HELLO
+ * is answered with HELLO (VERSION 1), any other request with ERROR
+ * EOPNOTSUPP, as an agent answers a type it does not know. Enough for the
+ * host to tell that a guest is ready (a VM template is snapshotted once
+ * its agent greets, docs/template.md); exec needs a Linux guest.
+ */
+static void agent_frame(struct conn *c, uint16_t type, uint32_t id)
+{
+	static const char name[] = "hintvm test kernel";
+	static const char msg[] = "the test kernel's agent answers HELLO only";
+	uint8_t out[AGENT_HDR_SIZE + 128];
+	uint32_t one = AGENT_PROTO_VERSION, max = AGENT_IN_MAX - AGENT_HDR_SIZE;
+	uint32_t eopnotsupp = 95, n = AGENT_HDR_SIZE;
+	uint16_t reply =
+		type == AGENT_MSG_HELLO ? AGENT_MSG_HELLO : AGENT_MSG_ERROR;
+
+	if (reply == AGENT_MSG_HELLO) {
+		n += put_attr(out + n, AGENT_ATTR_VERSION, &one, 4);
+		n += put_attr(out + n, AGENT_ATTR_NAME, name, sizeof(name) - 1);
+		n += put_attr(out + n, AGENT_ATTR_MAX_PAYLOAD, &max, 4);
+		stats->agent_hellos++;
+	} else {
+		n += put_attr(out + n, AGENT_ATTR_ERRNO, &eopnotsupp, 4);
+		n += put_attr(out + n, AGENT_ATTR_MESSAGE, msg,
+			      sizeof(msg) - 1);
+	}
+	for (int i = 0; i < 4; i++) {
+		out[i] = (uint8_t)((n - AGENT_HDR_SIZE) >> (8 * i));
+		out[8 + i] = (uint8_t)(id >> (8 * i));
+	}
+	out[4] = (uint8_t)reply;
+	out[5] = (uint8_t)(reply >> 8);
+	out[6] = out[7] = 0;
+	queue_out(c, out, n);
+}
+
+static void agent_in_bytes(struct conn *c, const uint8_t *data, uint32_t len)
+{
+	uint8_t *in = agent_in[c - conns];
+
+	c->fwd_cnt += len; /* taken in at once: the credit is the host's */
+	for (uint32_t i = 0; i < len; i++) {
+		uint32_t plen;
+
+		if (c->in_len == AGENT_IN_MAX) {
+			printk("vsock: agent port: a frame over %u bytes",
+			       AGENT_IN_MAX);
+			send_ctl(c, OP_RST, 0);
+			conn_free(c);
+			return;
+		}
+		in[c->in_len++] = data[i];
+		if (c->in_len < AGENT_HDR_SIZE)
+			continue;
+		plen = in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 |
+		       (uint32_t)in[3] << 24;
+		if (plen > AGENT_IN_MAX - AGENT_HDR_SIZE) {
+			c->in_len = AGENT_IN_MAX; /* refused at the next byte */
+			continue;
+		}
+		if (c->in_len < AGENT_HDR_SIZE + plen)
+			continue;
+		agent_frame(c, (uint16_t)(in[4] | in[5] << 8),
+			    in[8] | (uint32_t)in[9] << 8 |
+				    (uint32_t)in[10] << 16 |
+				    (uint32_t)in[11] << 24);
+		c->in_len = 0;
+	}
+}
+
 static void echo_in(struct conn *c, const uint8_t *data, uint32_t len)
 {
+	if (c->role == ROLE_AGENT) {
+		agent_in_bytes(c, data, len);
+		return;
+	}
 	if (c->role == ROLE_SINK) {
 		stats->sunk += len;
 		c->fwd_cnt += len;
@@ -325,6 +423,7 @@ static void handle(const struct hdr *h, const uint8_t *data)
 		uint8_t role = h->dst_port == VSOCK_ECHO_PORT	  ? ROLE_ECHO
 			       : h->dst_port == VSOCK_SINK_PORT	  ? ROLE_SINK
 			       : h->dst_port == VSOCK_SOURCE_PORT ? ROLE_SOURCE
+			       : h->dst_port == AGENT_VSOCK_PORT  ? ROLE_AGENT
 								  : 0;
 
 		if (h->op != OP_REQUEST) {
@@ -404,7 +503,8 @@ static void pump(void)
 
 		if (!c->used)
 			continue;
-		while (c->role == ROLE_ECHO && c->len && peer_credit(c)) {
+		while ((c->role == ROLE_ECHO || c->role == ROLE_AGENT) &&
+		       c->len && peer_credit(c)) {
 			uint32_t n = c->len;
 			uint8_t *tmp = scratch;
 			struct hdr h;
@@ -417,13 +517,17 @@ static void pump(void)
 				tmp[k] = echo[i][(c->head + k) % ECHO_BUF];
 			c->head = (c->head + n) % ECHO_BUF;
 			c->len -= n;
-			c->fwd_cnt += n; /* consumed: the host may send more */
+			/* consumed: the host may send more (the greeter's
+			 * input was counted when it came) */
+			if (c->role == ROLE_ECHO)
+				c->fwd_cnt += n;
 			h = make_hdr(c, OP_RW, n);
 			c->fwd_told = c->fwd_cnt;
 			if (!send_raw(&h, tmp, HDR + n))
 				return;
 			c->tx_cnt += n;
-			stats->echoed += n;
+			if (c->role == ROLE_ECHO)
+				stats->echoed += n;
 		}
 		while (c->role == ROLE_SOURCE && c->source_left &&
 		       peer_credit(c)) {

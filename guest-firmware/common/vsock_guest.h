@@ -12,8 +12,10 @@
  *   RST (a spoofed one nothing) while the device keeps serving;
  * - servers the host drives through hintvm's hybrid socket: echo on port
  *   1234, a sink on 1235 (counts bytes), a source on 1236 (sends
- *   vsock.source_kb KiB of a known pattern, then shuts down), and port 1
- *   ends the payload.
+ *   vsock.source_kb KiB of a known pattern, then shuts down), the guest
+ *   agent's greeting on 1024 (HELLO answered, nothing else: enough to
+ *   make a VM template of, docs/template.md), and port 1 ends the
+ *   payload.
  */
 #ifndef TK_VSOCK_GUEST_H
 #define TK_VSOCK_GUEST_H
@@ -51,6 +53,7 @@ struct vsock_guest_stats {
 	unsigned int conns, conns_max, conns_open;
 	uint64_t echoed, sunk, sourced;
 	unsigned int resets; /* TRANSPORT_RESET events (a restored VM) */
+	unsigned int agent_hellos; /* greetings answered on the agent port */
 	bool quit; /* the host said so (port 1) */
 	bool timed_out;
 	bool device_ok; /* never NEEDS_RESET */

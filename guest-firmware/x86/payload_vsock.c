@@ -148,6 +148,7 @@ static bool vsock_report(struct result *r)
 	result_add(r, "sunk", "%llu", (unsigned long long)stats.sunk);
 	result_add(r, "sourced", "%llu", (unsigned long long)stats.sourced);
 	result_add(r, "resets", "%u", stats.resets);
+	result_add(r, "agent_hellos", "%u", stats.agent_hellos);
 	result_add(r, "quit", "%u", stats.quit);
 	result_add(r, "device_ok", "%u", stats.device_ok);
 	return found && stats.quit && stats.device_ok &&

@@ -236,6 +236,55 @@ HVM_API int hvm_vm_snapshot(struct hvm_vm *vm, const char *dir,
 HVM_API struct hvm_vm *hvm_vm_restore(const struct hvm_config *cfg,
 				      const char *dir);
 
+/*
+ * VM templates (docs/template.md): a snapshot of a VM booted until its
+ * guest agent answers, kept under a key, the SHA-256 of what such a
+ * guest's memory depends on: the contents of the kernel, initrd, agent
+ * and the agent's initramfs, the options that shape the guest (cmdline,
+ * cpus, mem, irqchip, console, rng, vsock), this hintvm's snapshot
+ * formats and the host CPU (vendor, family, model, features). DIR is the
+ * store (NULL: $HINTVM_TEMPLATE_DIR, else /var/cache/hintvm/templates
+ * for root, else ~/.cache/hintvm/templates); the store, each template
+ * and its files must be owned by root or the caller and writable by
+ * nobody else, or they are refused (-EPERM, naming owner and mode).
+ *
+ * hvm_template_key: CFG's key into KEY (64 hex digits and a NUL).
+ * hvm_template_make: make CFG's template unless the store has it: boot,
+ * wait up to TIMEOUT_MS (<= 0: 60 s) for the agent's greeting on vsock
+ * port 1024, snapshot, stop. CFG needs "agent" (or "vsock" with an agent
+ * in the guest) and no disk, net, share, init-args or restore. Returns 1
+ * when made, 0 when it was there, or -errno; its key into KEY.
+ * hvm_template_restore: a clone of template KEY ("auto": CFG's key, the
+ * template made first when missing), not started: the template's
+ * devices and machine, CFG's identity (name, control, vsock cid= and
+ * uds=, console fds, user, sandbox). A stale template is refused.
+ * hvm_template_list: the store's templates, sorted by key, as a
+ * malloc'ed array for hvm_template_list_free; a stale one (its key can
+ * no longer match: another CPU or snapshot format, a kernel, initrd or
+ * agent changed or gone) is removed on the way and listed with problem
+ * and removed set; one refused (owner, mode, corrupt) with problem set.
+ * hvm_template_drop: remove template KEY, or every one when KEY is NULL.
+ */
+struct hvm_template {
+	char key[65];
+	char *parts; /* the key's parts: "name=value" lines, as hashed */
+	char *origin; /* where its files came from, when it was made */
+	uint64_t disk_bytes; /* what its files take on disk */
+	uint64_t mem_bytes; /* its guest RAM */
+	char problem[512]; /* empty, or why it is not usable */
+	int removed; /* stale, and removed by this listing */
+};
+HVM_API int hvm_template_dir(char *buf, size_t len);
+HVM_API int hvm_template_key(const struct hvm_config *cfg, char key[65]);
+HVM_API int hvm_template_make(const struct hvm_config *cfg, const char *dir,
+			      int timeout_ms, char key[65]);
+HVM_API struct hvm_vm *hvm_template_restore(const struct hvm_config *cfg,
+					    const char *dir, const char *key);
+HVM_API int hvm_template_list(const char *dir, struct hvm_template **list,
+			      size_t *count);
+HVM_API void hvm_template_list_free(struct hvm_template *list, size_t count);
+HVM_API int hvm_template_drop(const char *dir, const char *key);
+
 /* Stop the VM if it runs and free everything it holds. */
 HVM_API void hvm_vm_destroy(struct hvm_vm *vm);
 

@@ -120,6 +120,7 @@ enum agent_attr_kind agent_attr_kind(uint16_t type)
 	case AGENT_ATTR_RLIMIT:
 	case AGENT_ATTR_CAPS:
 	case AGENT_ATTR_SECCOMP:
+	case AGENT_ATTR_SEED:
 		return AGENT_KIND_BYTES;
 	default:
 		return AGENT_KIND_UNKNOWN;

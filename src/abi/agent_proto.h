@@ -23,6 +23,9 @@
 #define AGENT_PROTO_VERSION 1
 /* The vsock port the agent listens on (guest side). */
 #define AGENT_VSOCK_PORT 1024
+/* HELLO's SEED: what the agent mixes in; another length is ignored. */
+#define AGENT_SEED_MIN 16
+#define AGENT_SEED_MAX 256
 /*
  * The host port the agent reports the main process's exit to before it
  * powers off (`hintvm run --agent` serves it).
@@ -148,6 +151,8 @@ enum agent_attr_type {
 	 * of 0 is "max" (no limit). Both or neither. */
 	AGENT_ATTR_CPU_QUOTA = 48, /* u64 */
 	AGENT_ATTR_CPU_PERIOD = 49, /* u64, 1000..1000000 */
+	/* HELLO: the host's randomness for the guest's CRNG (a clone's): */
+	AGENT_ATTR_SEED = 50, /* bytes, AGENT_SEED_MIN..AGENT_SEED_MAX */
 	AGENT_ATTR_COUNT
 };
 

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -225,14 +226,7 @@ out:
 int agent_dial(const char *uds_path, unsigned int port)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	int64_t deadline = now_ms() + DIAL_TIMEOUT_MS;
-	uint8_t frame[128], *payload = NULL;
-	struct agent_builder b;
-	struct agent_hdr hdr;
-	uint32_t version = 0;
-	char line[64];
-	size_t got = 0;
-	int fd, r, len;
+	int fd, r;
 
 	if (strlen(uds_path) >= sizeof(addr.sun_path))
 		return hvm_set_error(-ENAMETOOLONG, "socket path too long: %s",
@@ -247,6 +241,25 @@ int agent_dial(const char *uds_path, unsigned int port)
 		return hvm_set_error(r, "cannot connect to %s: %s", uds_path,
 				     strerror(-r));
 	}
+	r = agent_greet(fd, uds_path, port);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int agent_greet(int fd, const char *what, unsigned int port)
+{
+	int64_t deadline = now_ms() + DIAL_TIMEOUT_MS;
+	uint8_t frame[128], seed[32], *payload = NULL;
+	struct agent_builder b;
+	struct agent_hdr hdr;
+	uint32_t version = 0;
+	char line[64];
+	size_t got = 0;
+	int r, len;
+
 	/* The hybrid vsock handshake: one line each way. */
 	len = snprintf(line, sizeof(line), "CONNECT %u\n", port);
 	r = write_full(fd, line, (size_t)len);
@@ -256,16 +269,21 @@ int agent_dial(const char *uds_path, unsigned int port)
 			break;
 	}
 	line[got] = '\0';
-	if (r < 0 || strncmp(line, "OK ", 3)) {
-		close(fd);
+	if (r < 0 || strncmp(line, "OK ", 3))
 		return hvm_set_error(-ECONNREFUSED,
 				     "%s: no agent listens on vsock port %u%s",
-				     uds_path, port,
+				     what, port,
 				     r == -ETIMEDOUT ? " (timed out)" : "");
-	}
 	agent_build_begin(&b, frame, sizeof(frame), AGENT_MSG_HELLO, 0);
 	agent_put_u32(&b, AGENT_ATTR_VERSION, AGENT_PROTO_VERSION);
 	agent_put_str(&b, AGENT_ATTR_NAME, "libhintvm " HVM_VERSION);
+	/*
+	 * Fresh randomness with every greeting: the agent reseeds the
+	 * guest's CRNG with it, so clones of one template (docs/template.md),
+	 * whose CRNG states start equal, part ways before anything runs.
+	 */
+	if (getrandom(seed, sizeof(seed), 0) == (ssize_t)sizeof(seed))
+		agent_put_bytes(&b, AGENT_ATTR_SEED, seed, sizeof(seed));
 	len = agent_build_end(&b);
 	r = write_full(fd, frame, (size_t)len);
 	if (r == 0)
@@ -275,7 +293,7 @@ int agent_dial(const char *uds_path, unsigned int port)
 		    0 &&
 	    version == AGENT_PROTO_VERSION) {
 		free(payload);
-		return fd;
+		return 0;
 	}
 	if (r == 0 && hdr.type == AGENT_MSG_ERROR)
 		r = agent_error(payload, hdr.len, "agent refused the greeting");
@@ -283,10 +301,9 @@ int agent_dial(const char *uds_path, unsigned int port)
 		r = hvm_set_error(
 			r < 0 ? r : -EPROTONOSUPPORT,
 			"%s: the agent did not greet with protocol version %u (%s)",
-			uds_path, AGENT_PROTO_VERSION,
+			what, AGENT_PROTO_VERSION,
 			r < 0 ? strerror(-r) : "other version");
 	free(payload);
-	close(fd);
 	return r;
 }
 

@@ -19,6 +19,13 @@
 int agent_dial(const char *uds_path, unsigned int port);
 
 /*
+ * The same on FD, a socket already connected to the hybrid socket (from
+ * hvm_vm_vsock_connect, say); WHAT names it in errors. 0 or a negative
+ * errno; FD stays the caller's either way.
+ */
+int agent_greet(int fd, const char *what, unsigned int port);
+
+/*
  * Read one frame from FD within TIMEOUT_MS (-1: no limit): the header,
  * then a malloc'ed, validated payload (free it). 0, -ETIMEDOUT,
  * -ECONNRESET at EOF, -EMSGSIZE for an oversized frame, -EPROTO for a

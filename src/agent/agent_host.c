@@ -159,19 +159,22 @@ int agent_host_prepare(struct vm *vm)
 				"--agent-stdio (agent stdio fds) needs --agent: only the agent connects them in the guest");
 		return append_init_args(cfg);
 	}
-	if (!cfg->kernel)
+	/* A restored guest's agent is in its memory already: no boot files. */
+	if (!cfg->kernel && !cfg->restore)
 		return hvm_set_error(
 			-EINVAL,
 			"--agent boots a Linux kernel: give --kernel (e.g. /boot/vmlinuz-$(uname -r))");
-	r = hvm_initramfs_cached(cfg->kernel, cfg->agent_modules, path,
-				 sizeof(path));
-	if (r < 0)
-		return r;
-	free(cfg->agent_initrd);
-	cfg->agent_initrd = strdup(path);
-	if (!cfg->agent_initrd)
-		return hvm_set_error(-ENOMEM, "out of memory");
-	pr_debug("agent: initramfs %s", path);
+	if (!cfg->restore) {
+		r = hvm_initramfs_cached(cfg->kernel, cfg->agent_modules, path,
+					 sizeof(path));
+		if (r < 0)
+			return r;
+		free(cfg->agent_initrd);
+		cfg->agent_initrd = strdup(path);
+		if (!cfg->agent_initrd)
+			return hvm_set_error(-ENOMEM, "out of memory");
+		pr_debug("agent: initramfs %s", path);
+	}
 	r = default_vsock(cfg);
 	if (r < 0)
 		return r;

@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 
+struct hvm_config;
+
 /* An option of a subcommand other than run (run's come from libhintvm). */
 struct cli_option {
 	const char *name; /* long name without "--" */
@@ -39,5 +41,14 @@ int cmd_ls(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_initramfs(int argc, char **argv);
+int cmd_template(int argc, char **argv);
+
+/*
+ * hintvm run's options (the library's table) and "-- ARGS" into CFG; WHO
+ * ("hintvm run", "hintvm template make") prefixes the messages and picks
+ * the help -h prints. 0, or -1 after a message on stderr.
+ */
+int cli_parse_run_options(const char *who, struct hvm_config *cfg, int argc,
+			  char **argv);
 
 #endif

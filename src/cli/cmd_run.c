@@ -181,7 +181,8 @@ static const struct hvm_option_info *option_by_short(int c)
  * its main process), joined for the kernel command line, which splits at
  * spaces and keeps "..." together.
  */
-static int set_init_args(struct hvm_config *cfg, int argc, char **argv)
+static int set_init_args(const char *who, struct hvm_config *cfg, int argc,
+			 char **argv)
 {
 	size_t len = 1;
 	char *joined, *p;
@@ -190,8 +191,8 @@ static int set_init_args(struct hvm_config *cfg, int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		if (strchr(argv[i], '"') || strchr(argv[i], '\n')) {
 			fprintf(stderr,
-				"hintvm run: '%s': a kernel command line cannot carry '\"' or newlines\n",
-				argv[i]);
+				"%s: '%s': a kernel command line cannot carry '\"' or newlines\n",
+				who, argv[i]);
 			return -1;
 		}
 		len += strlen(argv[i]) + 3;
@@ -207,12 +208,13 @@ static int set_init_args(struct hvm_config *cfg, int argc, char **argv)
 	}
 	r = hvm_config_set(cfg, "init-args", joined);
 	if (r < 0)
-		fprintf(stderr, "hintvm run: %s\n", hvm_last_error());
+		fprintf(stderr, "%s: %s\n", who, hvm_last_error());
 	free(joined);
 	return r;
 }
 
-static int parse_args(struct hvm_config *cfg, int argc, char **argv)
+int cli_parse_run_options(const char *who, struct hvm_config *cfg, int argc,
+			  char **argv)
 {
 	const struct hvm_option_info *opts;
 	struct option *longopts;
@@ -231,22 +233,26 @@ static int parse_args(struct hvm_config *cfg, int argc, char **argv)
 		char level[12];
 
 		if (c == 'h') {
-			print_help();
+			if (!strcmp(who, "hintvm run"))
+				print_help();
+			else
+				cli_usage(stdout, "template");
 			free(longopts);
 			exit(0);
 		}
 		if (c == '?' || c == ':') {
 			if (optopt && optopt < 256)
 				fprintf(stderr,
-					"hintvm run: option -%c %s (see hintvm run --help)\n",
-					optopt,
+					"%s: option -%c %s (see %s --help)\n",
+					who, optopt,
 					option_by_short(optopt)
 						? "needs a value"
-						: "is unknown");
+						: "is unknown",
+					who);
 			else
 				fprintf(stderr,
-					"hintvm run: unknown option or missing value: '%s' (see hintvm run --help)\n",
-					argv[optind - 1]);
+					"%s: unknown option or missing value: '%s' (see %s --help)\n",
+					who, argv[optind - 1], who);
 			free(longopts);
 			return -1;
 		}
@@ -257,18 +263,18 @@ static int parse_args(struct hvm_config *cfg, int argc, char **argv)
 			value = level;
 		}
 		if (hvm_config_set(cfg, opt->name, value) < 0) {
-			fprintf(stderr, "hintvm run: %s\n", hvm_last_error());
+			fprintf(stderr, "%s: %s\n", who, hvm_last_error());
 			free(longopts);
 			return -1;
 		}
 	}
 	free(longopts);
 	if (optind < argc && !strcmp(argv[optind - 1], "--"))
-		return set_init_args(cfg, argc - optind, argv + optind);
+		return set_init_args(who, cfg, argc - optind, argv + optind);
 	if (optind < argc) {
 		fprintf(stderr,
-			"hintvm run: unexpected argument '%s' (options start with --; see hintvm run --help)\n",
-			argv[optind]);
+			"%s: unexpected argument '%s' (options start with --; see %s --help)\n",
+			who, argv[optind], who);
 		return -1;
 	}
 	return 0;
@@ -318,7 +324,7 @@ static int run_vm(struct hvm_config *cfg, int argc, char **argv,
 	struct hvm_vm *vm;
 	int jailed_status, r;
 
-	if (parse_args(cfg, argc, argv) < 0)
+	if (cli_parse_run_options("hintvm run", cfg, argc, argv) < 0)
 		return HVM_STATUS_USAGE;
 	/* --jail, --cgroup: before any thread exists (docs/sandbox.md). */
 	r = hvm_jail(cfg, &jailed_status);

@@ -49,6 +49,17 @@ static const struct cli_option initramfs_options[] = {
 	{ NULL, NULL, NULL },
 };
 
+static const struct cli_option template_options[] = {
+	{ "dir", "DIR",
+	  "list, drop: the store (default $HINTVM_TEMPLATE_DIR, else /var/cache/hintvm/templates for root, else ~/.cache/hintvm/templates)" },
+	{ "all", NULL, "drop: every template" },
+	{ "verbose", NULL, "-v, list: every part of each key" },
+	{ "ready-timeout", "SECONDS",
+	  "make: how long to wait for the agent (default 60)" },
+	{ "help", NULL, "show this help" },
+	{ NULL, NULL, NULL },
+};
+
 const struct cli_command cli_commands[] = {
 	{ "run", "boot a virtual machine", cmd_run,
 	  "[OPTIONS] [-- INIT_ARGS...]",
@@ -101,6 +112,24 @@ const struct cli_command cli_commands[] = {
 	  "Without -o the archive goes to the cache hintvm run --agent uses\n"
 	  "and its path is printed.",
 	  initramfs_options },
+	{ "template",
+	  "make, list or drop VM templates: snapshots of a booted agent",
+	  cmd_template,
+	  "make|key [RUN OPTIONS] | list [-v] [--dir DIR] | drop [--dir DIR] KEY|--all",
+	  "A template is a snapshot of a VM booted until its guest agent\n"
+	  "answers, stored under its key: the SHA-256 of the kernel, initrd,\n"
+	  "agent and agent initramfs contents, the options that shape the\n"
+	  "guest, hintvm's snapshot formats and the host CPU (docs/template.md).\n"
+	  "make boots the VM hintvm run's options describe (with --agent, or\n"
+	  "--vsock and an agent of the guest's own), waits for the agent,\n"
+	  "snapshots it into the store and prints the key; key prints the key\n"
+	  "alone. list shows each template's key, size and main parts, and\n"
+	  "removes those whose key can no longer match (another CPU or\n"
+	  "snapshot format, a kernel, initrd or agent changed or gone); drop\n"
+	  "removes one or all. Start clones with hintvm run --template KEY or\n"
+	  "--template auto. The store and its templates must be owned by root\n"
+	  "or the caller and writable by nobody else.",
+	  template_options },
 };
 
 const unsigned int cli_nr_commands =

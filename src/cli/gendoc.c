@@ -322,3 +322,8 @@ int cmd_initramfs(int argc, char **argv)
 {
 	return 2;
 }
+
+int cmd_template(int argc, char **argv)
+{
+	return 2;
+}

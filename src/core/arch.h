@@ -130,6 +130,14 @@ int arch_snapshot_check(struct vm *vm, const struct snap_file *f,
 			const char *path);
 int arch_snapshot_load(struct vm *vm, const struct snap_file *f,
 		       const char *path);
+/*
+ * The host CPU as a VM template's key names it (docs/template.md): one
+ * line of text, the same on every CPU of one machine and different
+ * wherever a snapshot's guest could see another CPU (vendor, family,
+ * model, stepping, feature words). Its length, or -EOPNOTSUPP (where
+ * snapshots are) / -ENOSPC.
+ */
+int arch_host_cpu_id(char *buf, size_t len);
 
 /* The guest PC at the current exit when it costs no ioctl, else 0. */
 uint64_t arch_vcpu_exit_pc(const struct vcpu *vcpu);

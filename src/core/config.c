@@ -716,6 +716,19 @@ static int parse_restore(struct hvm_config *cfg, const char *name,
 	return set_string(&cfg->restore, name, value);
 }
 
+/* KEY|auto (docs/template.md): the key's form is checked where it is used. */
+static int parse_template(struct hvm_config *cfg, const char *name,
+			  const char *value)
+{
+	return set_string(&cfg->template_key, name, value);
+}
+
+static int parse_template_dir(struct hvm_config *cfg, const char *name,
+			      const char *value)
+{
+	return set_string(&cfg->template_dir, name, value);
+}
+
 static int parse_rr_partner(struct hvm_config *cfg, const char *name,
 			    const char *value)
 {
@@ -866,6 +879,12 @@ static const struct option_def options[] = {
 	{ { "restore", 0, "DIR",
 	    "run the VM saved in snapshot DIR (hintvm ctl VM snapshot DIR) instead of booting; its machine options come from the snapshot" },
 	  parse_restore },
+	{ { "template", 0, "KEY|auto",
+	    "start a clone of VM template KEY (hintvm template list), or with auto of this configuration's own template, made on first use (docs/template.md)" },
+	  parse_template },
+	{ { "template-dir", 0, "DIR",
+	    "the template store (default $HINTVM_TEMPLATE_DIR, else /var/cache/hintvm/templates for root)" },
+	  parse_template_dir },
 	{ { "name", 0, "NAME",
 	    "name the VM for hintvm ctl, ls and top (default vm-PID)" },
 	  parse_name },
@@ -987,6 +1006,8 @@ void config_free_fields(struct hvm_config *cfg)
 	free(cfg->cmdline);
 	free(cfg->kvm_path);
 	free(cfg->restore);
+	free(cfg->template_key);
+	free(cfg->template_dir);
 	free(cfg->arch.dtb_dump);
 	free(cfg->control_path);
 	free(cfg->name);
@@ -1038,6 +1059,8 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 	*copy = *cfg;
 	copy->kernel = copy->initrd = copy->cmdline = copy->kvm_path = NULL;
 	copy->restore = NULL;
+	copy->template_key = NULL;
+	copy->template_dir = NULL;
 	copy->control_path = copy->arch.dtb_dump = copy->name = NULL;
 	copy->sched = NULL;
 	copy->vsock.uds = NULL;
@@ -1054,6 +1077,8 @@ struct hvm_config *config_dup(const struct hvm_config *cfg)
 	    dup_field(&copy->cmdline, cfg->cmdline) ||
 	    dup_field(&copy->kvm_path, cfg->kvm_path) ||
 	    dup_field(&copy->restore, cfg->restore) ||
+	    dup_field(&copy->template_key, cfg->template_key) ||
+	    dup_field(&copy->template_dir, cfg->template_dir) ||
 	    dup_field(&copy->control_path, cfg->control_path) ||
 	    dup_field(&copy->name, cfg->name) ||
 	    dup_field(&copy->arch.dtb_dump, cfg->arch.dtb_dump) ||

@@ -112,6 +112,9 @@ struct hvm_config {
 	char *kvm_path;
 	/* --restore DIR: build the VM from this snapshot (docs/snapshot.md). */
 	char *restore;
+	/* --template KEY|auto, --template-dir DIR (docs/template.md). */
+	char *template_key;
+	char *template_dir;
 	char *name; /* --name; NULL: generated when the VM starts */
 	char *control_path; /* --control PATH; NULL: in the runtime directory */
 	bool control_none; /* --control none: no control socket at all */

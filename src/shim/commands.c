@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "runtime/state.h"
-#include "shim/sha256.h"
+#include "base/sha256.h"
 #include "shim/pod.h"
 #include "shim/shim.h"
 #include "task_shim.pb-c.h"
@@ -43,7 +43,7 @@ void shim_socket_address(const char *address, const char *ns, const char *id,
 
 	/* Go's filepath.Join(address, ns, id): one '/' between parts. */
 	n = snprintf(joined, sizeof(joined), "%s/%s/%s", address, ns, id);
-	shim_sha256(joined, n > 0 ? (size_t)n : 0, sum);
+	sha256(joined, n > 0 ? (size_t)n : 0, sum);
 	n = snprintf(out, len, "unix://" SHIM_SOCKET_DIR "/");
 	for (int i = 0; i < 32 && n > 0 && (size_t)n + 2 < len; i++)
 		n += snprintf(out + n, len - (size_t)n, "%02x", sum[i]);

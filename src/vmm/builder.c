@@ -129,6 +129,11 @@ struct hvm_vm *hvm_vm_create(const struct hvm_config *cfg)
 		hvm_set_error(-EINVAL, "hvm_vm_create: no config");
 		return NULL;
 	}
+	/* --template: a clone restored from the template's snapshot, which
+	 * comes back here with restore set (docs/template.md). */
+	if (cfg->template_key)
+		return hvm_template_restore(cfg, cfg->template_dir,
+					    cfg->template_key);
 	if (vm_check_config(cfg) < 0)
 		return NULL;
 	vm = vm_alloc(cfg, &builder_hooks);

@@ -680,6 +680,11 @@ int arch_snapshot_save(struct vm *vm, struct snap_writer *w)
 	return arm64_no_snapshot();
 }
 
+int arch_host_cpu_id(char *buf, size_t len)
+{
+	return arm64_no_snapshot(); /* a template is a snapshot */
+}
+
 int arch_snapshot_check(struct vm *vm, const struct snap_file *f,
 			const char *path)
 {

@@ -35,6 +35,36 @@ int cpuid_get_supported(int kvm_fd, struct kvm_cpuid2 **out)
 			     "KVM_GET_SUPPORTED_CPUID: table too large");
 }
 
+bool cpuid_entry_is_padding(const struct kvm_cpuid_entry2 *e)
+{
+	static const struct kvm_cpuid_entry2 zero;
+
+	return !memcmp(e, &zero, sizeof(zero));
+}
+
+void cpuid_trim_padding(struct kvm_cpuid2 *c)
+{
+	while (c->nent && cpuid_entry_is_padding(&c->entries[c->nent - 1]))
+		c->nent--;
+}
+
+int cpuid_get_vcpu(int vcpu_fd, struct kvm_cpuid2 **out)
+{
+	struct kvm_cpuid2 *c = calloc(
+		1, sizeof(*c) + CPUID_VCPU_MAX_ENTRIES * sizeof(c->entries[0]));
+
+	if (!c)
+		return hvm_set_error(-ENOMEM, "out of memory");
+	c->nent = CPUID_VCPU_MAX_ENTRIES;
+	if (ioctl(vcpu_fd, KVM_GET_CPUID2, c) < 0) {
+		free(c);
+		return hvm_set_errno_error("KVM_GET_CPUID2");
+	}
+	cpuid_trim_padding(c);
+	*out = c;
+	return 0;
+}
+
 struct kvm_cpuid_entry2 *cpuid_find(struct kvm_cpuid2 *table, uint32_t function,
 				    uint32_t index)
 {

@@ -36,6 +36,22 @@ struct cpuid_vm_params {
 void cpuid_for_vcpu(const struct kvm_cpuid2 *src, struct kvm_cpuid2 *dst,
 		    unsigned int apic_id, const struct cpuid_vm_params *params);
 
+/*
+ * A vCPU's CPUID as KVM_GET_CPUID2 reads it back, into a malloc'ed table
+ * (free()). Older kernels leave the caller's nent on success (only an
+ * E2BIG sets it; the e2e tier's Debian 6.1, by its restores' failures),
+ * so nent is the room given and the entries past the vCPU's are the
+ * zeros of calloc: they are trimmed, else a snapshot holds zero "leaf 0"
+ * entries and a restore compares the real leaf 0 with them
+ * (CPUID-incompatible, every time, on such a host).
+ */
+#define CPUID_VCPU_MAX_ENTRIES 256
+int cpuid_get_vcpu(int vcpu_fd, struct kvm_cpuid2 **out);
+/* All zero: the padding above, never a real leaf (leaf 0 names a vendor). */
+bool cpuid_entry_is_padding(const struct kvm_cpuid_entry2 *e);
+/* Drop trailing padding entries from C's nent. */
+void cpuid_trim_padding(struct kvm_cpuid2 *c);
+
 /* The entry for FUNCTION/INDEX in TABLE, or NULL. */
 struct kvm_cpuid_entry2 *cpuid_find(struct kvm_cpuid2 *table, uint32_t function,
 				    uint32_t index);

@@ -10,6 +10,7 @@
 #include <cpuid.h>
 #include <errno.h>
 #include <linux/kvm.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -67,6 +68,53 @@ int arch_snapshot_identity(struct vm *vm, struct snap_identity *id)
 		(uint32_t)ioctl(vm->kvm.fd, KVM_GET_API_VERSION, 0);
 	id->xsave_size = (uint32_t)xsave_size(vm);
 	return 0;
+}
+
+/*
+ * Vendor, CPUID.1.EAX (family, model, stepping) and the feature words a
+ * guest's kernel and programs choose code paths by: leaf 1 ECX/EDX, leaf
+ * 7.0 EBX/ECX/EDX, leaf 0xD.1 EAX (XSAVE variants), 0x80000001 ECX/EDX.
+ * Leaf 1 EBX (the APIC ID, differing per CPU) is left out.
+ */
+int arch_host_cpu_id(char *buf, size_t len)
+{
+	unsigned int a, b, c, d, max, max_ext;
+	uint32_t w[9] = { 0 };
+	char vendor[13];
+	int n;
+
+	__cpuid(0, max, b, c, d);
+	memcpy(vendor, &b, 4);
+	memcpy(vendor + 4, &d, 4);
+	memcpy(vendor + 8, &c, 4);
+	vendor[12] = '\0';
+	__cpuid(1, a, b, c, d);
+	w[0] = a;
+	w[1] = c;
+	w[2] = d;
+	if (max >= 7) {
+		__cpuid_count(7, 0, a, b, c, d);
+		w[3] = b;
+		w[4] = c;
+		w[5] = d;
+	}
+	if (max >= 0xd) {
+		__cpuid_count(0xd, 1, a, b, c, d);
+		w[6] = a;
+	}
+	__cpuid(0x80000000, max_ext, b, c, d);
+	if (max_ext >= 0x80000001) {
+		__cpuid(0x80000001, a, b, c, d);
+		w[7] = c;
+		w[8] = d;
+	}
+	n = snprintf(
+		buf, len,
+		"%s sig=%08x f1=%08x:%08x f7=%08x:%08x:%08x xs=%08x e1=%08x:%08x",
+		vendor, w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8]);
+	if (n < 0 || (size_t)n >= len)
+		return hvm_set_error(-ENOSPC, "host CPU id: buffer too small");
+	return n;
 }
 
 int arch_snapshot_check(struct vm *vm, const struct snap_file *f,
@@ -253,18 +301,12 @@ int arch_snapshot_save(struct vm *vm, struct snap_writer *w)
 	/* The CPUID the vCPUs run with: a restore on this host must give
 	 * them the same (arch_snapshot_load compares). */
 	{
-		struct kvm_cpuid2 *c = calloc(
-			1, sizeof(*c) + 256 * sizeof(struct kvm_cpuid_entry2));
+		struct kvm_cpuid2 *c;
 
-		if (!c) {
+		r = cpuid_get_vcpu(vm->vcpus[0].fd, &c);
+		if (r < 0) {
 			free(msrs);
-			return hvm_set_error(-ENOMEM, "out of memory");
-		}
-		c->nent = 256;
-		if (ioctl(vm->vcpus[0].fd, KVM_GET_CPUID2, c) < 0) {
-			free(c);
-			free(msrs);
-			return hvm_set_errno_error("KVM_GET_CPUID2 on vCPU 0");
+			return r;
 		}
 		snap_writer_add(w, SNAP_SEC_CPUID, 0, c->entries,
 				c->nent * sizeof(c->entries[0]));
@@ -319,20 +361,19 @@ static int check_cpuid(struct vm *vm, const struct snap_file *f,
 			path);
 	saved = (const void *)s->data;
 	n = s->len / sizeof(*saved);
-	c = calloc(1, sizeof(*c) + 256 * sizeof(c->entries[0]));
-	if (!c)
-		return hvm_set_error(-ENOMEM, "out of memory");
-	c->nent = 256;
-	if (ioctl(vm->vcpus[0].fd, KVM_GET_CPUID2, c) < 0) {
-		free(c);
-		return hvm_set_errno_error("KVM_GET_CPUID2 on vCPU 0");
-	}
+	r = cpuid_get_vcpu(vm->vcpus[0].fd, &c);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		const struct kvm_cpuid_entry2 *e = &saved[i], *h = NULL;
 
-		if ((e->function & 0xffffff00u) == 0x40000000u)
+		/* The hypervisor leaves are hintvm's; all zeros is the
+		 * padding an older kernel's KVM_GET_CPUID2 left in a file
+		 * (cpuid_get_vcpu), no leaf. */
+		if ((e->function & 0xffffff00u) == 0x40000000u ||
+		    cpuid_entry_is_padding(e))
 			continue;
-		for (uint32_t j = 0; j < c->nent; j++)
+		for (uint32_t j = 0; j < c->nent && !h; j++)
 			if (c->entries[j].function == e->function &&
 			    c->entries[j].index == e->index)
 				h = &c->entries[j];
@@ -384,28 +425,23 @@ static int restore_pv_features(struct vm *vm, const struct snap_file *f,
 		return r;
 	}
 	free(supported);
-	c = calloc(1, sizeof(*c) + 256 * sizeof(c->entries[0]));
-	if (!c)
-		return hvm_set_error(-ENOMEM, "out of memory");
 	for (unsigned int i = 0; r == 0 && i < vm->nr_vcpus; i++) {
-		c->nent = 256;
-		if (ioctl(vm->vcpus[i].fd, KVM_GET_CPUID2, c) < 0) {
-			r = hvm_set_errno_error("KVM_GET_CPUID2 on vCPU %u", i);
+		r = cpuid_get_vcpu(vm->vcpus[i].fd, &c);
+		if (r < 0)
 			break;
-		}
 		e = NULL;
 		for (uint32_t j = 0; j < c->nent; j++)
 			if (c->entries[j].function == KVM_CPUID_FEATURES_LEAF)
 				e = &c->entries[j];
-		if (!e || e->eax == pv->eax)
-			continue;
-		e->eax = pv->eax;
-		if (ioctl(vm->vcpus[i].fd, KVM_SET_CPUID2, c) < 0)
-			r = hvm_set_errno_error(
-				"snapshot %s: KVM_SET_CPUID2 of the saved PV features on vCPU %u",
-				path, i);
+		if (e && e->eax != pv->eax) {
+			e->eax = pv->eax;
+			if (ioctl(vm->vcpus[i].fd, KVM_SET_CPUID2, c) < 0)
+				r = hvm_set_errno_error(
+					"snapshot %s: KVM_SET_CPUID2 of the saved PV features on vCPU %u",
+					path, i);
+		}
+		free(c);
 	}
-	free(c);
 	return r;
 }
 

@@ -816,6 +816,41 @@ static void test_stats_round_trip(void **state)
 		assert_true(out.value[i] == AGENT_STATS_UNKNOWN);
 }
 
+/* HELLO's SEED: bytes, any content; a HELLO carrying one validates. */
+static void test_hello_seed(void **state)
+{
+	uint8_t seed[32];
+	struct agent_builder b;
+	struct agent_attr_iter it;
+	struct agent_attr a;
+	int len, seen = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(seed); i++)
+		seed[i] = (uint8_t)(i * 37); /* NULs included: not a string */
+	assert_int_equal(agent_attr_kind(AGENT_ATTR_SEED), AGENT_KIND_BYTES);
+	agent_build_begin(&b, buf, sizeof(buf), AGENT_MSG_HELLO, 1);
+	agent_put_u32(&b, AGENT_ATTR_VERSION, AGENT_PROTO_VERSION);
+	agent_put_bytes(&b, AGENT_ATTR_SEED, seed, sizeof(seed));
+	len = agent_build_end(&b);
+	assert_true(len > AGENT_HDR_SIZE);
+	assert_int_equal(agent_payload_validate(buf + AGENT_HDR_SIZE,
+						(size_t)len - AGENT_HDR_SIZE),
+			 0);
+	agent_attr_iter_init(&it, buf + AGENT_HDR_SIZE,
+			     (size_t)len - AGENT_HDR_SIZE);
+	while (agent_attr_next(&it, &a) == 1) {
+		if (a.type != AGENT_ATTR_SEED)
+			continue;
+		assert_int_equal(a.len, sizeof(seed));
+		assert_memory_equal(a.value, seed, sizeof(seed));
+		seen++;
+	}
+	assert_int_equal(seen, 1);
+	assert_true(sizeof(seed) >= AGENT_SEED_MIN &&
+		    sizeof(seed) <= AGENT_SEED_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -841,6 +876,7 @@ int main(void)
 		cmocka_unit_test(test_container_counts_bounded),
 		cmocka_unit_test(test_streams_and_status),
 		cmocka_unit_test(test_stats_round_trip),
+		cmocka_unit_test(test_hello_seed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

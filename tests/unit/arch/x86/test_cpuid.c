@@ -115,12 +115,50 @@ static void test_timing_leaf_added_once(void **state)
 	free(src);
 }
 
+/*
+ * What an older kernel's KVM_GET_CPUID2 leaves in a table of 256: the
+ * vCPU's entries, then calloc's zeros, with nent still 256. Trimmed to
+ * the real ones; a zero register inside a real entry is no padding.
+ */
+static void test_get_cpuid2_padding_trimmed(void **state)
+{
+	struct kvm_cpuid2 *real = supported();
+	struct kvm_cpuid2 *c =
+		calloc(1, sizeof(*c) + 256 * sizeof(c->entries[0]));
+	struct kvm_cpuid_entry2 *leaf0;
+
+	(void)state;
+	memcpy(c->entries, real->entries, real->nent * sizeof(c->entries[0]));
+	c->nent = 256;
+	/* The padding looks like a "leaf 0" to a lookup by function. */
+	assert_true(cpuid_entry_is_padding(&c->entries[200]));
+	assert_int_equal(c->entries[200].function, 0);
+	cpuid_trim_padding(c);
+	assert_int_equal(c->nent, real->nent);
+	leaf0 = cpuid_find(c, 0, 0);
+	assert_non_null(leaf0);
+	assert_int_equal(leaf0->eax, 0x1f);
+	/* The signature leaf has zero registers, and is kept. */
+	assert_false(cpuid_entry_is_padding(
+		cpuid_find(c, KVM_CPUID_SIGNATURE_LEAF, 0)));
+	/* Nothing to trim: unchanged; all padding: empty. */
+	cpuid_trim_padding(c);
+	assert_int_equal(c->nent, real->nent);
+	memset(c->entries, 0, 256 * sizeof(c->entries[0]));
+	c->nent = 256;
+	cpuid_trim_padding(c);
+	assert_int_equal(c->nent, 0);
+	free(c);
+	free(real);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_identity_and_kvm_leaves),
 		cmocka_unit_test(test_no_tsc_deadline_when_host_lacks_it),
 		cmocka_unit_test(test_timing_leaf_added_once),
+		cmocka_unit_test(test_get_cpuid2_padding_trimmed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* SHA-256 as FIPS 180-4 section 6.2 states it. */
-#include "shim/sha256.h"
+#include "base/sha256.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const uint32_t k[64] = {
@@ -54,27 +55,71 @@ static void block(uint32_t h[8], const uint8_t *p)
 		h[i] += v[i];
 }
 
-void shim_sha256(const void *data, size_t len, uint8_t out[32])
+void sha256_init(struct sha256_ctx *ctx)
 {
-	uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-			  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
-	const uint8_t *p = data;
-	uint8_t tail[128] = { 0 };
-	size_t rest = len % 64, n_tail = rest < 56 ? 64 : 128;
-	uint64_t bits = (uint64_t)len * 8;
+	static const uint32_t iv[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372,
+					0xa54ff53a, 0x510e527f, 0x9b05688c,
+					0x1f83d9ab, 0x5be0cd19 };
 
-	for (size_t off = 0; off + 64 <= len; off += 64)
-		block(h, p + off);
-	memcpy(tail, p + len - rest, rest);
-	tail[rest] = 0x80;
+	memcpy(ctx->h, iv, sizeof(iv));
+	ctx->len = 0;
+	ctx->fill = 0;
+}
+
+void sha256_update(struct sha256_ctx *ctx, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	ctx->len += len;
+	if (ctx->fill) {
+		size_t n = 64 - ctx->fill < len ? 64 - ctx->fill : len;
+
+		memcpy(ctx->buf + ctx->fill, p, n);
+		ctx->fill += n;
+		p += n;
+		len -= n;
+		if (ctx->fill < 64)
+			return;
+		block(ctx->h, ctx->buf);
+		ctx->fill = 0;
+	}
+	for (; len >= 64; p += 64, len -= 64)
+		block(ctx->h, p);
+	memcpy(ctx->buf, p, len);
+	ctx->fill = len;
+}
+
+void sha256_final(struct sha256_ctx *ctx, uint8_t out[32])
+{
+	uint8_t tail[128] = { 0 };
+	size_t n_tail = ctx->fill < 56 ? 64 : 128;
+	uint64_t bits = ctx->len * 8;
+
+	memcpy(tail, ctx->buf, ctx->fill);
+	tail[ctx->fill] = 0x80;
 	for (int i = 0; i < 8; i++)
 		tail[n_tail - 1 - i] = (uint8_t)(bits >> (8 * i));
 	for (size_t off = 0; off < n_tail; off += 64)
-		block(h, tail + off);
+		block(ctx->h, tail + off);
 	for (int i = 0; i < 8; i++) {
-		out[4 * i] = (uint8_t)(h[i] >> 24);
-		out[4 * i + 1] = (uint8_t)(h[i] >> 16);
-		out[4 * i + 2] = (uint8_t)(h[i] >> 8);
-		out[4 * i + 3] = (uint8_t)h[i];
+		out[4 * i] = (uint8_t)(ctx->h[i] >> 24);
+		out[4 * i + 1] = (uint8_t)(ctx->h[i] >> 16);
+		out[4 * i + 2] = (uint8_t)(ctx->h[i] >> 8);
+		out[4 * i + 3] = (uint8_t)ctx->h[i];
 	}
+}
+
+void sha256(const void *data, size_t len, uint8_t out[32])
+{
+	struct sha256_ctx ctx;
+
+	sha256_init(&ctx);
+	sha256_update(&ctx, data, len);
+	sha256_final(&ctx, out);
+}
+
+void sha256_hex(const uint8_t sum[32], char out[65])
+{
+	for (int i = 0; i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", sum[i]);
 }
