@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -511,7 +512,52 @@ BY_ID(h_close_io, M_CLOSE_IO, Containerd__Task__V2__CloseIORequest,
       req->exec_id, 0)
 BY_ID(h_wait, M_WAIT, Containerd__Task__V2__WaitRequest, req->exec_id, 0)
 BY_ID(h_connect, M_CONNECT, Containerd__Task__V2__ConnectRequest, NULL, 0)
-BY_ID(h_stats, M_STATS, Containerd__Task__V2__StatsRequest, NULL, 0)
+
+/*
+ * A pod's sandbox is no process in the guest but the VM: its Stats are
+ * the VMM process's cost on the host, the overhead its containers' own
+ * numbers (their guest cgroups, above) leave out. A task that is no
+ * sandbox keeps its guest cgroup's numbers (task.c).
+ */
+static void h_stats(void *opaque, struct ttrpc_call *call)
+{
+	const Containerd__Task__V2__StatsRequest *req =
+		(const void *)call->request;
+	Containerd__Task__V2__StatsResponse resp =
+		CONTAINERD__TASK__V2__STATS_RESPONSE__INIT;
+	Google__Protobuf__Any any;
+	struct hvm_guest_stats g;
+	struct shim *s = opaque;
+	int r;
+
+	if (container_call(s, call, M_STATS, req->id, NULL, 0))
+		return;
+	if (!pod.is_sandbox || !s->task.exists || strcmp(req->id, s->task.id)) {
+		pass(M_STATS, opaque, call);
+		return;
+	}
+	if (!s->task.started || s->task.exited) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__FAILED_PRECONDITION,
+				 "pod sandbox %s is not running: no stats",
+				 req->id);
+		return;
+	}
+	r = shim_stats_vmm(s->task.pid, &g);
+	if (r < 0) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__UNAVAILABLE,
+				 "pod sandbox %s: the VMM process %d: %s",
+				 req->id, (int)s->task.pid, strerror(-r));
+		return;
+	}
+	if (shim_stats_encode(&g, &any)) {
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__RESOURCE_EXHAUSTED,
+				 "pod sandbox %s: out of memory", req->id);
+		return;
+	}
+	resp.stats = &any;
+	ttrpc_call_reply(call, &resp.base);
+	free(any.value.data);
+}
 BY_ID(h_update, M_UPDATE, Containerd__Task__V2__UpdateTaskRequest, NULL, 0)
 
 static void h_delete(void *opaque, struct ttrpc_call *call)

@@ -235,6 +235,16 @@ struct hvm_guest_stats;
  */
 int shim_stats_encode(const struct hvm_guest_stats *g,
 		      Google__Protobuf__Any *any);
+/*
+ * The VMM process PID's own numbers on the host, from /proc/PID/stat (a
+ * pod sandbox's Stats): CPU user/system time, resident memory, threads as
+ * pids; limits and OOM kills unknown. 0 or a negative errno.
+ */
+int shim_stats_vmm(pid_t pid, struct hvm_guest_stats *g);
+/* The parsing part: TEXT is /proc/PID/stat's line; TICKS per second and
+ * PAGE_SIZE as sysconf says. 0 or -EINVAL. */
+int shim_stats_parse_proc_stat(const char *text, long ticks, long page_size,
+			       struct hvm_guest_stats *g);
 
 /* ---- options.c: CreateTaskRequest.options ------------------------------ */
 /*

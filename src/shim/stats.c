@@ -7,10 +7,19 @@
  * shim: memory.usage/limit, cpu usage total/user/kernel, pids
  * current/limit, memory_oom_control.oom_kill. A number the guest could
  * not read is left out (zero on the wire). The handler is task.c's.
+ *
+ * A pod's sandbox is the VM itself: its Stats are the VMM process's own
+ * cost on the host (CPU time, resident memory with the guest RAM it has
+ * touched, threads), the overhead the pod's containers' numbers leave
+ * out (shim_stats_vmm).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cgroups_v1_metrics.pb-c.h"
 #include "hintvm/hintvm.h"
@@ -72,4 +81,57 @@ int shim_stats_encode(const struct hvm_guest_stats *g,
 	any->value.data = buf;
 	any->value.len = len;
 	return 0;
+}
+
+int shim_stats_parse_proc_stat(const char *text, long ticks, long page_size,
+			       struct hvm_guest_stats *g)
+{
+	unsigned long long v[22];
+	const char *p = text ? strrchr(text, ')') : NULL;
+	char *end;
+
+	/* Fields after the command's ")" (which may hold spaces and ")"):
+	 * state, then numbers; utime is the 12th, stime the 13th,
+	 * num_threads the 18th, rss (pages) the 22nd (proc(5)). */
+	if (!p || ticks <= 0 || page_size <= 0)
+		return -EINVAL;
+	p++;
+	while (*p == ' ')
+		p++;
+	if (!*p || *p == ' ')
+		return -EINVAL;
+	p++; /* the state letter */
+	for (int i = 1; i < 22; i++) {
+		errno = 0;
+		v[i] = strtoull(p, &end, 10);
+		if (end == p || errno)
+			return -EINVAL;
+		p = end;
+	}
+	memset(g, 0xff, sizeof(*g)); /* HVM_GUEST_STAT_UNKNOWN each */
+	g->cpu_user_ns = v[11] * (1000000000ull / (unsigned long long)ticks);
+	g->cpu_system_ns = v[12] * (1000000000ull / (unsigned long long)ticks);
+	g->cpu_usage_ns = g->cpu_user_ns + g->cpu_system_ns;
+	g->pids_current = v[17];
+	g->memory_usage = v[21] * (unsigned long long)page_size;
+	return 0;
+}
+
+int shim_stats_vmm(pid_t pid, struct hvm_guest_stats *g)
+{
+	char path[64], text[1024];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EIO;
+	text[n] = 0;
+	return shim_stats_parse_proc_stat(text, sysconf(_SC_CLK_TCK),
+					  sysconf(_SC_PAGESIZE), g);
 }

@@ -238,9 +238,25 @@ def case_pod_run(client, args, case):
                 " (%.1f s)" % (args.handler or "default", elapsed))
 
 
+def ctr_metrics(cid):
+    """`ctr task metrics` of task CID as {metric: value}; {} when none."""
+    r = subprocess.run(["ctr", "-n", "k8s.io", "task", "metrics", cid],
+                       capture_output=True, text=True, timeout=60,
+                       check=False)
+    out = {}
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
 def case_pod_one_vm(client, args, case):
     """While a pod's two containers run, the pod is one VM: one VMM
-    process more than before the pod, none more after its removal."""
+    process more than before the pod, none more after its removal. The
+    sandbox's metrics are that VMM process's cost on the host (resident
+    memory with the guest RAM it touched, its threads), which the
+    containers' own guest-cgroup numbers leave out."""
     before = vmm_count()
     with Pod(client, args, case) as pod:
         for name in ("one", "two"):
@@ -248,8 +264,16 @@ def case_pod_one_vm(client, args, case):
         running = vmm_count()
         states = [client.runtime("ContainerStatus", cri.ContainerStatusRequest(
             container_id=cid)).status.state for cid in pod.containers]
+        sandbox = ctr_metrics(pod.id)
     after = vmm_count()
     problems = []
+    vmm_mem = sandbox.get("memory.usage_in_bytes", 0)
+    vmm_threads = sandbox.get("pids.current", 0)
+    log(case, "sandbox metrics (the VMM process): %r" % sandbox)
+    if vmm_mem < 8 << 20 or vmm_threads < 2:
+        problems.append("the sandbox's metrics are not a running VMM's: "
+                        "%d bytes resident, %d threads" %
+                        (vmm_mem, vmm_threads))
     if any(st != cri.CONTAINER_RUNNING for st in states):
         problems.append("container states %s, expected RUNNING" %
                         [cri.ContainerState.Name(st) for st in states])
@@ -262,7 +286,9 @@ def case_pod_one_vm(client, args, case):
     problems += pod.cleanup_problems
     verdict(case, not problems, "; ".join(problems) or
             "a sandbox and two running containers: one VMM process, gone"
-            " after StopPodSandbox/RemovePodSandbox")
+            " after StopPodSandbox/RemovePodSandbox; the sandbox's metrics"
+            " are the VMM's: %d MiB resident, %d threads" %
+            (vmm_mem >> 20, vmm_threads))
 
 
 def case_pod_localhost(client, args, case):

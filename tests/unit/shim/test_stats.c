@@ -5,6 +5,7 @@
  * io.containerd.cgroups.v1.Metrics), read back here with the same
  * generated decoder containerd's message matches field for field.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <unistd.h>
 
 #include "cgroups_v1_metrics.pb-c.h"
 #include "hintvm/hintvm.h"
@@ -91,11 +93,57 @@ static void test_nothing_known(void **state)
 	io__containerd__cgroups__v1__metrics__free_unpacked(m, NULL);
 }
 
+/* A pod sandbox's numbers: the VMM process's /proc/PID/stat line. The
+ * command holds ") " as a process may name itself. */
+static void test_vmm_proc_stat(void **state)
+{
+	struct hvm_guest_stats g;
+	const char *line =
+		"4242 (hintvm (x) y) S 1 4242 4242 0 -1 4194560 900 0 0 0 "
+		"250 75 0 0 20 0 17 0 123456 300000000 5000 18446744073709551615\n";
+
+	(void)state;
+	assert_int_equal(shim_stats_parse_proc_stat(line, 100, 4096, &g), 0);
+	assert_int_equal(g.cpu_user_ns, 2500000000ull);
+	assert_int_equal(g.cpu_system_ns, 750000000ull);
+	assert_int_equal(g.cpu_usage_ns, 3250000000ull);
+	assert_int_equal(g.pids_current, 17);
+	assert_int_equal(g.memory_usage, 5000ull * 4096);
+	assert_true(g.memory_limit == HVM_GUEST_STAT_UNKNOWN);
+	assert_true(g.oom_kills == HVM_GUEST_STAT_UNKNOWN);
+	/* Cut short, no ")", or no sane sysconf: refused. */
+	assert_int_equal(
+		shim_stats_parse_proc_stat("4242 (x) S 1 2 3", 100, 4096, &g),
+		-EINVAL);
+	assert_int_equal(
+		shim_stats_parse_proc_stat("4242 x S 1", 100, 4096, &g),
+		-EINVAL);
+	assert_int_equal(shim_stats_parse_proc_stat(line, 0, 4096, &g),
+			 -EINVAL);
+	assert_int_equal(shim_stats_parse_proc_stat(NULL, 100, 4096, &g),
+			 -EINVAL);
+}
+
+/* This very process, as a VMM would be read. */
+static void test_vmm_self(void **state)
+{
+	struct hvm_guest_stats g;
+
+	(void)state;
+	assert_int_equal(shim_stats_vmm(getpid(), &g), 0);
+	assert_true(g.memory_usage > 0 &&
+		    g.memory_usage != HVM_GUEST_STAT_UNKNOWN);
+	assert_int_equal(g.pids_current, 1);
+	assert_int_equal(shim_stats_vmm(-1, &g), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_known),
 		cmocka_unit_test(test_nothing_known),
+		cmocka_unit_test(test_vmm_proc_stat),
+		cmocka_unit_test(test_vmm_self),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
