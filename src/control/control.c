@@ -165,19 +165,6 @@ static void add_status(struct control *ctl, struct json_object *o)
 	json_object_put(sched);
 }
 
-static const char *console_name(enum console_kind kind)
-{
-	switch (kind) {
-	case CONSOLE_SERIAL:
-		return "serial";
-	case CONSOLE_VIRTIO:
-		return "virtio";
-	case CONSOLE_NONE:
-		return "none";
-	}
-	return "?";
-}
-
 /* The effective configuration: what the VM was built from, and now runs. */
 static struct json_object *info_object(struct control *ctl)
 {
@@ -197,7 +184,7 @@ static struct json_object *info_object(struct control *ctl)
 	add_u64(c, "mem_mib", cfg->mem >> 20);
 	add_bool(c, "hugepages", cfg->hugepages);
 	add_bool(c, "mem_overcommit", cfg->mem_overcommit);
-	add_str(c, "console", console_name(cfg->console));
+	add_str(c, "console", config_console_name(cfg->console));
 	for (unsigned int i = 0; i < cfg->nr_disks; i++) {
 		struct json_object *d = json_object_new_object();
 

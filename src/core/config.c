@@ -1291,3 +1291,16 @@ uint64_t host_memory_bytes(void)
 		return UINT64_MAX;
 	return (uint64_t)si.totalram * si.mem_unit;
 }
+
+const char *config_console_name(enum console_kind kind)
+{
+	switch (kind) {
+	case CONSOLE_SERIAL:
+		return "serial";
+	case CONSOLE_VIRTIO:
+		return "virtio";
+	case CONSOLE_NONE:
+		return "none";
+	}
+	return "?";
+}

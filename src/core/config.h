@@ -20,6 +20,8 @@ struct sched_options; /* sched/sched_config.h */
 #define CPU_FEATURE_PAUTH (1u << 2)
 
 enum console_kind { CONSOLE_SERIAL, CONSOLE_NONE, CONSOLE_VIRTIO };
+/* KIND as --console spells it ("serial", "virtio", "none"). */
+const char *config_console_name(enum console_kind kind);
 
 /*
  * x86 interrupt controllers (--irqchip): split (LAPICs in KVM, the I/O APIC

@@ -164,19 +164,6 @@ static int add_file(struct template_key *k, const char *name, const char *path)
 	return r;
 }
 
-static const char *console_name(enum console_kind kind)
-{
-	switch (kind) {
-	case CONSOLE_SERIAL:
-		return "serial";
-	case CONSOLE_VIRTIO:
-		return "virtio";
-	case CONSOLE_NONE:
-		return "none";
-	}
-	return "?";
-}
-
 static const char *irqchip_name(enum irqchip_mode mode)
 {
 	switch (mode) {
@@ -265,7 +252,7 @@ int template_key_gather(const struct hvm_config *cfg,
 			     irqchip_name(cfg->arch.irqchip));
 	if (r == 0)
 		r = add_line(k->text, &k->len, "console", "%s",
-			     console_name(cfg->console));
+			     config_console_name(cfg->console));
 	if (r == 0)
 		r = add_line(k->text, &k->len, "rng", "%s",
 			     cfg->rng ? "on" : "off");
