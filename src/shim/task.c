@@ -801,17 +801,129 @@ static void h_stats(void *opaque, struct ttrpc_call *call)
 		shim_stats_reply(opaque, call, t->id, NULL);
 }
 
-void shim_stats_reply(struct shim *s, struct ttrpc_call *call, const char *id,
-		      const char *cgroup)
+/*
+ * Stats asks the guest's agent, which a guest can leave unanswered for up
+ * to 15 s (10 s handshake, 5 s answer). The shim serves every task
+ * request and notices exits on one thread, so the question goes to a
+ * child process of its own, and the answer comes back through a pipe
+ * watched beside the requests (the child is reaped with the others).
+ */
+#define STATS_MAX_PENDING 8
+
+struct stats_answer {
+	int r;
+	struct hvm_guest_stats g;
+	char err[256];
+};
+
+struct stats_job {
+	struct shim *s;
+	struct ttrpc_token token;
+	char id[RT_MAX_ID + 1];
+	int fd;
+};
+
+static unsigned int stats_pending;
+
+static void stats_answered(void *opaque, int fd, short revents)
 {
 	Containerd__Task__V2__StatsResponse resp =
 		CONTAINERD__TASK__V2__STATS_RESPONSE__INIT;
+	struct stats_job *job = opaque;
+	struct stats_answer a;
 	Google__Protobuf__Any any;
-	struct hvm_guest_stats g;
+	ssize_t n;
+
+	(void)revents;
+	do
+		n = read(fd, &a, sizeof(a));
+	while (n < 0 && errno == EINTR);
+	ttrpc_server_unwatch(job->s->server, fd);
+	close(fd);
+	stats_pending--;
+	if (n != (ssize_t)sizeof(a)) {
+		ttrpc_server_error(
+			job->s->server, &job->token,
+			GOOGLE__RPC__CODE__INTERNAL,
+			"task %s: the stats helper ended without an answer",
+			job->id);
+	} else if (a.r < 0) {
+		a.err[sizeof(a.err) - 1] = 0;
+		ttrpc_server_error(
+			job->s->server, &job->token,
+			a.r == -ENOENT ? PRECONDITION
+				       : GOOGLE__RPC__CODE__UNAVAILABLE,
+			"task %s: the guest's stats: %s", job->id, a.err);
+	} else if (shim_stats_encode(&a.g, &any)) {
+		ttrpc_server_error(job->s->server, &job->token,
+				   GOOGLE__RPC__CODE__RESOURCE_EXHAUSTED,
+				   "task %s: out of memory", job->id);
+	} else {
+		resp.stats = &any;
+		ttrpc_server_reply(job->s->server, &job->token, &resp.base);
+		free(any.value.data);
+	}
+	free(job);
+}
+
+/* Starts the question for VSOCK's agent (CGROUP's numbers, or the
+ * task's); the answer goes to CALL later. */
+static void stats_ask(struct shim *s, struct ttrpc_call *call, const char *id,
+		      const char *vsock, const char *cgroup)
+{
+	struct stats_job *job;
+	int p[2];
+	pid_t pid;
+
+	if (stats_pending >= STATS_MAX_PENDING) {
+		ttrpc_call_error(
+			call, GOOGLE__RPC__CODE__UNAVAILABLE,
+			"task %s: %d Stats are waiting for guests already", id,
+			STATS_MAX_PENDING);
+		return;
+	}
+	job = calloc(1, sizeof(*job));
+	if (!job || pipe2(p, O_CLOEXEC)) {
+		free(job);
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__INTERNAL,
+				 "task %s: cannot ask the guest: %s", id,
+				 strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		struct stats_answer a = { 0 };
+
+		close(p[0]);
+		a.r = hvm_guest_cgroup_stats(vsock, cgroup, &a.g);
+		if (a.r < 0)
+			snprintf(a.err, sizeof(a.err), "%s", hvm_last_error());
+		_exit(write(p[1], &a, sizeof(a)) == (ssize_t)sizeof(a) ? 0 : 1);
+	}
+	close(p[1]);
+	if (pid < 0 ||
+	    ttrpc_server_watch(s->server, p[0], POLLIN, stats_answered, job)) {
+		close(p[0]);
+		free(job);
+		ttrpc_call_error(call, GOOGLE__RPC__CODE__INTERNAL,
+				 "task %s: cannot ask the guest: %s", id,
+				 pid < 0 ? strerror(errno)
+					 : "no room to watch");
+		return;
+	}
+	job->s = s;
+	job->fd = p[0];
+	snprintf(job->id, sizeof(job->id), "%s", id);
+	job->token = ttrpc_call_defer(call);
+	stats_pending++;
+}
+
+void shim_stats_reply(struct shim *s, struct ttrpc_call *call, const char *id,
+		      const char *cgroup)
+{
 	struct shim_task *t = &s->task;
 	struct rt_container c;
 	char vsock[PATH_MAX + 32], paused[PATH_MAX + 16];
-	int r;
 
 	if (!t->started || t->exited) {
 		ttrpc_call_error(call, PRECONDITION,
@@ -832,23 +944,7 @@ void shim_stats_reply(struct shim *s, struct ttrpc_call *call, const char *id,
 		return;
 	}
 	rt_container_path(&c, RT_VSOCK_FILE, vsock, sizeof(vsock));
-	r = hvm_guest_cgroup_stats(vsock, cgroup, &g);
-	if (r < 0) {
-		ttrpc_call_error(call,
-				 r == -ENOENT ? PRECONDITION
-					      : GOOGLE__RPC__CODE__UNAVAILABLE,
-				 "task %s: the guest's stats: %s", id,
-				 hvm_last_error());
-		return;
-	}
-	if (shim_stats_encode(&g, &any)) {
-		ttrpc_call_error(call, GOOGLE__RPC__CODE__RESOURCE_EXHAUSTED,
-				 "task %s: out of memory", id);
-		return;
-	}
-	resp.stats = &any;
-	ttrpc_call_reply(call, &resp.base);
-	free(any.value.data);
+	stats_ask(s, call, id, vsock, cgroup);
 }
 
 static void h_close_io(void *opaque, struct ttrpc_call *call)

@@ -664,6 +664,60 @@ static void test_shutdown(void **state)
  * shim may see the connection before the message. Seen in the oci tier
  * (ctr task exec -t, "the runtime sent no terminal ... Protocol error").
  */
+/*
+ * Stats asks the guest's agent; a guest that accepts the connection and
+ * never answers must not hold the shim's other requests: State answers
+ * at once while Stats waits, and Stats then says what went wrong.
+ */
+static void test_stats_does_not_block(void **state)
+{
+	Containerd__Task__V2__StatsRequest st =
+		CONTAINERD__TASK__V2__STATS_REQUEST__INIT;
+	Containerd__Task__V2__StateRequest sr =
+		CONTAINERD__TASK__V2__STATE_REQUEST__INIT;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char dir[128], file[160];
+	uint32_t stats_id;
+	int lfd, waited = 0;
+	FILE *f;
+
+	(void)state;
+	fake_task(getpid());
+	/* The runtime's state for t1, and a vsock socket that never greets. */
+	snprintf(dir, sizeof(dir), "%s/t1", tmpdir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(file, sizeof(file), "%s/state.json", dir);
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fprintf(f, "{\"id\":\"t1\",\"bundle\":\"%s\"}\n", tmpdir);
+	fclose(f);
+	assert_true(strlen(dir) + sizeof("/v.sock") <= sizeof(a.sun_path));
+	memcpy(a.sun_path, dir, strlen(dir));
+	memcpy(a.sun_path + strlen(dir), "/v.sock", sizeof("/v.sock"));
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+
+	st.id = "t1";
+	stats_id = call("Stats", &st.base);
+	sr.id = "t1";
+	expect(call("State", &sr.base), GOOGLE__RPC__CODE__OK, NULL);
+	/* The agent's handshake deadline (10 s), then the answer. */
+	for (;;) {
+		struct pollfd p = { .fd = peer, .events = POLLIN };
+
+		assert_int_equal(ttrpc_server_poll(shim.server, 100), 0);
+		if (poll(&p, 1, 0) == 1)
+			break;
+		assert_true(++waited < 300);
+	}
+	expect(stats_id, GOOGLE__RPC__CODE__UNAVAILABLE, "the guest's stats");
+	close(lfd);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
 static void test_console_connect_then_send(void **state)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -726,6 +780,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_wait_limit, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats_does_not_block,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_console_connect_then_send,
 						setup, teardown),
 	};
