@@ -284,12 +284,9 @@ int hvm_template_make(const struct hvm_config *cfg, const char *dir,
 		return hvm_set_error(-EINVAL, "hvm_template_make: no config");
 	if (!dir)
 		dir = cfg->template_dir;
-	if (!dir) {
-		r = template_dir_default(def, sizeof(def));
-		if (r < 0)
-			return r;
-		dir = def;
-	}
+	r = template_dir_or_default(&dir, def, sizeof(def));
+	if (r < 0)
+		return r;
 	k = malloc(sizeof(*k));
 	if (!k)
 		return hvm_set_error(-ENOMEM, "out of memory");
@@ -356,10 +353,9 @@ struct hvm_vm *hvm_template_restore(const struct hvm_config *cfg,
 			"--template and --restore: give one or the other");
 		return NULL;
 	}
-	r = dir ? 0 : template_dir_default(def, sizeof(def));
+	r = template_dir_or_default(&dir, def, sizeof(def));
 	if (r < 0)
 		return NULL;
-	dir = dir ? dir : def;
 	k = malloc(sizeof(*k));
 	if (!k) {
 		hvm_set_error(-ENOMEM, "out of memory");

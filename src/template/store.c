@@ -61,6 +61,15 @@ int template_dir_default(char *buf, size_t len)
 	return 0;
 }
 
+int template_dir_or_default(const char **dir, char *buf, size_t len)
+{
+	int r = *dir ? 0 : template_dir_default(buf, len);
+
+	if (r == 0 && !*dir)
+		*dir = buf;
+	return r;
+}
+
 int hvm_template_dir(char *buf, size_t len)
 {
 	return template_dir_default(buf, len);
@@ -425,12 +434,9 @@ int hvm_template_list(const char *dir, struct hvm_template **out, size_t *count)
 
 	*out = NULL;
 	*count = 0;
-	if (!dir) {
-		r = template_dir_default(def, sizeof(def));
-		if (r < 0)
-			return r;
-		dir = def;
-	}
+	r = template_dir_or_default(&dir, def, sizeof(def));
+	if (r < 0)
+		return r;
 	r = template_host_this(&host);
 	if (r < 0)
 		return r;
@@ -499,12 +505,9 @@ int hvm_template_drop(const char *dir, const char *key)
 	size_t n;
 	int fd, r;
 
-	if (!dir) {
-		r = template_dir_default(def, sizeof(def));
-		if (r < 0)
-			return r;
-		dir = def;
-	}
+	r = template_dir_or_default(&dir, def, sizeof(def));
+	if (r < 0)
+		return r;
 	if (key) {
 		if (!template_key_valid(key))
 			return hvm_set_error(

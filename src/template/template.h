@@ -72,6 +72,8 @@ bool template_key_valid(const char *key);
 /* $HINTVM_TEMPLATE_DIR, else /var/cache/hintvm/templates for root, else
  * ~/.cache/hintvm/templates. */
 int template_dir_default(char *buf, size_t len);
+/* *DIR, or when NULL the default (in BUF, then *DIR = BUF): 0 or -errno. */
+int template_dir_or_default(const char **dir, char *buf, size_t len);
 /*
  * Open the store DIR (made, mode 0700, when CREATE and missing): a
  * directory owned by root or the caller that nobody else may write, else
