@@ -148,20 +148,24 @@ l1_case hintvm-ctr-testkernel case_hintvm_ctr_testkernel oci_case_reset
 # only place a user can learn it; ctr shows nothing more).
 case_hintvm_ctr_crash_logged() {
 	local log=/run/containerd/io.containerd.runtime.v2.task/default/hvm-crash/log.json i=0 line
+	# x86's test kernel triple-faults; arm64 has no such thing, and its
+	# crash is an MMIO access KVM cannot emulate (docs/testkernel.md).
+	local test=fault cause='triple fault'
+	[ "$(uname -m)" = aarch64 ] && test=bad-mmio cause='MMIO at 0x'
 	problems=""
 	ctr run -d --runc-binary /oci/hintvm-runtime-testkernel \
-		--annotation io.hintvm.cmdline=test=fault "$IMAGE" hvm-crash true \
+		--annotation io.hintvm.cmdline=test=$test "$IMAGE" hvm-crash true \
 		> "$work/hvm-crash.err" 2>&1 || problems="ctr run -d failed;"
 	while ! ctr task ls 2>/dev/null | grep -q '^hvm-crash .*STOPPED' && [ $i -lt 300 ]; do
 		sleep 0.2; i=$((i + 1))
 	done
 	line=$(grep -h 'hvm-crash: the VM ended (crash)' "$log" 2>/dev/null | head -n 1)
-	echo "$line" | grep -q 'triple fault' || problems="$problems no cause in the runtime's log;"
+	echo "$line" | grep -q "$cause" || problems="$problems no cause in the runtime's log;"
 	ctr task delete hvm-crash >> "$work/hvm-crash.err" 2>&1
 	grep -q 'exit code 6' "$work/hvm-crash.err" || problems="$problems no exit code 6;"
 	ctr container rm hvm-crash >> "$work/hvm-crash.err" 2>&1 || problems="$problems container rm failed;"
 	if [ -z "$problems" ]; then
-		result hintvm-ctr-crash-logged pass "a guest's triple fault: exit code 6, its cause in the runtime's log ($(echo "$line" | cut -c1-160))"
+		result hintvm-ctr-crash-logged pass "a guest crash (test=$test): exit code 6, its cause in the runtime's log ($(echo "$line" | cut -c1-160))"
 	else
 		show hintvm-ctr-crash-logged "$work/hvm-crash.err"
 		tail -n 20 /var/log/containerd.log | sed "s/^/E2E-LOG hintvm-ctr-crash-logged: containerd: /"
