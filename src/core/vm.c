@@ -474,6 +474,8 @@ int vm_resume(struct vm *vm)
 	if (atomic_load(&vm->snapshotting))
 		return hvm_set_error(
 			-EBUSY, "a snapshot is being written; resume after it");
+	if (atomic_load(&vm->paused) && vm->hooks && vm->hooks->resuming)
+		vm->hooks->resuming(vm);
 	pthread_mutex_lock(&vm->lock);
 	was_paused = atomic_exchange(&vm->paused, false);
 	pthread_cond_broadcast(&vm->cond);

@@ -70,6 +70,8 @@ struct vm_hooks {
 	 */
 	int (*snapshot)(struct vm *vm, int state_fd, int mem_fd,
 			bool stay_paused);
+	/* vm_resume() is about to wake paused vCPUs (before they run). */
+	void (*resuming)(struct vm *vm);
 };
 
 /* Exit reasons are counted per vCPU; KVM's numbers are below this. */
@@ -169,6 +171,9 @@ struct vm {
 	atomic_bool paused;
 	/* A snapshot is being written: resume waits for it (vmm/snapshot). */
 	atomic_bool snapshotting;
+	/* A snapshot left the VM paused with its devices frozen too, so the
+	 * disk stays as saved until vm_resume() (vmm/snapshot_save.c). */
+	atomic_bool devices_frozen;
 	unsigned int parked_vcpus; /* vCPUs waiting in vcpu_park() */
 	_Atomic uint32_t park_seq; /* futex: bumped to wake parked vCPUs */
 	bool started;

@@ -68,6 +68,7 @@ static const struct vm_hooks builder_hooks = {
 	.format_stats = sched_format_stats,
 	.stat = sched_stat,
 	.snapshot = snapshot_save_fds,
+	.resuming = snapshot_resuming,
 };
 
 /*

@@ -25,6 +25,12 @@ struct hvm_config;
 int snapshot_save_fds(struct vm *vm, int state_fd, int mem_fd,
 		      bool stay_paused);
 
+/*
+ * The vm_resume() hook: a VM the snapshot left paused also kept its
+ * devices frozen (the disk stays as saved); serve them again.
+ */
+void snapshot_resuming(struct vm *vm);
+
 /* Create (or truncate) DIR/state and DIR/memory, mode 0600. */
 int snapshot_open_dir(const char *dir, int *state_fd, int *mem_fd);
 

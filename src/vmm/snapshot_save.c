@@ -181,9 +181,17 @@ int snapshot_save_fds(struct vm *vm, int state_fd, int mem_fd, bool stay_paused)
 				  "cannot snapshot: the VM stopped meanwhile");
 	else
 		r = virtio_vm_freeze(vm);
+	/* A VM that stays paused keeps its devices frozen as well: a chain
+	 * the guest queued before the pause would otherwise be served now,
+	 * writing the disk after the snapshot recorded it (and a restore on
+	 * that same image would rightly be refused). vm_resume() thaws them
+	 * through snapshot_resuming(). */
 	if (r == 0) {
 		r = save_paused(vm, state_fd, mem_fd);
-		virtio_vm_thaw(vm);
+		if (was_paused || stay_paused)
+			atomic_store(&vm->devices_frozen, true);
+		else
+			virtio_vm_thaw(vm);
 	}
 	atomic_store(&vm->snapshotting, false);
 	if (!was_paused && !stay_paused)
@@ -192,6 +200,12 @@ int snapshot_save_fds(struct vm *vm, int state_fd, int mem_fd, bool stay_paused)
 		event_post(&vm->events, VM_EVENT_STATE, -1, 0, "snapshotted",
 			   NULL);
 	return r;
+}
+
+void snapshot_resuming(struct vm *vm)
+{
+	if (atomic_exchange(&vm->devices_frozen, false))
+		virtio_vm_thaw(vm);
 }
 
 static int create_file(int dir, const char *dirname, const char *name)

@@ -208,9 +208,30 @@ pids+=($!)
 vm_pid=$!
 wait_for_line "$tmp/load.out" 'testkernel:' && sleep 0.3
 expect "ctl snapshot during disk I/O" 0 '"ok":true,"state":"paused"' -- ctl loadvm snapshot "$tmp/lsnap" paused
+# Requests the guest queued before the pause stay queued (they are in the
+# snapshot's rings) while the VM stays paused: the image stays as saved.
+before=$(stat -c %y "$tmp/load.img")
+sleep 0.5
+after=$(stat -c %y "$tmp/load.img")
+if [ "$before" = "$after" ]; then
+	ok "a VM its snapshot left paused writes nothing more to its disk"
+else
+	not_ok "a VM its snapshot left paused writes nothing more to its disk"
+	echo "# the image changed from $before to $after"
+fi
+cp "$tmp/load.img" "$tmp/load-clone.img"
+expect "resume after a paused snapshot" 0 '"ok":true' -- ctl loadvm resume
+for _ in $(seq 50); do
+	[ "$(stat -c %y "$tmp/load.img")" != "$after" ] && break
+	sleep 0.1
+done
+if [ "$(stat -c %y "$tmp/load.img")" != "$after" ]; then
+	ok "resumed, its disk is written again"
+else
+	not_ok "resumed, its disk is written again"
+fi
 "$hintvm" ctl loadvm stop >/dev/null 2>&1
 wait "$vm_pid" 2>/dev/null
-cp "$tmp/load.img" "$tmp/load-clone.img"
 expect "its clone finishes the load" 0 'RESULT test=blkload cpus=1 ok=1' \
 	-- run --restore "$tmp/lsnap" -d "$tmp/load-clone.img,iops=20"
 
