@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The ACPI PM1 control register bits the acpi_pm model implements, shared
- * with the DSDT's \_S5 package (arch/x86/dsdt.c) and the built-in test
+ * The ACPI PM1 control register bits and the GPE0 block size the acpi_pm
+ * model implements, shared with the DSDT's \_S5 package and the FADT
+ * (arch/x86/dsdt.c, acpi.c) and the built-in test
  * kernel (guest-firmware/x86/power.c), so all three agree by construction.
  * Only plain #defines: freestanding guest code includes this.
  */
@@ -14,5 +15,10 @@
 #define ACPI_SLP_TYP_S5 5
 #define ACPI_SLP_EN (1 << 13)
 #define ACPI_SCI_EN 1
+
+/* The GPE0 block: GPE0_STS (2 bytes), then GPE0_EN (2), 16 events; the
+ * FADT's GPE0_BLK_LEN (arch/x86/acpi.c). */
+#define ACPI_GPE0_LEN 4
+#define ACPI_GPE0_COUNT 16
 
 #endif

@@ -75,12 +75,17 @@ enum platform_device {
 	PLATFORM_CMOS_RTC,
 	PLATFORM_I8042, /* base: data port, base2: command/status port */
 	PLATFORM_DEBUG_EXIT, /* QEMU isa-debug-exit compatible */
-	PLATFORM_ACPI_PM, /* base: PM1a event block, base2: control block */
+	/* base: PM1a event block, base2: control block, base3: GPE0 block;
+	 * irq: the SCI */
+	PLATFORM_ACPI_PM,
 	PLATFORM_PVPANIC,
 	PLATFORM_PCI_HOST, /* BAR window base, size; virtio goes here */
 	PLATFORM_POST, /* Linux's io_delay port: writes coalesced */
 	PLATFORM_HINTS, /* the guest's scheduling-hint channel */
 	PLATFORM_RR_PARTNER, /* --rr-partner: doorbell at base, answer irq */
+	/* The generation ID's guest address at base; irq: its GPE (after
+	 * ACPI_PM, whose GPE0 block signals a change) */
+	PLATFORM_VMGENID,
 };
 
 struct platform_slot {
@@ -88,6 +93,7 @@ struct platform_slot {
 	bool mmio; /* else port I/O */
 	uint64_t base;
 	uint64_t base2;
+	uint64_t base3;
 	uint64_t size;
 	uint32_t irq; /* for arch_irq_line(); RR_PARTNER: a GSI for irqfd */
 };

@@ -3,7 +3,10 @@
  * ACPI fixed hardware: PM1a event and control blocks and RESET_REG.
  *
  * The machine runs in ACPI mode from boot (SCI_EN always reads 1) and has no
- * event sources, so PM1_STS only ever holds WAK_STS. The DSDT offers only
+ * fixed event sources, so PM1_STS only ever holds WAK_STS. The GPE0 block
+ * carries the general-purpose events the platform raises (the VM
+ * generation counter's after a restore); the SCI is level: high while an
+ * event is both pending (STS, write 1 to clear) and enabled (EN). The DSDT offers only
  * \_S5: SLP_EN with SLP_TYP = S5 powers off; any other sleep type "wakes up"
  * at once (WAK_STS set) so that a guest trying it does not spin forever
  * waiting for a wake-up. RESET_REG resets on any write with bit 2 (the
@@ -38,6 +41,9 @@ struct acpi_pm {
 	uint16_t pm1_en;
 	uint16_t pm1_cnt;
 	uint8_t reset_reg;
+	uint16_t gpe0_sts, gpe0_en;
+	struct irq_line sci;
+	bool sci_level; /* what the line was last set to */
 };
 
 /* Fill DATA with the bytes of the little-endian REGS block from OFFSET. */
@@ -101,6 +107,57 @@ static void pm1_evt_write(void *dev, uint64_t offset, const uint8_t *data,
 	pm->pm1_sts &= ~(value & mask);
 	mask = pm_write_mask(offset, len, 2, data, &value);
 	pm->pm1_en = (pm->pm1_en & ~mask) | (value & mask & PM1_EN_DEFINED);
+	pthread_mutex_unlock(&pm->lock);
+}
+
+/* With PM's lock held: the SCI follows the GPE0 block. */
+static void update_sci(struct acpi_pm *pm)
+{
+	bool level = (pm->gpe0_sts & pm->gpe0_en) != 0;
+
+	if (level == pm->sci_level)
+		return;
+	pm->sci_level = level;
+	irq_line_set(&pm->sci, level);
+}
+
+static void gpe0_read(void *dev, uint64_t offset, uint8_t *data, uint32_t len)
+{
+	struct acpi_pm *pm = dev;
+	uint8_t regs[ACPI_GPE0_LEN];
+
+	pthread_mutex_lock(&pm->lock);
+	regs[0] = pm->gpe0_sts & 0xff;
+	regs[1] = pm->gpe0_sts >> 8;
+	regs[2] = pm->gpe0_en & 0xff;
+	regs[3] = pm->gpe0_en >> 8;
+	pthread_mutex_unlock(&pm->lock);
+	pm_read_bytes(offset, data, len, regs, sizeof(regs));
+}
+
+static void gpe0_write(void *dev, uint64_t offset, const uint8_t *data,
+		       uint32_t len)
+{
+	struct acpi_pm *pm = dev;
+	uint16_t mask, value;
+
+	pthread_mutex_lock(&pm->lock);
+	/* GPE0_STS: write 1 to clear; GPE0_EN: read/write. */
+	mask = pm_write_mask(offset, len, 0, data, &value);
+	pm->gpe0_sts &= ~(value & mask);
+	mask = pm_write_mask(offset, len, 2, data, &value);
+	pm->gpe0_en = (pm->gpe0_en & ~mask) | (value & mask);
+	update_sci(pm);
+	pthread_mutex_unlock(&pm->lock);
+}
+
+void acpi_pm_raise_gpe(struct acpi_pm *pm, unsigned int bit)
+{
+	if (bit >= ACPI_GPE0_COUNT)
+		return;
+	pthread_mutex_lock(&pm->lock);
+	pm->gpe0_sts |= (uint16_t)(1u << bit);
+	update_sci(pm);
 	pthread_mutex_unlock(&pm->lock);
 }
 
@@ -186,7 +243,12 @@ const struct bus_ops acpi_reset_bus_ops = {
 	.write = reset_reg_write,
 };
 
-struct acpi_pm *acpi_pm_create(struct power_sink power)
+const struct bus_ops acpi_gpe0_bus_ops = {
+	.read = gpe0_read,
+	.write = gpe0_write,
+};
+
+struct acpi_pm *acpi_pm_create(struct power_sink power, struct irq_line sci)
 {
 	struct acpi_pm *pm = calloc(1, sizeof(*pm));
 
@@ -197,6 +259,7 @@ struct acpi_pm *acpi_pm_create(struct power_sink power)
 		return NULL;
 	}
 	pm->power = power;
+	pm->sci = sci;
 	return pm;
 }
 
@@ -214,7 +277,9 @@ void acpi_pm_save(struct acpi_pm *pm, struct acpi_pm_state *s)
 	*s = (struct acpi_pm_state){ .pm1_sts = pm->pm1_sts,
 				     .pm1_en = pm->pm1_en,
 				     .pm1_cnt = pm->pm1_cnt,
-				     .reset_reg = pm->reset_reg };
+				     .reset_reg = pm->reset_reg,
+				     .gpe0_sts = pm->gpe0_sts,
+				     .gpe0_en = pm->gpe0_en };
 	pthread_mutex_unlock(&pm->lock);
 }
 
@@ -234,6 +299,9 @@ int acpi_pm_load(struct acpi_pm *pm, const struct acpi_pm_state *s)
 	pm->pm1_en = s->pm1_en;
 	pm->pm1_cnt = s->pm1_cnt;
 	pm->reset_reg = s->reset_reg;
+	pm->gpe0_sts = s->gpe0_sts;
+	pm->gpe0_en = s->gpe0_en;
+	update_sci(pm);
 	pthread_mutex_unlock(&pm->lock);
 	return 0;
 }

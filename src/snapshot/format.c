@@ -231,8 +231,11 @@ static int parse_header(const uint8_t *buf, size_t len, const char *path,
 	if (out->version != SNAP_VERSION)
 		return bad(
 			path,
-			"format version %u, but this hintvm reads version %d only",
-			out->version, SNAP_VERSION);
+			"format version %u, but this hintvm reads version %d only%s",
+			out->version, SNAP_VERSION,
+			out->version < SNAP_VERSION
+				? " (an older hintvm wrote it: snapshot the VM again, or restore it with that hintvm)"
+				: "");
 	arch = get32(buf + H_ARCH);
 	if (arch != snap_host_arch())
 		return bad(path,

@@ -20,7 +20,7 @@
 
 #define SNAP_MAGIC "HVMSNAP\0"
 #define SNAP_MAGIC_LEN 8
-#define SNAP_VERSION 1
+#define SNAP_VERSION 2
 #define SNAP_HEADER_LEN 64
 #define SNAP_SECTION_HEADER_LEN 16
 /* Sections start 8-byte aligned; the padding is zero. */

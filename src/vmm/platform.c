@@ -27,6 +27,7 @@
 #include "devices/uart8250.h"
 #include "devices/virtio/virtio_device.h"
 #include "devices/virtio/virtio_vm.h"
+#include "devices/vmgenid.h"
 #include "sched/brain.h"
 #include "snapshot/format.h"
 #include "vmm/platform.h"
@@ -39,6 +40,7 @@ struct platform {
 	struct pvpanic *pvpanic;
 	struct pci_host *pci;
 	struct rr_partner *rr; /* --rr-partner only */
+	int vmgenid_gpe; /* -1: the machine has no generation ID */
 };
 
 static int place(struct vm *vm, const struct platform_slot *slot, uint64_t addr,
@@ -87,14 +89,33 @@ static int place_acpi_pm(struct vm *vm, struct platform *p,
 {
 	int r;
 
-	p->pm = acpi_pm_create(vm->power);
+	p->pm = acpi_pm_create(vm->power, arch_irq_line(vm, slot->irq));
 	if (!p->pm)
 		return no_memory("ACPI PM registers");
 	r = place(vm, slot, slot->base, ACPI_PM1_EVT_LEN, &acpi_pm1_evt_bus_ops,
 		  p->pm, "pm1a-evt");
+	if (r == 0)
+		r = place(vm, slot, slot->base2, ACPI_PM1_CNT_LEN,
+			  &acpi_pm1_cnt_bus_ops, p->pm, "pm1a-cnt");
 	return r ? r
-		 : place(vm, slot, slot->base2, ACPI_PM1_CNT_LEN,
-			 &acpi_pm1_cnt_bus_ops, p->pm, "pm1a-cnt");
+		 : place(vm, slot, slot->base3, ACPI_GPE0_LEN,
+			 &acpi_gpe0_bus_ops, p->pm, "gpe0");
+}
+
+/*
+ * A fresh ID on every start: a booted VM's first, a restored VM's new one
+ * (its memory is the snapshot's, so it would otherwise repeat the
+ * snapshotted VM's); platform_load() then tells the restored guest.
+ */
+static int place_vmgenid(struct vm *vm, struct platform *p,
+			 const struct platform_slot *slot)
+{
+	if (!p->pm)
+		return hvm_set_error(
+			-EINVAL,
+			"the VM generation ID needs the ACPI PM block placed before it");
+	p->vmgenid_gpe = (int)slot->irq;
+	return vmgenid_write(&vm->mem, slot->base);
 }
 
 /*
@@ -197,6 +218,8 @@ static int place_slot(struct vm *vm, struct platform *p,
 	case PLATFORM_RR_PARTNER:
 		return vm->cfg->arch.rr_partner ? place_rr_partner(vm, p, slot)
 						: 0;
+	case PLATFORM_VMGENID:
+		return place_vmgenid(vm, p, slot);
 	}
 	return hvm_set_error(-EINVAL, "platform slot of unknown device %d",
 			     (int)slot->device);
@@ -220,6 +243,7 @@ int platform_place(struct vm *vm)
 
 	if (!p)
 		return no_memory("platform devices");
+	p->vmgenid_gpe = -1;
 	vm->platform = p;
 	slots = arch_platform(&n);
 	if (vm->cfg->arch.rr_partner &&
@@ -326,6 +350,8 @@ static int slot_state(struct vm *vm, const struct platform_slot *slot,
 	/* The hint channel's rate limiter is host bookkeeping, no guest
 	 * state: a restored VM's starts full, as at boot. */
 	case PLATFORM_HINTS:
+	/* The ID lives in guest memory; a restore writes a new one. */
+	case PLATFORM_VMGENID:
 		return 0;
 	case PLATFORM_RR_PARTNER:
 		if (!p->rr)
@@ -484,6 +510,7 @@ static int load_slot(struct vm *vm, const struct platform_slot *slot,
 
 int platform_load(struct vm *vm, const struct snap_file *f, const char *path)
 {
+	struct platform *p = vm->platform;
 	const struct platform_slot *slots;
 	size_t n, found = 0, expected = 0;
 	int r;
@@ -558,5 +585,10 @@ int platform_load(struct vm *vm, const struct snap_file *f, const char *path)
 			-EINVAL,
 			"snapshot %s: more device sections than the %zu devices of this machine",
 			path, expected);
+	/* The restored guest may be one of many clones: its new generation
+	 * ID is in place (place_vmgenid), now its event, after the GPE0
+	 * block got the snapshot's enable bits. */
+	if (p->vmgenid_gpe >= 0)
+		acpi_pm_raise_gpe(p->pm, (unsigned int)p->vmgenid_gpe);
 	return 0;
 }

@@ -103,9 +103,9 @@ expect_line "truncated state refused" 2 \
 	-- run --restore "$tmp/bad"
 
 bad
-printf '\x02' | dd of="$tmp/bad/state" bs=1 seek=8 conv=notrunc status=none
+printf '\x03' | dd of="$tmp/bad/state" bs=1 seek=8 conv=notrunc status=none
 expect_line "another format version refused" 2 \
-	"hintvm: snapshot $tmp/bad/state: format version 2, but this hintvm reads version 1 only" \
+	"hintvm: snapshot $tmp/bad/state: format version 3, but this hintvm reads version 2 only" \
 	-- run --restore "$tmp/bad"
 
 bad
@@ -190,7 +190,7 @@ expect_line "a read-only disk for a writable one refused" 2 \
 	"hintvm: snapshot $tmp/dsnap/state: virtio-blk0: the disk $disk is read-only, but the snapshot's ($disk) was writable" \
 	-- run --restore "$tmp/dsnap" -d "$disk,ro"
 expect_line "a restore without the disk refused" 2 \
-	"hintvm: snapshot $tmp/dsnap/state: it has device 'virtio-blk0' (section 10), which this restore lacks: give the options of the snapshotted VM (a clone may name its own --disk image)" \
+	"hintvm: snapshot $tmp/dsnap/state: it has device 'virtio-blk0' (section 11), which this restore lacks: give the options of the snapshotted VM (a clone may name its own --disk image)" \
 	-- run --restore "$tmp/dsnap"
 expect_line "a restore with a device the snapshot lacks refused" 2 \
 	"hintvm: snapshot $tmp/dsnap/state: this restore has virtio-rng, the snapshot has no such device: give the options of the snapshotted VM" \
@@ -284,7 +284,7 @@ if ip tuntap add "$tap1" mode tap 2>"$tmp/err" && taps+=("$tap1") &&
 		"hintvm: --net tap=hvmnosuchtap0: there is no network interface hvmnosuchtap0 (create it first: ip tuntap add hvmnosuchtap0 mode tap user \$USER)" \
 		-- run --restore "$tmp/nsnap" --net tap=hvmnosuchtap0
 	expect_line "a restore without --net refused, naming the tap" 2 \
-		"hintvm: snapshot $tmp/nsnap/state: it has device 'virtio-net0' (on tap $tap1: give --net tap=$tap1) (section 10), which this restore lacks: give the options of the snapshotted VM (a clone may name its own --disk image)" \
+		"hintvm: snapshot $tmp/nsnap/state: it has device 'virtio-net0' (on tap $tap1: give --net tap=$tap1) (section 11), which this restore lacks: give the options of the snapshotted VM (a clone may name its own --disk image)" \
 		-- run --restore "$tmp/nsnap"
 	expect_line "a restore with another MAC refused" 2 \
 		"hintvm: snapshot $tmp/nsnap/state: virtio-net0: the MAC is 52:54:00:12:34:99, but the snapshot's was 52:54:00:12:34:56 (on tap $tap1): the restored guest keeps the MAC it read at boot; restore with --net tap=NAME,mac=52:54:00:12:34:56" \

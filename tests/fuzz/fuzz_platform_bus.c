@@ -179,7 +179,7 @@ static const struct bus_ops edge_ops = { edge_read, edge_write };
 
 struct platform {
 	struct bus pio, mmio;
-	struct strict_irq com1_irq, arm_uart_irq;
+	struct strict_irq com1_irq, arm_uart_irq, sci_irq;
 	struct power_log power_log;
 	struct power_sink power;
 	struct uart8250 *com1, *arm_uart;
@@ -227,7 +227,9 @@ static void platform_create(struct platform *p)
 	fake_wall_clock = 1700000000;
 	p->rtc = cmos_rtc_create(fake_time);
 	p->kbc = i8042_create(p->power);
-	p->pm = acpi_pm_create(p->power);
+	p->pm = acpi_pm_create(p->power,
+			       (struct irq_line){ strict_irq_set_level,
+						  &p->sci_irq, ACPI_SCI_IRQ });
 	p->hint_host.current = 0;
 	p->hint_host.now_ns = 1000000000ull;
 	p->pci = pci_host_create(X86_PCI_MMIO_GPA, X86_PCI_MMIO_SIZE);
@@ -266,6 +268,8 @@ static void platform_create(struct platform *p)
 	    p->pm, "pm1a-evt");
 	reg(&p->pio, X86_PM1A_CNT_PORT, ACPI_PM1_CNT_LEN, &acpi_pm1_cnt_bus_ops,
 	    p->pm, "pm1a-cnt");
+	reg(&p->pio, X86_GPE0_PORT, ACPI_GPE0_LEN, &acpi_gpe0_bus_ops, p->pm,
+	    "gpe0");
 	reg(&p->pio, X86_HINT_PORT, HINT_REGION_LEN, &hint_channel_bus_ops,
 	    &p->hints, "sched-hint");
 	reg(&p->pio, PCI_HOST_CFG_PORT, PCI_HOST_CFG_LEN, &pci_host_cfg_ops,

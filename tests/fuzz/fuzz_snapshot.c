@@ -187,7 +187,7 @@ static void kbc_free(void *d)
 
 static void *pm_new(void)
 {
-	return acpi_pm_create(power);
+	return acpi_pm_create(power, (struct irq_line){ 0 });
 }
 static int pm_load(void *d, const void *s)
 {

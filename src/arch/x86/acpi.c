@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/acpi_pm_regs.h"
 #include "arch/x86/acpi.h"
 #include "arch/x86/dsdt.h"
 #include "arch/x86/platform.h"
@@ -274,6 +275,11 @@ static void build_fadt(struct acpi_fadt *f, uint64_t dsdt, uint64_t facs)
 	f->pm1_cnt_len = 2;
 	f->x_pm1a_evt_blk = io_gas(X86_PM1A_EVT_PORT, 32, ACPI_ACCESS_WORD);
 	f->x_pm1a_cnt_blk = io_gas(X86_PM1A_CNT_PORT, 16, ACPI_ACCESS_WORD);
+	/* GPE registers are read a byte at a time (ACPI 4.8.4.1). */
+	f->gpe0_blk = X86_GPE0_PORT;
+	f->gpe0_blk_len = ACPI_GPE0_LEN;
+	f->x_gpe0_blk = io_gas(X86_GPE0_PORT, 8 * ACPI_GPE0_LEN,
+			       ACPI_ACCESS_BYTE);
 	f->p_lvl2_lat = P_LVL2_UNSUPPORTED;
 	f->p_lvl3_lat = P_LVL3_UNSUPPORTED;
 	/* The i8042 and the CMOS RTC exist (no NO_CMOS_RTC bit); no VGA. */

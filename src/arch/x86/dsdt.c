@@ -20,6 +20,15 @@
  *         DWordMemory (X86_PCI_MMIO_GPA, + X86_PCI_MMIO_SIZE - 1)
  *       })
  *     }
+ *     Device (VGEN) {
+ *       Name (_HID, "VMGENCTR")
+ *       Name (_CID, "VM_GEN_COUNTER")
+ *       Name (_DDN, "VM_Gen_Counter")
+ *       Name (ADDR, Package (2) { X86_VMGENID_GPA, 0 })
+ *     }
+ *   }
+ *   Scope (\_GPE) {
+ *     Method (_E00, 0, NotSerialized) { Notify (\_SB.VGEN, 0x80) }
  *   }
  *
  * The first two \_S5 elements are the SLP_TYP values Linux writes to
@@ -28,7 +37,11 @@
  * pvpanic driver binds to _HID QEMU0001 and takes the port from _CRS. PCI0
  * is the host bridge of src/devices/pci: its memory window is where hintvm
  * places BARs, so Linux keeps them. No _PRT: devices interrupt through
- * MSI-X only. tests/unit/arch/x86/test_acpi.c parses all of it back.
+ * MSI-X only. VGEN is the VM generation ID (devices/vmgenid.h): Linux's
+ * vmgenid driver binds to VMGENCTR or VM_GEN_COUNTER and reads the 16
+ * bytes at ADDR (a Name evaluates as well as the spec's Method); a restore
+ * raises GPE X86_VMGENID_GPE, whose _E00 tells the driver to read them
+ * again. tests/unit/arch/x86/test_acpi.c parses all of it back.
  */
 #include <string.h>
 
@@ -44,6 +57,9 @@
 #define AML_BUFFER_OP 0x11
 #define AML_PACKAGE_OP 0x12
 #define AML_SCOPE_OP 0x10
+#define AML_METHOD_OP 0x14
+#define AML_DUAL_NAME_PREFIX 0x2e
+#define AML_NOTIFY_OP 0x86
 #define AML_EXT_OP 0x5b
 #define AML_DEVICE_OP 0x82 /* after AML_EXT_OP */
 
@@ -268,6 +284,49 @@ static void device_pci_root(struct aml *a)
 	aml_close(a, dev);
 }
 
+static void device_vmgenid(struct aml *a)
+{
+	size_t dev = device_open(a, "VGEN"), pkg;
+
+	aml_name_string(a, "_HID", "VMGENCTR");
+	aml_name_string(a, "_CID", "VM_GEN_COUNTER");
+	aml_name_string(a, "_DDN", "VM_Gen_Counter");
+	aml_name(a, "ADDR");
+	emit8(a, AML_PACKAGE_OP);
+	pkg = aml_open(a);
+	emit8(a, 2); /* NumElements: low and high 32 bits of the address */
+	emit8(a, AML_DWORD_PREFIX);
+	emit32(a, (uint32_t)X86_VMGENID_GPA);
+	emit8(a, AML_ZERO);
+	aml_close(a, pkg);
+	aml_close(a, dev);
+}
+
+/* Scope (\_GPE) { Method (_Exx) { Notify (\_SB.VGEN, 0x80) } } */
+static void gpe_vmgenid(struct aml *a)
+{
+	static const char method[4] = { '_', 'E', '0' + X86_VMGENID_GPE / 10,
+					'0' + X86_VMGENID_GPE % 10 };
+	size_t scope, m;
+
+	_Static_assert(X86_VMGENID_GPE < 16, "GPE0 has 16 events");
+	emit8(a, AML_SCOPE_OP);
+	scope = aml_open(a);
+	emit(a, "\\_GPE", 5);
+	emit8(a, AML_METHOD_OP);
+	m = aml_open(a);
+	emit(a, method, 4);
+	emit8(a, 0); /* no arguments, not serialized */
+	emit8(a, AML_NOTIFY_OP);
+	emit8(a, '\\');
+	emit8(a, AML_DUAL_NAME_PREFIX);
+	emit(a, "_SB_VGEN", 8);
+	emit8(a, AML_BYTE_PREFIX);
+	emit8(a, 0x80); /* the spec's "the ID changed" */
+	aml_close(a, m);
+	aml_close(a, scope);
+}
+
 size_t dsdt_build_aml(uint8_t *buf, size_t cap)
 {
 	/* clang-format off */
@@ -288,6 +347,8 @@ size_t dsdt_build_aml(uint8_t *buf, size_t cap)
 	emit(&a, "\\_SB_", 5);
 	device_pvpanic(&a);
 	device_pci_root(&a);
+	device_vmgenid(&a);
 	aml_close(&a, scope);
+	gpe_vmgenid(&a);
 	return a.overflow ? 0 : a.len;
 }

@@ -22,6 +22,8 @@
 #define X86_COM1_IRQ 4
 #define X86_PM1A_EVT_PORT 0x600 /* ACPI PM1a_EVT_BLK: STS (2) + EN (2) */
 #define X86_PM1A_CNT_PORT 0x604 /* ACPI PM1a_CNT_BLK (2) */
+#define X86_GPE0_PORT 0x608 /* ACPI GPE0_BLK: STS (2) + EN (2) */
+#define X86_VMGENID_GPE 0 /* \_GPE._E00 notifies \_SB.VGEN */
 #define X86_HINT_PORT 0x610 /* guest scheduling hints, see docs/ */
 #define X86_HINT_PORT_LEN 0x10
 #define X86_RR_PARTNER_PORT 0x620 /* --rr-partner, abi/rr_partner_abi.h */
@@ -45,7 +47,8 @@
 #define X86_AP_TRAMPOLINE_GPA 0x8000
 #define X86_LOW_RAM_END 0x9fc00 /* start of the EBDA-style hole */
 #define X86_ACPI_GPA 0xe0000 /* RSDP, then the other tables */
-#define X86_ACPI_MAX 0x10000
+#define X86_ACPI_MAX 0xf000
+#define X86_VMGENID_GPA 0xef000 /* the VM generation ID: 16 bytes */
 #define X86_MPTABLE_GPA 0xf0000 /* MP floating pointer + config table */
 #define X86_MPTABLE_MAX 0x10000
 #define X86_HIGH_MEM_START 0x100000 /* 1 MiB: kernels load here */

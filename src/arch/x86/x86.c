@@ -138,7 +138,8 @@ static const struct platform_slot x86_platform[] = {
 	  .base2 = X86_I8042_CMD_PORT },
 	{ PLATFORM_DEBUG_EXIT, .base = X86_DEBUG_EXIT_PORT },
 	{ PLATFORM_ACPI_PM, .base = X86_PM1A_EVT_PORT,
-	  .base2 = X86_PM1A_CNT_PORT },
+	  .base2 = X86_PM1A_CNT_PORT, .base3 = X86_GPE0_PORT,
+	  .irq = ACPI_SCI_IRQ },
 	{ PLATFORM_PVPANIC, .base = X86_PVPANIC_PORT }, /* DSDT: QEMU0001 */
 	/* After ACPI PM: the reset port 0xcf9 is in the PCI config ports. */
 	{ PLATFORM_PCI_HOST, .mmio = true, .base = X86_PCI_MMIO_GPA,
@@ -147,6 +148,8 @@ static const struct platform_slot x86_platform[] = {
 	{ PLATFORM_HINTS, .base = X86_HINT_PORT },
 	{ PLATFORM_RR_PARTNER, .base = X86_RR_PARTNER_PORT,
 	  .irq = X86_RR_PARTNER_IRQ },
+	/* DSDT: VGEN (VMGENCTR) and \_GPE._E00. */
+	{ PLATFORM_VMGENID, .base = X86_VMGENID_GPA, .irq = X86_VMGENID_GPE },
 };
 
 const struct platform_slot *arch_platform(size_t *count)

@@ -17,6 +17,7 @@
 struct fixture {
 	struct acpi_pm *pm;
 	struct fake_power power;
+	struct fake_irq sci;
 };
 
 static uint64_t rd(const struct bus_ops *ops, struct acpi_pm *pm,
@@ -47,6 +48,9 @@ static void wr(const struct bus_ops *ops, struct acpi_pm *pm, uint64_t offset,
 #define EVT (&acpi_pm1_evt_bus_ops)
 #define CNT (&acpi_pm1_cnt_bus_ops)
 #define RST (&acpi_reset_bus_ops)
+#define GPE (&acpi_gpe0_bus_ops)
+#define GPE_STS 0
+#define GPE_EN 2
 #define SLP(typ) ((uint64_t)(typ) << ACPI_SLP_TYP_SHIFT)
 
 static int setup(void **state)
@@ -54,7 +58,8 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	f->pm = acpi_pm_create(fake_power_sink(&f->power));
+	f->pm = acpi_pm_create(fake_power_sink(&f->power),
+			       fake_irq_line(&f->sci, 9));
 	assert_non_null(f->pm);
 	*state = f;
 	return 0;
@@ -206,6 +211,62 @@ static void test_odd_widths_and_offsets(void **state)
 	assert_int_equal(rd(RST, f->pm, 0, 2), 0xff02);
 }
 
+/*
+ * A raised event interrupts only once the guest enables it, stays
+ * pending until the guest clears its status bit (write 1), and the SCI
+ * follows (as Linux's GPE handling expects of a level SCI).
+ */
+static void test_gpe_raises_sci_while_pending_and_enabled(void **state)
+{
+	struct fixture *f = *state;
+
+	acpi_pm_raise_gpe(f->pm, 0);
+	assert_int_equal(rd(GPE, f->pm, GPE_STS, 2), 0x0001);
+	assert_false(f->sci.level); /* not enabled yet */
+	wr(GPE, f->pm, GPE_EN, 0x0001, 1);
+	assert_true(f->sci.level);
+	assert_int_equal(f->sci.gsi, 9);
+	/* Clearing another bit, or writing 0, leaves it pending. */
+	wr(GPE, f->pm, GPE_STS, 0x0002, 1);
+	wr(GPE, f->pm, GPE_STS, 0x0000, 1);
+	assert_true(f->sci.level);
+	wr(GPE, f->pm, GPE_STS, 0x0001, 1);
+	assert_false(f->sci.level);
+	assert_int_equal(rd(GPE, f->pm, 0, 4), 0x00010000);
+	/* Disabled while pending: no SCI; enabled again: the SCI again. */
+	acpi_pm_raise_gpe(f->pm, 0);
+	assert_true(f->sci.level);
+	wr(GPE, f->pm, GPE_EN, 0, 2);
+	assert_false(f->sci.level);
+	wr(GPE, f->pm, GPE_EN, 0x0001, 2);
+	assert_true(f->sci.level);
+	/* Out of range: ignored. */
+	acpi_pm_raise_gpe(f->pm, 16);
+	assert_int_equal(rd(GPE, f->pm, GPE_STS, 2), 0x0001);
+	/* The line is set only when it changes. */
+	assert_int_equal(f->sci.changes, 5);
+}
+
+/* A snapshot carries a pending event; the restored SCI matches it. */
+static void test_gpe_state_round_trip(void **state)
+{
+	struct fixture *f = *state;
+	struct acpi_pm_state s;
+	struct fake_power power = { 0 };
+	struct fake_irq sci;
+	struct acpi_pm *pm2 =
+		acpi_pm_create(fake_power_sink(&power), fake_irq_line(&sci, 9));
+
+	assert_non_null(pm2);
+	wr(GPE, f->pm, GPE_EN, 0x0005, 2);
+	acpi_pm_raise_gpe(f->pm, 2);
+	acpi_pm_save(f->pm, &s);
+	assert_int_equal(acpi_pm_load(pm2, &s), 0);
+	assert_int_equal(rd(GPE, pm2, 0, 4), 0x00050004);
+	assert_true(sci.level);
+	acpi_pm_destroy(pm2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -217,6 +278,8 @@ int main(void)
 		T(test_pm1_en_round_trip),
 		T(test_reset_register),
 		T(test_odd_widths_and_offsets),
+		T(test_gpe_raises_sci_while_pending_and_enabled),
+		T(test_gpe_state_round_trip),
 #undef T
 	};
 

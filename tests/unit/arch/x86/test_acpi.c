@@ -264,6 +264,9 @@ static int aml_pkglength(const uint8_t *p, const uint8_t *end, size_t *len,
 struct aml_device {
 	char path[16]; /* scope + name, e.g. "\_SB_PEVT" */
 	char hid[16]; /* a string _HID */
+	char cid[16], ddn[16]; /* string _CID, _DDN */
+	uint64_t addr[2]; /* ADDR: Package (2) of integers */
+	int has_addr;
 	uint64_t eisa_hid; /* an integer _HID (EisaId) */
 	const uint8_t *crs;
 	size_t crs_len;
@@ -289,14 +292,32 @@ static int aml_device_body(const uint8_t *p, const uint8_t *end,
 		p += 5;
 		if (*p == 0x0d) { /* String */
 			const uint8_t *s = ++p;
+			char *to = !memcmp(name, "_HID", 4)   ? dev->hid
+				   : !memcmp(name, "_CID", 4) ? dev->cid
+				   : !memcmp(name, "_DDN", 4) ? dev->ddn
+							      : NULL;
 
 			while (p < end && *p)
 				p++;
-			if (p >= end || memcmp(name, "_HID", 4) ||
-			    (size_t)(p - s) >= sizeof(dev->hid))
+			if (p >= end || !to || (size_t)(p - s) >= 16)
 				return -1;
-			memcpy(dev->hid, s, (size_t)(p - s));
+			memcpy(to, s, (size_t)(p - s));
 			p++;
+		} else if (*p == 0x12) { /* Package: ADDR's two integers */
+			const uint8_t *pkg_end;
+
+			p++;
+			if (aml_pkglength(p, end, &len, &nbytes) ||
+			    len > (size_t)(end - p) || memcmp(name, "ADDR", 4))
+				return -1;
+			pkg_end = p + len;
+			p += nbytes;
+			if (p >= pkg_end || *p++ != 2 ||
+			    aml_integer(&p, pkg_end, &dev->addr[0]) ||
+			    aml_integer(&p, pkg_end, &dev->addr[1]) ||
+			    p != pkg_end)
+				return -1;
+			dev->has_addr = 1;
 		} else if (*p == 0x11) { /* Buffer */
 			const uint8_t *buf_end;
 			uint64_t size;
@@ -333,16 +354,53 @@ static int aml_device_body(const uint8_t *p, const uint8_t *end,
 	return 0;
 }
 
+/* A Method (NAME, 0) in a scope: its path and the bytes of its body. */
+struct aml_method {
+	char path[16];
+	const uint8_t *body;
+	size_t len;
+};
+
+static struct aml_method methods[4];
+static int nr_methods;
+
+/* A Method at P (its opcode), ending by SCOPE_END; NULL if malformed. */
+static const uint8_t *aml_method(const uint8_t *p, const uint8_t *scope_end,
+				 const uint8_t *scope)
+{
+	struct aml_method *m = &methods[nr_methods];
+	const uint8_t *m_end;
+	size_t len, nbytes;
+
+	if (nr_methods >= 4 || aml_pkglength(p + 1, scope_end, &len, &nbytes) ||
+	    len > (size_t)(scope_end - p - 1))
+		return NULL;
+	m_end = p + 1 + len;
+	p += 1 + nbytes;
+	if (m_end - p < 5 || p[4] != 0) /* no arguments, not serialized */
+		return NULL;
+	memset(m, 0, sizeof(*m));
+	memcpy(m->path, scope, 5);
+	memcpy(m->path + 5, p, 4);
+	m->body = p + 5;
+	m->len = (size_t)(m_end - m->body);
+	nr_methods++;
+	return m_end;
+}
+
 /*
  * Find Scope (\NAME) { Device (NAME) { ... } } at the top level of the
- * DSDT body, skipping the \_S5 Name. Returns the number of devices found
- * (at most MAX), -1 on anything it cannot parse.
+ * DSDT body, skipping the \_S5 Name; Methods in a scope go to methods[].
+ * Returns the number of devices found (at most MAX), -1 on anything it
+ * cannot parse.
  */
 static int find_devices(const uint8_t *aml, size_t aml_len,
 			struct aml_device *devs, int max)
 {
 	const uint8_t *p = aml, *end = aml + aml_len;
 	int found = 0;
+
+	nr_methods = 0;
 
 	while (p < end) {
 		const uint8_t *scope_end, *scope;
@@ -369,6 +427,12 @@ static int find_devices(const uint8_t *aml, size_t aml_len,
 			struct aml_device *dev = &devs[found];
 			const uint8_t *dev_end;
 
+			if (p[0] == 0x14) { /* Method */
+				p = aml_method(p, scope_end, scope);
+				if (!p)
+					return -1;
+				continue;
+			}
 			if (found >= max || scope_end - p < 3 || p[0] != 0x5b ||
 			    p[1] != 0x82 ||
 			    aml_pkglength(p + 2, scope_end, &len, &nbytes) ||
@@ -502,12 +566,52 @@ static int dsdt_devices(struct aml_device *devs, int max)
 	return find_devices(ram + l.dsdt + 36, len - 36, devs, max);
 }
 
+/*
+ * Linux's vmgenid driver binds to VMGENCTR (or the _CID), maps the 16
+ * bytes at ADDR, and rereads them when the device is notified: the GPE
+ * the platform raises after a restore runs \_GPE._E00, which notifies
+ * \_SB.VGEN with 0x80. The FADT's GPE0 block is where that GPE lives.
+ */
+static void test_dsdt_vmgenid_and_its_gpe(void **state)
+{
+	static const uint8_t notify[] = { 0x86, '\\', 0x2e, '_', 'S', 'B',
+					  '_',	'V',  'G',  'E', 'N', 0x0a,
+					  0x80 };
+	struct guest_memory mem = mem_with_ram();
+	struct aml_device devs[4];
+	struct acpi_layout l;
+
+	assert_int_equal(dsdt_devices(devs, 4), 3);
+	assert_string_equal(devs[2].path, "\\_SB_VGEN");
+	assert_string_equal(devs[2].hid, "VMGENCTR");
+	assert_string_equal(devs[2].cid, "VM_GEN_COUNTER");
+	assert_true(devs[2].has_addr);
+	assert_int_equal(devs[2].addr[0], X86_VMGENID_GPA);
+	assert_int_equal(devs[2].addr[1], 0);
+	/* Below the tables' end and outside them, in the reserved window. */
+	assert_true(X86_VMGENID_GPA >= X86_ACPI_GPA + X86_ACPI_MAX);
+	assert_true(X86_VMGENID_GPA + 16 <= X86_MPTABLE_GPA);
+	assert_int_equal(nr_methods, 1);
+	assert_string_equal(methods[0].path, "\\_GPE_E00");
+	assert_int_equal(X86_VMGENID_GPE, 0);
+	assert_int_equal(methods[0].len, sizeof(notify));
+	assert_memory_equal(methods[0].body, notify, sizeof(notify));
+	/* FADT: GPE0_BLK, its length, and X_GPE0_BLK (I/O, bytewise). */
+	assert_int_equal(acpi_build_tables(&mem, 1, true, &l), 0);
+	assert_int_equal(rd32(l.fadt + 80), X86_GPE0_PORT);
+	assert_int_equal(ram[l.fadt + 92], ACPI_GPE0_LEN);
+	assert_int_equal(ram[l.fadt + 220], 1);
+	assert_int_equal(ram[l.fadt + 221], 8 * ACPI_GPE0_LEN);
+	assert_int_equal(ram[l.fadt + 223], 1);
+	assert_int_equal(rd64(l.fadt + 224), X86_GPE0_PORT);
+}
+
 static void test_dsdt_pvpanic_device(void **state)
 {
 	struct aml_device devs[4];
 	struct crs crs;
 
-	assert_int_equal(dsdt_devices(devs, 4), 2);
+	assert_int_equal(dsdt_devices(devs, 4), 3);
 	assert_string_equal(devs[0].path, "\\_SB_PEVT");
 	/* Linux's pvpanic-mmio driver matches this ACPI ID. */
 	assert_string_equal(devs[0].hid, "QEMU0001");
@@ -536,7 +640,7 @@ static void test_dsdt_pci_root_bridge(void **state)
 	struct crs_window *w;
 	struct crs crs;
 
-	assert_int_equal(dsdt_devices(devs, 4), 2);
+	assert_int_equal(dsdt_devices(devs, 4), 3);
 	assert_string_equal(devs[1].path, "\\_SB_PCI0");
 	/* EisaId ("PNP0A03"): "PNP" in 5-bit letters, then 0x0a03. */
 	assert_int_equal(devs[1].eisa_hid, 0x030ad041);
@@ -657,6 +761,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rsdp_and_xsdt),
 		cmocka_unit_test(test_fadt_registers),
+		cmocka_unit_test(test_dsdt_vmgenid_and_its_gpe),
 		cmocka_unit_test(test_dsdt_s5_package),
 		cmocka_unit_test(test_dsdt_pvpanic_device),
 		cmocka_unit_test(test_dsdt_pci_root_bridge),
