@@ -15,7 +15,15 @@
  * think time): then the vCPU really halts between requests. Without it the
  * answer is often back before the emulated guest kernel reaches `hlt` on
  * the dev host.
- * Parameters: txns=N (at most RR_MAX_TXNS) service_us=N.
+ * long_us=N long_pct=P make the idle periods bimodal (issue 35's halt-poll
+ * Pareto): each transaction is a long one, served in long_us, with
+ * probability P% (a fixed-seed xorshift, so every run draws the same
+ * sequence), else a short one in service_us. The guest rewrites the
+ * partner's service time before ringing, outside the timed span, only
+ * when it changes. A single polling window cannot fit both modes: the
+ * case an adaptive chooser is for.
+ * Parameters: txns=N (at most RR_MAX_TXNS) service_us=N long_us=N
+ * long_pct=P.
  */
 #include "arch/x86/platform.h"
 #include "cmdline.h"
@@ -33,7 +41,7 @@
 #define IOAPIC_REDIR_LOW(pin) (0x10 + 2 * (pin))
 #define IOAPIC_REDIR_HIGH(pin) (0x11 + 2 * (pin))
 
-static uint64_t txns, service_us;
+static uint64_t txns, service_us, long_us, long_pct, longs;
 static uint64_t latencies[RR_MAX_TXNS];
 static uint64_t total_cycles;
 static uint64_t host_cpu_ns;
@@ -58,7 +66,9 @@ static bool rr_setup(void)
 {
 	if (!cmdline_get_u64("txns", 10000, 1, RR_MAX_TXNS, &txns) ||
 	    !cmdline_get_u64("service_us", 0, 0, RR_MAX_SERVICE_US,
-			     &service_us))
+			     &service_us) ||
+	    !cmdline_get_u64("long_us", 0, 0, RR_MAX_SERVICE_US, &long_us) ||
+	    !cmdline_get_u64("long_pct", 0, 0, 100, &long_pct))
 		return false;
 	if (inl(X86_RR_PARTNER_PORT + RR_REG_DOORBELL) != RR_PARTNER_MAGIC) {
 		printk("rr: no partner at port 0x%x (run hintvm with "
@@ -76,15 +86,36 @@ static bool rr_setup(void)
 	return true;
 }
 
+/* Whether the next transaction is a long one (xorshift64, fixed seed). */
+static bool draw_long(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*state = x;
+	return x % 100 < long_pct;
+}
+
 static void rr_run(struct cpu *cpu)
 {
-	uint64_t start;
+	uint64_t start, rng = 0x9e3779b97f4a7c15ull;
+	bool was_long = false;
 
 	if (cpu->nr != 0)
 		return;
 	outl(X86_RR_PARTNER_PORT + RR_REG_CONTROL, RR_CTRL_START);
 	start = rdtsc();
 	for (uint64_t i = 0; i < txns; i++) {
+		bool is_long = long_pct && draw_long(&rng);
+
+		if (is_long != was_long)
+			outl(X86_RR_PARTNER_PORT + RR_REG_SERVICE_US,
+			     (uint32_t)(is_long ? long_us : service_us));
+		was_long = is_long;
+		longs += is_long;
+
 		uint64_t t0 = rdtsc();
 
 		outl(X86_RR_PARTNER_PORT + RR_REG_DOORBELL, (uint32_t)i);
@@ -156,6 +187,11 @@ static bool rr_report(struct result *r)
 	p99 = percentile(99);
 	result_add(r, "txns", "%lu", txns);
 	result_add(r, "service_us", "%lu", service_us);
+	if (long_pct) {
+		result_add(r, "long_us", "%lu", long_us);
+		result_add(r, "long_pct", "%lu", long_pct);
+		result_add(r, "longs", "%lu", longs);
+	}
 	result_add(r, "cycles", "%lu", total_cycles);
 	result_add(r, "p50_cycles", "%lu", p50);
 	result_add(r, "p99_cycles", "%lu", p99);

@@ -138,6 +138,54 @@ static void test_ioapic_pin_delivers_irqfd_answers(void **state)
 	guest_run_free(&run);
 }
 
+/*
+ * The rr payload's bimodal idle mix (long_us, long_pct): the share of long
+ * transactions follows long_pct, all of them at 100, and every answer
+ * still arrives while the guest switches the partner's service time
+ * between transactions; a share above 100% is refused.
+ */
+static void test_rr_bimodal_mix_draws_long_transactions(void **state)
+{
+	static const struct {
+		const char *pct;
+		unsigned long lo, hi; /* bounds on longs of 100 txns */
+	} cases[] = { { "100", 100, 100 }, { "30", 5, 60 } };
+	const char *const extra[] = { "rr-partner", NULL };
+	struct guest_run run;
+	char cmdline[96];
+
+	for (unsigned int i = 0; i < 2; i++) {
+		snprintf(cmdline, sizeof(cmdline),
+			 "test=rr txns=100 service_us=1 long_us=20 long_pct=%s",
+			 cases[i].pct);
+		assert_int_equal(guest_boot(&run, NULL, 1, cmdline, extra), 0);
+		print_output_on_failure(&run);
+		assert_string_equal(result_field(&run, "ok"), "1");
+		assert_string_equal(result_field(&run, "long_pct"),
+				    cases[i].pct);
+		assert_string_equal(result_field(&run, "long_us"), "20");
+		unsigned long longs =
+			strtoul(result_field(&run, "longs"), NULL, 10);
+		assert_in_range(longs, cases[i].lo, cases[i].hi);
+		guest_run_free(&run);
+	}
+	/* Without long_pct the RESULT says nothing of a mix. */
+	assert_int_equal(
+		guest_boot(&run, NULL, 1, "test=rr txns=50 long_us=20", extra),
+		0);
+	assert_string_equal(result_field(&run, "ok"), "1");
+	assert_null(result_field(&run, "longs"));
+	guest_run_free(&run);
+	/* A share above 100% is refused, naming the parameter. */
+	assert_int_equal(guest_boot(&run, NULL, 1,
+				    "test=rr txns=50 long_pct=101", extra),
+			 0);
+	assert_string_equal(result_field(&run, "ok"), "0");
+	assert_string_equal(result_field(&run, "error"), "bad-parameter");
+	assert_non_null(strstr(run.output, "long_pct=101"));
+	guest_run_free(&run);
+}
+
 static void test_triple_fault_is_a_crash(void **state)
 {
 	for (unsigned int cpus = 1; cpus <= 2; cpus++) {
@@ -195,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_default_payload_is_hello),
 		cmocka_unit_test(test_elf32_pvh_kernel_boots),
 		cmocka_unit_test(test_ioapic_pin_delivers_irqfd_answers),
+		cmocka_unit_test(test_rr_bimodal_mix_draws_long_transactions),
 		cmocka_unit_test(test_triple_fault_is_a_crash),
 		cmocka_unit_test(test_debug_exit_passes_the_code_through),
 		cmocka_unit_test(test_cpuid_marks_a_kvm_guest),
