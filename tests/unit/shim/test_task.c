@@ -672,6 +672,34 @@ static void test_shutdown(void **state)
  * shim may see the connection before the message. Seen in the oci tier
  * (ctr task exec -t, "the runtime sent no terminal ... Protocol error").
  */
+/* The runtime's state for t1; with VSOCK, a socket there that listens
+ * (and never greets unless the test does): its fd, else -1. */
+static int make_state(bool vsock)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char dir[128], file[160];
+	int lfd;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/t1", tmpdir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(file, sizeof(file), "%s/state.json", dir);
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fprintf(f, "{\"id\":\"t1\",\"bundle\":\"%s\"}\n", tmpdir);
+	fclose(f);
+	if (!vsock)
+		return -1;
+	assert_true(strlen(dir) + sizeof("/v.sock") <= sizeof(a.sun_path));
+	memcpy(a.sun_path, dir, strlen(dir));
+	memcpy(a.sun_path + strlen(dir), "/v.sock", sizeof("/v.sock"));
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	return lfd;
+}
+
 /*
  * Stats asks the guest's agent; a guest that accepts the connection and
  * never answers must not hold the shim's other requests: State answers
@@ -683,29 +711,13 @@ static void test_stats_does_not_block(void **state)
 		CONTAINERD__TASK__V2__STATS_REQUEST__INIT;
 	Containerd__Task__V2__StateRequest sr =
 		CONTAINERD__TASK__V2__STATE_REQUEST__INIT;
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	char dir[128], file[160];
 	uint32_t stats_id;
 	int lfd, waited = 0;
-	FILE *f;
 
 	(void)state;
 	fake_task(getpid());
 	/* The runtime's state for t1, and a vsock socket that never greets. */
-	snprintf(dir, sizeof(dir), "%s/t1", tmpdir);
-	assert_int_equal(mkdir(dir, 0700), 0);
-	snprintf(file, sizeof(file), "%s/state.json", dir);
-	f = fopen(file, "w");
-	assert_non_null(f);
-	fprintf(f, "{\"id\":\"t1\",\"bundle\":\"%s\"}\n", tmpdir);
-	fclose(f);
-	assert_true(strlen(dir) + sizeof("/v.sock") <= sizeof(a.sun_path));
-	memcpy(a.sun_path, dir, strlen(dir));
-	memcpy(a.sun_path + strlen(dir), "/v.sock", sizeof("/v.sock"));
-	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(lfd >= 0);
-	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(lfd, 4), 0);
+	lfd = make_state(true);
 
 	st.id = "t1";
 	stats_id = call("Stats", &st.base);
@@ -816,34 +828,6 @@ static void events_stop(void)
 	events_pid = -1;
 	close(events_rd);
 	events_rd = -1;
-}
-
-/* The runtime's state for t1; with VSOCK, a socket there that listens
- * (and never greets unless the test does): its fd, else -1. */
-static int make_state(bool vsock)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	char dir[128], file[160];
-	int lfd;
-	FILE *f;
-
-	snprintf(dir, sizeof(dir), "%s/t1", tmpdir);
-	assert_int_equal(mkdir(dir, 0700), 0);
-	snprintf(file, sizeof(file), "%s/state.json", dir);
-	f = fopen(file, "w");
-	assert_non_null(f);
-	fprintf(f, "{\"id\":\"t1\",\"bundle\":\"%s\"}\n", tmpdir);
-	fclose(f);
-	if (!vsock)
-		return -1;
-	assert_true(strlen(dir) + sizeof("/v.sock") <= sizeof(a.sun_path));
-	memcpy(a.sun_path, dir, strlen(dir));
-	memcpy(a.sun_path + strlen(dir), "/v.sock", sizeof("/v.sock"));
-	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(lfd >= 0);
-	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(lfd, 4), 0);
-	return lfd;
 }
 
 /* A child that the OOM killer ends, as far as its parent can tell. */
