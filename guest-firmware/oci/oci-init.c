@@ -116,15 +116,22 @@ void agent_log(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The task's cgroup (task_cgroup.c), once made; -1 before or without. */
+static int task_cgroup = -1;
+
 /*
  * The main process's exit as the guest agent reports it (docs/agent.md):
  * EXIT_REPORT to the host's port 1025, which hintvm (option agent)
- * acknowledges before we power off. 0 once acknowledged.
+ * acknowledges before we power off. 0 once acknowledged. With it go the
+ * task cgroup's OOM kills: the VM ends right after, so this is the last
+ * moment anyone can read them, and the kernel counts a kill before it
+ * sends the SIGKILL, so the count is complete by the time wait returns.
  */
 static int report_exit(int wait_status)
 {
 	uint8_t frame[128], ack[AGENT_HDR_SIZE];
 	struct agent_builder b;
+	struct agent_stats st;
 	struct pollfd pfd;
 	size_t got = 0;
 	int fd, len;
@@ -140,6 +147,14 @@ static int report_exit(int wait_status)
 	else
 		agent_put_u32(&b, AGENT_ATTR_EXIT_CODE,
 			      (uint32_t)WEXITSTATUS(wait_status));
+	if (task_cgroup >= 0) {
+		agent_task_cgroup_read(task_cgroup, &st);
+		if (st.value[AGENT_STAT(AGENT_ATTR_OOM_KILLS)] !=
+		    AGENT_STATS_UNKNOWN)
+			agent_put_u64(
+				&b, AGENT_ATTR_OOM_KILLS,
+				st.value[AGENT_STAT(AGENT_ATTR_OOM_KILLS)]);
+	}
 	len = agent_build_end(&b);
 	if (len < 0 || send(fd, frame, (size_t)len, MSG_NOSIGNAL) != len) {
 		close(fd);
@@ -564,7 +579,7 @@ static int enter_root(void)
  * started inside the container's root, so that `hintvm-runtime exec`
  * (hvm_process_start over vsock) runs processes in the container.
  */
-static void start_agent(int task_cgroup)
+static void start_agent(int cgroup_dir)
 {
 	static char *const argv[] = { "hintvm-agent", NULL };
 	static char cgroup_env[48];
@@ -590,9 +605,9 @@ static void start_agent(int task_cgroup)
 		if (enter_root())
 			_exit(127);
 		/* Its stats (STATS): dup() leaves the copy open across exec. */
-		if (task_cgroup >= 0) {
+		if (cgroup_dir >= 0) {
 			snprintf(cgroup_env, sizeof(cgroup_env), "%s=%d",
-				 AGENT_TASK_CGROUP_ENV, dup(task_cgroup));
+				 AGENT_TASK_CGROUP_ENV, dup(cgroup_dir));
 			envp[1] = cgroup_env;
 		}
 		fexecve(fd, argv, envp);
@@ -771,7 +786,7 @@ int main(void)
 {
 	struct agent_container spec;
 	int stdio[3] = { -1, -1, -1 };
-	int ws, task_cgroup;
+	int ws;
 	pid_t child;
 
 	mount("proc", "/proc", "proc", 0, NULL);
@@ -796,6 +811,8 @@ int main(void)
 	 */
 	task_cgroup = agent_task_cgroup_setup("/hintvm/cgroup");
 	start_agent(task_cgroup);
+	if (task_cgroup < 0)
+		task_cgroup = -1;
 	if (!terminal(&spec))
 		agent_stdio_connect(NULL, stdio);
 	if (stdio[0] < 0)

@@ -159,6 +159,14 @@ struct hvm_exit {
 	 */
 	int guest_reported;
 	int guest_status;
+	/*
+	 * With guest_reported: how many processes of the main process's
+	 * cgroup the guest's OOM killer had killed by its exit (its
+	 * memory.events oom_kill; hintvm-oci-init sends it), or
+	 * HVM_GUEST_STAT_UNKNOWN when the guest did not say. The VM is gone
+	 * after the exit: this is the one place the count survives it.
+	 */
+	uint64_t guest_oom_kills;
 };
 
 /*

@@ -72,6 +72,9 @@ struct agent_host {
 		conn[AGENT_REPORT_MAX_PENDING]; /* the thread's own */
 	atomic_bool reported;
 	atomic_int status; /* shell status: code or 128 + signal */
+	/* The main process's cgroup's OOM kills, HVM_GUEST_STAT_UNKNOWN
+	 * when the report had none (an agent without a task cgroup). */
+	_Atomic uint64_t oom_kills;
 };
 
 static void *report_thread(void *arg);
@@ -195,9 +198,12 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The status an EXIT_REPORT's validated payload carries, or -EPROTO. */
+/*
+ * The status an EXIT_REPORT's validated payload carries, and its OOM
+ * kills (HVM_GUEST_STAT_UNKNOWN without), or -EPROTO.
+ */
 static int parse_report(const struct agent_hdr *hdr, const uint8_t *payload,
-			int *status)
+			int *status, uint64_t *oom_kills)
 {
 	uint32_t v = 0, version = 0;
 
@@ -213,6 +219,8 @@ static int parse_report(const struct agent_hdr *hdr, const uint8_t *payload,
 		*status = agent_shell_status(false, v);
 	else
 		return -EPROTO;
+	if (agent_get_u64(payload, hdr->len, AGENT_ATTR_OOM_KILLS, oom_kills))
+		*oom_kills = HVM_GUEST_STAT_UNKNOWN;
 	return 0;
 }
 
@@ -230,17 +238,20 @@ static void conn_finish(struct agent_host *a, struct report_conn *c,
 {
 	const uint8_t *payload = c->buf + AGENT_HDR_SIZE;
 	uint8_t ok[AGENT_HDR_SIZE];
+	uint64_t oom_kills = HVM_GUEST_STAT_UNKNOWN;
 	int status = 0, r;
 
 	r = agent_payload_validate(payload, hdr->len);
 	if (r == 0)
-		r = parse_report(hdr, payload, &status);
+		r = parse_report(hdr, payload, &status, &oom_kills);
 	if (r < 0) {
 		pr_warn("agent: unusable exit report from the guest: %s",
 			strerror(-r));
 		return;
 	}
+	/* Both before reported: a reader that sees it sees them. */
 	atomic_store(&a->status, status);
+	atomic_store(&a->oom_kills, oom_kills);
 	atomic_store(&a->reported, true);
 	pr_debug("agent: the main process exited, status %d", status);
 	agent_hdr_encode(ok,
@@ -392,6 +403,13 @@ bool agent_host_status(struct vm *vm, int *status)
 		return false;
 	*status = atomic_load(&vm->agent->status);
 	return true;
+}
+
+uint64_t agent_host_oom_kills(struct vm *vm)
+{
+	if (!vm->agent || !atomic_load(&vm->agent->reported))
+		return HVM_GUEST_STAT_UNKNOWN;
+	return atomic_load(&vm->agent->oom_kills);
 }
 
 void agent_host_destroy(struct vm *vm)

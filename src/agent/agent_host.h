@@ -8,6 +8,7 @@
 #define HVM_AGENT_AGENT_HOST_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct vm;
 
@@ -43,6 +44,12 @@ void agent_host_on_connect(int fd, void *opaque);
 
 /* The main process's status as a shell says it, once reported. */
 bool agent_host_status(struct vm *vm, int *status);
+/*
+ * The OOM kills the guest counted in the main process's cgroup by the
+ * time it exited, sent with its status (hintvm-oci-init's task cgroup);
+ * HVM_GUEST_STAT_UNKNOWN before a report or when the report had none.
+ */
+uint64_t agent_host_oom_kills(struct vm *vm);
 
 void agent_host_destroy(struct vm *vm);
 

@@ -554,8 +554,8 @@ vmm_main(struct hvm_config *cfg, const struct rt_container *c,
 	struct hvm_exit ex;
 	struct hvm_vm *vm;
 	sigset_t set;
-	char msg[600];
-	int status;
+	char msg[600], oom_path[PATH_MAX + 16];
+	int status, oom_fd;
 
 	prctl(PR_SET_NAME, "hintvm-vmm");
 	vmm_block_signals(&set);
@@ -603,6 +603,13 @@ vmm_main(struct hvm_config *cfg, const struct rt_container *c,
 	if (spec->has_netns)
 		connect_network(c);
 	rt_log_keep_open();
+	/* Opened now: once the VM runs, no thread of ours may open files
+	 * in root's state directory (docs/sandbox.md). */
+	rt_container_path(c, RT_OOM_FILE, oom_path, sizeof(oom_path));
+	oom_fd = open(oom_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (oom_fd < 0)
+		rt_warn("%s: %s: an OOM kill will go unreported", oom_path,
+			strerror(errno));
 	if (hvm_vm_start(vm)) {
 		rt_error("cannot start the VM: %s", hvm_last_error());
 		_exit(HVM_STATUS_HOST_ERROR);
@@ -614,6 +621,17 @@ vmm_main(struct hvm_config *cfg, const struct rt_container *c,
 		status = (int)(ex.debug_code & 0xff);
 	if (ex.reason == HVM_EXIT_STOPPED && sig.last)
 		status = 128 + sig.last;
+	/* Before the exit that lets the reaper read it (RT_OOM_FILE). */
+	if (ex.guest_reported && ex.guest_oom_kills != HVM_GUEST_STAT_UNKNOWN &&
+	    oom_fd >= 0) {
+		if (dprintf(oom_fd, "%llu\n",
+			    (unsigned long long)ex.guest_oom_kills) < 0)
+			rt_warn("%s: %s", oom_path, strerror(errno));
+		if (ex.guest_oom_kills)
+			rt_debug(
+				"container %s: the guest's OOM killer ended %llu of its processes",
+				c->id, (unsigned long long)ex.guest_oom_kills);
+	}
 	/*
 	 * A guest that crashed, reset or met a host error leaves a status
 	 * (6, 4, 8) that says nothing by itself, and the guest kernel is

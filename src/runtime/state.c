@@ -294,3 +294,29 @@ int rt_container_remove(const struct rt_container *c)
 	}
 	return 0;
 }
+
+int rt_container_oom_kills(const struct rt_container *c, unsigned long long *n)
+{
+	char path[PATH_MAX + 16], text[32], *end;
+	ssize_t len;
+	int fd;
+
+	rt_container_path(c, RT_OOM_FILE, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	len = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (len <= 0)
+		return -ENOENT;
+	text[len] = 0;
+	errno = 0;
+	*n = strtoull(text, &end, 10);
+	if (end == text || text[0] == '-' || errno ||
+	    (*end && strcmp(end, "\n"))) {
+		rt_error("%s: \"%.*s\" is no count of OOM kills", path,
+			 (int)strcspn(text, "\n"), text);
+		return -EINVAL;
+	}
+	return 0;
+}

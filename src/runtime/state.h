@@ -43,6 +43,19 @@ bool rt_valid_id(const char *id);
  */
 #define RT_VSOCK_FILE "v.sock"
 
+/*
+ * The guest's OOM kills in the container's cgroup at its exit: the VMM
+ * process writes the count the guest sent with the exit (create.c,
+ * struct hvm_exit's guest_oom_kills) before it exits, so whoever reaps
+ * it (the shim: TaskOOM) reads it after, never racing the VM's end.
+ * Absent or empty: the guest did not say.
+ */
+#define RT_OOM_FILE "oom_kills"
+
+/* The count RT_OOM_FILE of C holds into N: 0, -ENOENT (not known) or
+ * -EINVAL (not a count: named in the log). */
+int rt_container_oom_kills(const struct rt_container *c, unsigned long long *n);
+
 /* --root/ID into C->dir; creates --root (0700) when asked. */
 int rt_container_init(struct rt_container *c, const char *id, bool create_root);
 

@@ -303,7 +303,7 @@ static void exec_into(struct shim *s, struct ttrpc_call *call,
 	for (int i = 0; i < SHIM_MAX_EXECS && !own; i++)
 		if (s->execs[i].used && !strcmp(s->execs[i].id, c->id))
 			own = &s->execs[i];
-	if (!own || !own->started || own->exited) {
+	if (!own || !own->started || own->reaped) {
 		ttrpc_call_error(
 			call, GOOGLE__RPC__CODE__FAILED_PRECONDITION,
 			"exec \"%s\" in container %s: it is not running",
@@ -523,11 +523,10 @@ static void h_stats(void *opaque, struct ttrpc_call *call)
 {
 	const Containerd__Task__V2__StatsRequest *req =
 		(const void *)call->request;
-	Containerd__Task__V2__StatsResponse resp =
-		CONTAINERD__TASK__V2__STATS_RESPONSE__INIT;
-	Google__Protobuf__Any any;
 	struct hvm_guest_stats g;
+	struct ttrpc_token token;
 	struct shim *s = opaque;
+	char what[RT_MAX_ID + 16];
 	int r;
 
 	if (container_call(s, call, M_STATS, req->id, NULL, 0))
@@ -549,14 +548,9 @@ static void h_stats(void *opaque, struct ttrpc_call *call)
 				 req->id, (int)s->task.pid, strerror(-r));
 		return;
 	}
-	if (shim_stats_encode(&g, &any)) {
-		ttrpc_call_error(call, GOOGLE__RPC__CODE__RESOURCE_EXHAUSTED,
-				 "pod sandbox %s: out of memory", req->id);
-		return;
-	}
-	resp.stats = &any;
-	ttrpc_call_reply(call, &resp.base);
-	free(any.value.data);
+	snprintf(what, sizeof(what), "pod sandbox %s", req->id);
+	token = ttrpc_call_defer(call);
+	shim_stats_send(s->server, &token, what, &g);
 }
 BY_ID(h_update, M_UPDATE, Containerd__Task__V2__UpdateTaskRequest, NULL, 0)
 

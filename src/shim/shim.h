@@ -18,6 +18,7 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include "hintvm/hintvm.h"
 #include "runtime/runtime.h"
 #include "pb_any.pb-c.h"
 #include "pb_timestamp.pb-c.h"
@@ -136,6 +137,12 @@ struct shim_exec {
 	/* A PID namespace of the container's own: made by its process,
 	 * joined by its execs (guest_pidns_join). */
 	bool guest_pidns, guest_pidns_join;
+	/*
+	 * Its process is reaped but its exit not yet told: a pod
+	 * container's TaskExit waits for the guest's OOM count (the exit
+	 * is "exited" once TaskExit is sent). The pid may be reused now.
+	 */
+	bool reaped;
 	pid_t pid;
 	uint32_t exit_status;
 	struct timespec exited_at;
@@ -226,8 +233,28 @@ int shim_console_resize(struct shim_console *c, uint32_t width,
 void shim_stats_reply(struct shim *s, struct ttrpc_call *call, const char *id,
 		      const char *cgroup);
 
+/* ---- guest_ask.c: the guest agent asked in a child process ----------- */
+struct shim_guest_answer {
+	int r; /* 0, or a negative errno with the reason in err */
+	struct hvm_guest_stats g;
+	char err[256];
+};
+/* A's answer (NULL: the child ended without one, its time ran out) for
+ * the OPAQUE of shim_guest_ask, on the server's thread. */
+typedef void (*shim_guest_answer_fn)(struct shim *s, void *opaque,
+				     const struct shim_guest_answer *a);
+/*
+ * Asks the agent at VSOCK for CGROUP's numbers (NULL: the task's) in a
+ * child process, LIMIT_S seconds at most (0: the agent's own deadlines);
+ * FN gets the answer in a later poll round. 0, or -errno when it could
+ * not be asked (FN is never called then).
+ */
+int shim_guest_ask(struct shim *s, const char *vsock, const char *cgroup,
+		   unsigned int limit_s, shim_guest_answer_fn fn, void *opaque);
+/* Questions asked and not yet answered. */
+unsigned int shim_guest_asks_pending(void);
+
 /* ---- stats.c: Task.Stats' message ---------------------------------------- */
-struct hvm_guest_stats;
 /*
  * G as containerd's io.containerd.cgroups.v1.Metrics in ANY (type URL
  * the message's full name; its value malloc'ed: free any->value.data).
@@ -235,6 +262,13 @@ struct hvm_guest_stats;
  */
 int shim_stats_encode(const struct hvm_guest_stats *g,
 		      Google__Protobuf__Any *any);
+/*
+ * G as the StatsResponse to the deferred request TOKEN of SERVER; WHAT
+ * ("task ID") names it in the error when G cannot be encoded.
+ */
+void shim_stats_send(struct ttrpc_server *server,
+		     const struct ttrpc_token *token, const char *what,
+		     const struct hvm_guest_stats *g);
 /*
  * The VMM process PID's own numbers on the host, from /proc/PID/stat (a
  * pod sandbox's Stats): CPU user/system time, resident memory, threads as

@@ -24,6 +24,7 @@
 #include "cgroups_v1_metrics.pb-c.h"
 #include "hintvm/hintvm.h"
 #include "shim/shim.h"
+#include "task_shim.pb-c.h"
 
 static uint64_t known(uint64_t v)
 {
@@ -81,6 +82,25 @@ int shim_stats_encode(const struct hvm_guest_stats *g,
 	any->value.data = buf;
 	any->value.len = len;
 	return 0;
+}
+
+void shim_stats_send(struct ttrpc_server *server,
+		     const struct ttrpc_token *token, const char *what,
+		     const struct hvm_guest_stats *g)
+{
+	Containerd__Task__V2__StatsResponse resp =
+		CONTAINERD__TASK__V2__STATS_RESPONSE__INIT;
+	Google__Protobuf__Any any;
+
+	if (shim_stats_encode(g, &any)) {
+		ttrpc_server_error(server, token,
+				   GOOGLE__RPC__CODE__RESOURCE_EXHAUSTED,
+				   "%s: out of memory", what);
+		return;
+	}
+	resp.stats = &any;
+	ttrpc_server_reply(server, token, &resp.base);
+	free(any.value.data);
 }
 
 int shim_stats_parse_proc_stat(const char *text, long ticks, long page_size,

@@ -113,6 +113,22 @@ static void publish_exit(struct shim *s)
 	shim_events_publish(&s->events, "/tasks/exit", &ev.base);
 }
 
+/*
+ * The guest's OOM killer ended processes of the task: the count its VMM
+ * process left in the state directory before it exited (RT_OOM_FILE),
+ * read here after the reap, so it is there already.
+ */
+static bool task_oom_killed(const struct shim_task *t)
+{
+	unsigned long long n = 0;
+	struct rt_container c;
+
+	if (rt_container_init(&c, t->id, false) ||
+	    rt_container_oom_kills(&c, &n))
+		return false;
+	return n > 0;
+}
+
 /* Records STATUS (waitpid's) as the task's end, tells containerd, then
  * answers every Wait: the exit event comes first, as containerd expects. */
 static void task_exited(struct shim *s, int status)
@@ -137,6 +153,15 @@ static void task_exited(struct shim *s, int status)
 		 t->exit_status);
 	/* A terminal's last output reaches ctr before the exit does. */
 	shim_console_drain(&t->console);
+	/* As runc's shim: the OOM before the exit it caused, so that
+	 * containerd (and the CRI) know why by the time the task stops. */
+	if (task_oom_killed(t)) {
+		Containerd__Events__TaskOOM oom =
+			CONTAINERD__EVENTS__TASK_OOM__INIT;
+
+		oom.container_id = t->id;
+		shim_events_publish(&s->events, "/tasks/oom", &oom.base);
+	}
 	publish_exit(s);
 	resp.exit_status = t->exit_status;
 	shim_timestamp(&at, &t->exited_at);
@@ -802,66 +827,37 @@ static void h_stats(void *opaque, struct ttrpc_call *call)
 }
 
 /*
- * Stats asks the guest's agent, which a guest can leave unanswered for up
- * to 15 s (10 s handshake, 5 s answer). The shim serves every task
- * request and notices exits on one thread, so the question goes to a
- * child process of its own, and the answer comes back through a pipe
- * watched beside the requests (the child is reaped with the others).
+ * Stats asks the guest's agent in a child process (guest_ask.c): a
+ * silent guest holds its own Stats, never the shim's other requests; at
+ * most STATS_MAX_PENDING questions wait at once.
  */
 #define STATS_MAX_PENDING 8
 
-struct stats_answer {
-	int r;
-	struct hvm_guest_stats g;
-	char err[256];
-};
-
 struct stats_job {
-	struct shim *s;
 	struct ttrpc_token token;
 	char id[RT_MAX_ID + 1];
-	int fd;
 };
 
-static unsigned int stats_pending;
-
-static void stats_answered(void *opaque, int fd, short revents)
+static void stats_answered(struct shim *s, void *opaque,
+			   const struct shim_guest_answer *a)
 {
-	Containerd__Task__V2__StatsResponse resp =
-		CONTAINERD__TASK__V2__STATS_RESPONSE__INIT;
 	struct stats_job *job = opaque;
-	struct stats_answer a;
-	Google__Protobuf__Any any;
-	ssize_t n;
+	char what[RT_MAX_ID + 8];
 
-	(void)revents;
-	do
-		n = read(fd, &a, sizeof(a));
-	while (n < 0 && errno == EINTR);
-	ttrpc_server_unwatch(job->s->server, fd);
-	close(fd);
-	stats_pending--;
-	if (n != (ssize_t)sizeof(a)) {
+	if (!a) {
 		ttrpc_server_error(
-			job->s->server, &job->token,
-			GOOGLE__RPC__CODE__INTERNAL,
+			s->server, &job->token, GOOGLE__RPC__CODE__INTERNAL,
 			"task %s: the stats helper ended without an answer",
 			job->id);
-	} else if (a.r < 0) {
-		a.err[sizeof(a.err) - 1] = 0;
+	} else if (a->r < 0) {
 		ttrpc_server_error(
-			job->s->server, &job->token,
-			a.r == -ENOENT ? PRECONDITION
-				       : GOOGLE__RPC__CODE__UNAVAILABLE,
-			"task %s: the guest's stats: %s", job->id, a.err);
-	} else if (shim_stats_encode(&a.g, &any)) {
-		ttrpc_server_error(job->s->server, &job->token,
-				   GOOGLE__RPC__CODE__RESOURCE_EXHAUSTED,
-				   "task %s: out of memory", job->id);
+			s->server, &job->token,
+			a->r == -ENOENT ? PRECONDITION
+					: GOOGLE__RPC__CODE__UNAVAILABLE,
+			"task %s: the guest's stats: %s", job->id, a->err);
 	} else {
-		resp.stats = &any;
-		ttrpc_server_reply(job->s->server, &job->token, &resp.base);
-		free(any.value.data);
+		snprintf(what, sizeof(what), "task %s", job->id);
+		shim_stats_send(s->server, &job->token, what, &a->g);
 	}
 	free(job);
 }
@@ -872,50 +868,28 @@ static void stats_ask(struct shim *s, struct ttrpc_call *call, const char *id,
 		      const char *vsock, const char *cgroup)
 {
 	struct stats_job *job;
-	int p[2];
-	pid_t pid;
+	int r;
 
-	if (stats_pending >= STATS_MAX_PENDING) {
+	if (shim_guest_asks_pending() >= STATS_MAX_PENDING) {
 		ttrpc_call_error(
 			call, GOOGLE__RPC__CODE__UNAVAILABLE,
-			"task %s: %d Stats are waiting for guests already", id,
-			STATS_MAX_PENDING);
+			"task %s: %d questions are waiting for guests already",
+			id, STATS_MAX_PENDING);
 		return;
 	}
 	job = calloc(1, sizeof(*job));
-	if (!job || pipe2(p, O_CLOEXEC)) {
+	r = job ? shim_guest_ask(s, vsock, cgroup, 0, stats_answered, job)
+		: -ENOMEM;
+	if (r) {
 		free(job);
 		ttrpc_call_error(call, GOOGLE__RPC__CODE__INTERNAL,
 				 "task %s: cannot ask the guest: %s", id,
-				 strerror(errno));
+				 r == -ENOSPC ? "no room to watch"
+					      : strerror(-r));
 		return;
 	}
-	pid = fork();
-	if (pid == 0) {
-		struct stats_answer a = { 0 };
-
-		close(p[0]);
-		a.r = hvm_guest_cgroup_stats(vsock, cgroup, &a.g);
-		if (a.r < 0)
-			snprintf(a.err, sizeof(a.err), "%s", hvm_last_error());
-		_exit(write(p[1], &a, sizeof(a)) == (ssize_t)sizeof(a) ? 0 : 1);
-	}
-	close(p[1]);
-	if (pid < 0 ||
-	    ttrpc_server_watch(s->server, p[0], POLLIN, stats_answered, job)) {
-		close(p[0]);
-		free(job);
-		ttrpc_call_error(call, GOOGLE__RPC__CODE__INTERNAL,
-				 "task %s: cannot ask the guest: %s", id,
-				 pid < 0 ? strerror(errno)
-					 : "no room to watch");
-		return;
-	}
-	job->s = s;
-	job->fd = p[0];
 	snprintf(job->id, sizeof(job->id), "%s", id);
 	job->token = ttrpc_call_defer(call);
-	stats_pending++;
 }
 
 void shim_stats_reply(struct shim *s, struct ttrpc_call *call, const char *id,

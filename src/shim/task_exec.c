@@ -343,9 +343,10 @@ void shim_exec_kill(struct shim *s, struct ttrpc_call *call, const char *id,
 
 	if (!e)
 		return;
-	if (!e->started || e->exited) {
+	/* Reaped, its exit still to be told: its pid may be another's. */
+	if (!e->started || e->reaped) {
 		ttrpc_call_error(call, NOT_FOUND, "exec %s: process %s", e->id,
-				 e->exited ? "already finished"
+				 e->reaped ? "already finished"
 					   : "not started");
 		return;
 	}
@@ -411,68 +412,26 @@ void shim_exec_delete(struct shim *s, struct ttrpc_call *call, const char *id,
 	memset(e, 0, sizeof(*e));
 }
 
-/*
- * A pod container's own process ended: did the guest's OOM killer kill
- * any of its processes? Its cgroup (one per container id) counts the
- * kills in memory.events (the agent's STATS for that cgroup). runc's shim
- * reports each OOM as it happens; asked here once, at the exit, it is the
- * same for the CRI, whose status says OOMKilled after any. Within the
- * agent's 5 s STATS deadline; a guest that cannot answer (the VM gone)
- * means no.
- */
-static bool oom_killed(struct shim *s, const struct shim_exec *e)
-{
-	struct hvm_guest_stats g;
-	struct rt_container c;
-	char vsock[PATH_MAX + 32];
-
-	if (!e->container[0] || strcmp(e->id, e->container) || s->task.exited ||
-	    rt_container_load(&c, s->task.id))
-		return false;
-	rt_container_path(&c, RT_VSOCK_FILE, vsock, sizeof(vsock));
-	if (hvm_guest_cgroup_stats(vsock, e->container, &g) < 0) {
-		rt_debug("container %s: no OOM count: %s", e->container,
-			 hvm_last_error());
-		return false;
-	}
-	return g.oom_kills != HVM_GUEST_STAT_UNKNOWN && g.oom_kills > 0;
-}
-
-bool shim_exec_reaped(struct shim *s, pid_t pid)
+/* E's end told: TaskOOM first when OOM, as runc's shim (so that the
+ * CRI's status says OOMKilled by the time the container is EXITED), then
+ * TaskExit, then the Waits. */
+static void exec_exit_publish(struct shim *s, struct shim_exec *e, bool oom)
 {
 	Containerd__Task__V2__WaitResponse resp =
 		CONTAINERD__TASK__V2__WAIT_RESPONSE__INIT;
 	Containerd__Events__TaskExit ev = CONTAINERD__EVENTS__TASK_EXIT__INIT;
-	Containerd__Events__TaskOOM oom = CONTAINERD__EVENTS__TASK_OOM__INIT;
+	Containerd__Events__TaskOOM oom_ev = CONTAINERD__EVENTS__TASK_OOM__INIT;
 	Google__Protobuf__Timestamp at = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
-	struct shim_exec *e = NULL;
-	int status;
 
-	for (int i = 0; i < SHIM_MAX_EXECS && !e; i++)
-		if (s->execs[i].used && s->execs[i].started &&
-		    !s->execs[i].exited && s->execs[i].pid == pid)
-			e = &s->execs[i];
-	if (!e || waitpid(pid, &status, WNOHANG) != pid)
-		return false;
 	e->exited = true;
-	e->exit_status = WIFEXITED(status) ? (uint32_t)WEXITSTATUS(status)
-			 : WIFSIGNALED(status)
-				 ? 128u + (uint32_t)WTERMSIG(status)
-				 : 255u;
-	clock_gettime(CLOCK_REALTIME, &e->exited_at);
-	/* A terminal's last output reaches ctr before the exit does. */
-	if (e->terminal)
-		shim_console_drain(&e->console);
 	shim_timestamp(&at, &e->exited_at);
-	/* As runc's shim: the OOM before the exit it caused, so that the
-	 * CRI's status says OOMKilled by the time the container is EXITED. */
-	if (oom_killed(s, e)) {
-		oom.container_id = e->container;
-		shim_events_publish(&s->events, "/tasks/oom", &oom.base);
+	if (oom) {
+		oom_ev.container_id = (char *)shim_exec_container_id(s, e);
+		shim_events_publish(&s->events, "/tasks/oom", &oom_ev.base);
 	}
 	ev.container_id = (char *)shim_exec_container_id(s, e);
 	ev.id = e->id;
-	ev.pid = (uint32_t)pid;
+	ev.pid = (uint32_t)e->pid;
 	ev.exit_status = e->exit_status;
 	ev.exited_at = &at;
 	shim_events_publish(&s->events, "/tasks/exit", &ev.base);
@@ -481,6 +440,91 @@ bool shim_exec_reaped(struct shim *s, pid_t pid)
 	for (unsigned int i = 0; i < e->n_waiters; i++)
 		ttrpc_server_reply(s->server, &e->waiters[i], &resp.base);
 	e->n_waiters = 0;
+}
+
+/* Which exec an OOM question is for: its slot and id (a slot may be
+ * another exec's by the time the answer comes, in principle). */
+struct oom_job {
+	int slot;
+	char id[RT_MAX_ID + 1];
+};
+
+static void oom_answered(struct shim *s, void *opaque,
+			 const struct shim_guest_answer *a)
+{
+	struct oom_job *job = opaque;
+	struct shim_exec *e = &s->execs[job->slot];
+	bool oom = a && a->r == 0 && a->g.oom_kills != HVM_GUEST_STAT_UNKNOWN &&
+		   a->g.oom_kills > 0;
+
+	if (!a || a->r < 0)
+		rt_debug("container %s: no OOM count: %s", job->id,
+			 a ? a->err : "the guest did not answer in time");
+	if (e->used && e->reaped && !e->exited && !strcmp(e->id, job->id))
+		exec_exit_publish(s, e, oom);
+	free(job);
+}
+
+/*
+ * A pod container's own process ended: did the guest's OOM killer kill
+ * any of its processes? Its cgroup (one per container id) counts the
+ * kills in memory.events (the agent's STATS for that cgroup). runc's shim
+ * reports each OOM as it happens; asked here once, at the exit, it is the
+ * same for the CRI, whose status says OOMKilled after any. Asked in a
+ * child (guest_ask.c), OOM_ASK_LIMIT_S at most: TaskExit waits for the
+ * answer, the shim's other requests do not. 0 once asked; a guest that
+ * cannot be asked (the VM gone) means no OOM.
+ */
+#define OOM_ASK_LIMIT_S 5
+
+static int oom_ask(struct shim *s, struct shim_exec *e)
+{
+	struct oom_job *job;
+	struct rt_container c;
+	char vsock[PATH_MAX + 32];
+	int r;
+
+	if (!e->container[0] || strcmp(e->id, e->container) || s->task.exited ||
+	    rt_container_load(&c, s->task.id))
+		return -ENOENT;
+	rt_container_path(&c, RT_VSOCK_FILE, vsock, sizeof(vsock));
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return -ENOMEM;
+	job->slot = (int)(e - s->execs);
+	snprintf(job->id, sizeof(job->id), "%s", e->id);
+	r = shim_guest_ask(s, vsock, e->container, OOM_ASK_LIMIT_S,
+			   oom_answered, job);
+	if (r) {
+		rt_warn("container %s: cannot ask the guest for OOM kills: %s",
+			e->container, strerror(-r));
+		free(job);
+	}
+	return r;
+}
+
+bool shim_exec_reaped(struct shim *s, pid_t pid)
+{
+	struct shim_exec *e = NULL;
+	int status;
+
+	for (int i = 0; i < SHIM_MAX_EXECS && !e; i++)
+		if (s->execs[i].used && s->execs[i].started &&
+		    !s->execs[i].reaped && s->execs[i].pid == pid)
+			e = &s->execs[i];
+	if (!e || waitpid(pid, &status, WNOHANG) != pid)
+		return false;
+	e->reaped = true;
+	e->exit_status = WIFEXITED(status) ? (uint32_t)WEXITSTATUS(status)
+			 : WIFSIGNALED(status)
+				 ? 128u + (uint32_t)WTERMSIG(status)
+				 : 255u;
+	clock_gettime(CLOCK_REALTIME, &e->exited_at);
+	/* A terminal's last output reaches ctr before the exit does. */
+	if (e->terminal)
+		shim_console_drain(&e->console);
+	if (oom_ask(s, e))
+		exec_exit_publish(s, e, false);
 	return true;
 }
 
@@ -504,9 +548,9 @@ void shim_exec_resize(struct shim *s, struct ttrpc_call *call, const char *id,
 				 "exec %s: it has no terminal", e->id);
 		return;
 	}
-	if (!e->started || e->exited) {
+	if (!e->started || e->reaped) {
 		ttrpc_call_error(call, PRECONDITION, "exec %s: %s", e->id,
-				 e->exited ? "already finished"
+				 e->reaped ? "already finished"
 					   : "not started");
 		return;
 	}

@@ -386,6 +386,7 @@ int hvm_vm_wait(struct hvm_vm *handle, struct hvm_exit *exit)
 	if (ended.reason == HVM_EXIT_POWEROFF &&
 	    agent_host_status(vm, &ended.guest_status)) {
 		ended.guest_reported = 1;
+		ended.guest_oom_kills = agent_host_oom_kills(vm);
 		snprintf(ended.detail, sizeof(ended.detail),
 			 "the guest agent's main process ended with status %d",
 			 ended.guest_status);

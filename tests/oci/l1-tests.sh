@@ -798,6 +798,41 @@ case_shim_ctr_metrics() {
 	fi
 }
 l1_case shim-ctr-metrics case_shim_ctr_metrics oci_case_reset
+# A task's process killed by the guest's OOM killer: the count comes out
+# of the VM with the exit (hintvm-oci-init's exit report), so TaskOOM
+# reaches containerd before TaskExit (ctr events sees both, in that
+# order), and ctr run returns 137. dd asks for all but 4 MiB of the
+# guest's RAM at once: past what is free, within what the kernel's
+# overcommit heuristic allows, so the allocation succeeds and filling it
+# is what the OOM killer ends.
+case_shim_ctr_oom() {
+	local ev_pid oom_line exit_line
+	problems=""
+	ctr events > "$work/shim-oom.events" 2>&1 &
+	ev_pid=$!
+	sleep 1
+	shim_ctr shim-oom sh -c 'echo hog-start; m=$(awk "/^MemTotal/ { print \$2 - 4096 }" /proc/meminfo); exec dd if=/dev/zero of=/dev/null bs=${m}k count=1'
+	# containerd forwards an event after the shim's Forward returns.
+	sleep 1
+	kill $ev_pid 2>/dev/null
+	wait $ev_pid 2>/dev/null
+	oom_line=$(grep -n '/tasks/oom .*"container_id":"shim-oom"' "$work/shim-oom.events" | head -n 1 | cut -d: -f1)
+	exit_line=$(grep -n '/tasks/exit .*"container_id":"shim-oom"' "$work/shim-oom.events" | head -n 1 | cut -d: -f1)
+	[ $st = 137 ] || problems="status $st, expected 137;"
+	[ "$out" = hog-start ] || problems="$problems output [$out], expected hog-start;"
+	[ -n "$oom_line" ] || problems="$problems no TaskOOM in ctr events;"
+	[ -n "$exit_line" ] || problems="$problems no TaskExit in ctr events;"
+	[ -z "$oom_line" ] || [ -z "$exit_line" ] || [ "$oom_line" -lt "$exit_line" ] ||
+		problems="$problems TaskOOM (line $oom_line) after TaskExit (line $exit_line);"
+	if [ -z "$problems" ]; then
+		result shim-ctr-oom pass "dd past the guest's RAM: TaskOOM before TaskExit in ctr events, ctr run returned 137"
+	else
+		grep shim-oom "$work/shim-oom.events" | sed 's/^/E2E-LOG shim-ctr-oom: events: /'
+		shim_fail_logs shim-ctr-oom shim-oom
+		result shim-ctr-oom fail "$problems"
+	fi
+}
+l1_case shim-ctr-oom case_shim_ctr_oom oci_case_reset
 # ctr task exec -t through the shim: the runtime's exec sends its pty's
 # master to the shim, which copies the exec's fifos to and from it.
 # exec_tty_once EXEC_ID: one `ctr task exec -t` session into shim-exec-tty;
@@ -952,7 +987,7 @@ case_shim_ctr_rm_clean() {
 	# Each task's socket, named as containerd 1.6's shims name theirs:
 	# sha256 of containerd's address/namespace/id.
 	socks=""
-	for id in shim-run shim-exit shim-kill shim-exec shim-tty shim-vmm shim-dead; do
+	for id in shim-run shim-exit shim-kill shim-exec shim-tty shim-vmm shim-dead shim-oom; do
 		sock=/run/containerd/s/$(printf '%s' "/run/containerd/containerd.sock/default/$id" | sha256sum | cut -d' ' -f1)
 		[ ! -e "$sock" ] || socks="$socks $id"
 	done

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -27,6 +28,7 @@
 #include "agent/agent_host.h"
 #include "core/config.h"
 #include "core/vm.h"
+#include "hintvm/hintvm.h"
 #include "sandboxed_call.h"
 
 #define WAIT_MS 10000
@@ -82,8 +84,10 @@ static int guest_connect(struct fixture *f)
 	return sv[1];
 }
 
-/* Send EXIT_REPORT with exit code CODE, as the agent does. */
-static void send_report(int fd, uint32_t code)
+/* Send EXIT_REPORT with exit code CODE (or, with SIGNAL, killed by it)
+ * and OOM kills (HVM_GUEST_STAT_UNKNOWN: none sent), as oci-init does. */
+static void send_report_oom(int fd, uint32_t code, uint32_t signal,
+			    uint64_t oom_kills)
 {
 	uint8_t frame[128];
 	struct agent_builder b;
@@ -92,10 +96,20 @@ static void send_report(int fd, uint32_t code)
 	agent_build_begin(&b, frame, sizeof(frame), AGENT_MSG_EXIT_REPORT, 1);
 	agent_put_u32(&b, AGENT_ATTR_VERSION, AGENT_PROTO_VERSION);
 	agent_put_u32(&b, AGENT_ATTR_PID, 42);
-	agent_put_u32(&b, AGENT_ATTR_EXIT_CODE, code);
+	if (signal)
+		agent_put_u32(&b, AGENT_ATTR_TERM_SIGNAL, signal);
+	else
+		agent_put_u32(&b, AGENT_ATTR_EXIT_CODE, code);
+	if (oom_kills != HVM_GUEST_STAT_UNKNOWN)
+		agent_put_u64(&b, AGENT_ATTR_OOM_KILLS, oom_kills);
 	len = agent_build_end(&b);
 	assert_true(len > 0);
 	assert_int_equal(send(fd, frame, (size_t)len, MSG_NOSIGNAL), len);
+}
+
+static void send_report(int fd, uint32_t code)
+{
+	send_report_oom(fd, code, 0, HVM_GUEST_STAT_UNKNOWN);
 }
 
 /* What hintvm answers on FD within MS: the OK header, or 0 (EOF). */
@@ -136,6 +150,38 @@ static void test_report_is_recorded_and_acknowledged(void **state)
 	assert_acknowledged(fd, WAIT_MS);
 	assert_true(agent_host_status(&f->vm, &status));
 	assert_int_equal(status, 3);
+	close(fd);
+}
+
+/*
+ * The OOM kills oci-init sends with the exit come out with the status
+ * (hvm_exit.guest_oom_kills): the VM is gone after, so this is the only
+ * way a task's OOM reaches the shim. A report without them says unknown.
+ */
+static void test_report_carries_oom_kills(void **state)
+{
+	struct fixture *f = *state;
+	int fd = guest_connect(f), status = -1;
+
+	assert_int_equal(agent_host_oom_kills(&f->vm), HVM_GUEST_STAT_UNKNOWN);
+	send_report_oom(fd, 0, SIGKILL, 2);
+	assert_acknowledged(fd, WAIT_MS);
+	assert_true(agent_host_status(&f->vm, &status));
+	assert_int_equal(status, 128 + SIGKILL);
+	assert_int_equal(agent_host_oom_kills(&f->vm), 2);
+	close(fd);
+}
+
+static void test_report_without_oom_kills(void **state)
+{
+	struct fixture *f = *state;
+	int fd = guest_connect(f), status = -1;
+
+	send_report(fd, 5);
+	assert_acknowledged(fd, WAIT_MS);
+	assert_true(agent_host_status(&f->vm, &status));
+	assert_int_equal(status, 5);
+	assert_int_equal(agent_host_oom_kills(&f->vm), HVM_GUEST_STAT_UNKNOWN);
 	close(fd);
 }
 
@@ -241,6 +287,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_report_is_recorded_and_acknowledged, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(test_report_carries_oom_kills,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_without_oom_kills,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_silent_connections_do_not_delay_the_report, setup,
 			teardown),

@@ -27,7 +27,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "abi/agent_proto.h"
+#include "agent/agent_client.h"
+#include "events_ttrpc.pb-c.h"
+#include "pb_empty.pb-c.h"
 #include "runtime/runtime.h"
+#include "runtime/state.h"
 #include "shim/shim.h"
 #include "shim/ttrpc_frame.h"
 #include "task_shim.pb-c.h"
@@ -66,11 +71,14 @@ static int setup(void **state)
 	return 0;
 }
 
+static void events_stop(void);
+
 static int teardown(void **state)
 {
 	char cmd[128];
 
 	(void)state;
+	events_stop(); /* a test that failed left it running */
 	close(peer);
 	ttrpc_server_destroy(shim.server);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
@@ -664,6 +672,34 @@ static void test_shutdown(void **state)
  * shim may see the connection before the message. Seen in the oci tier
  * (ctr task exec -t, "the runtime sent no terminal ... Protocol error").
  */
+/* The runtime's state for t1; with VSOCK, a socket there that listens
+ * (and never greets unless the test does): its fd, else -1. */
+static int make_state(bool vsock)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char dir[128], file[160];
+	int lfd;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/t1", tmpdir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(file, sizeof(file), "%s/state.json", dir);
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fprintf(f, "{\"id\":\"t1\",\"bundle\":\"%s\"}\n", tmpdir);
+	fclose(f);
+	if (!vsock)
+		return -1;
+	assert_true(strlen(dir) + sizeof("/v.sock") <= sizeof(a.sun_path));
+	memcpy(a.sun_path, dir, strlen(dir));
+	memcpy(a.sun_path + strlen(dir), "/v.sock", sizeof("/v.sock"));
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	return lfd;
+}
+
 /*
  * Stats asks the guest's agent; a guest that accepts the connection and
  * never answers must not hold the shim's other requests: State answers
@@ -675,29 +711,13 @@ static void test_stats_does_not_block(void **state)
 		CONTAINERD__TASK__V2__STATS_REQUEST__INIT;
 	Containerd__Task__V2__StateRequest sr =
 		CONTAINERD__TASK__V2__STATE_REQUEST__INIT;
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	char dir[128], file[160];
 	uint32_t stats_id;
 	int lfd, waited = 0;
-	FILE *f;
 
 	(void)state;
 	fake_task(getpid());
 	/* The runtime's state for t1, and a vsock socket that never greets. */
-	snprintf(dir, sizeof(dir), "%s/t1", tmpdir);
-	assert_int_equal(mkdir(dir, 0700), 0);
-	snprintf(file, sizeof(file), "%s/state.json", dir);
-	f = fopen(file, "w");
-	assert_non_null(f);
-	fprintf(f, "{\"id\":\"t1\",\"bundle\":\"%s\"}\n", tmpdir);
-	fclose(f);
-	assert_true(strlen(dir) + sizeof("/v.sock") <= sizeof(a.sun_path));
-	memcpy(a.sun_path, dir, strlen(dir));
-	memcpy(a.sun_path + strlen(dir), "/v.sock", sizeof("/v.sock"));
-	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(lfd >= 0);
-	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(lfd, 4), 0);
+	lfd = make_state(true);
 
 	st.id = "t1";
 	stats_id = call("Stats", &st.base);
@@ -714,6 +734,289 @@ static void test_stats_does_not_block(void **state)
 	}
 	expect(stats_id, GOOGLE__RPC__CODE__UNAVAILABLE, "the guest's stats");
 	close(lfd);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+/* ---- events as containerd receives them -------------------------------- */
+
+/* The events service in a child: each Forward's topic goes to the pipe
+ * events_rd reads, one line each, before Forward is answered. */
+static int events_out = -1, events_rd = -1;
+static pid_t events_pid = -1;
+static char events_text[512];
+static size_t events_len;
+
+static void ev_forward(void *opaque, struct ttrpc_call *call)
+{
+	const Containerd__Services__Events__Ttrpc__V1__ForwardRequest *req =
+		(const void *)call->request;
+	Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
+	char line[128];
+	int n;
+
+	(void)opaque;
+	n = snprintf(line, sizeof(line), "%s\n",
+		     req->envelope && req->envelope->topic
+			     ? req->envelope->topic
+			     : "?");
+	if (write(events_out, line, (size_t)n) != n)
+		_exit(1);
+	ttrpc_call_reply(call, &empty.base);
+}
+
+/* containerd's end of TTRPC_ADDRESS, and the shim's events sent there. */
+static void events_start(void)
+{
+	static const ttrpc_handler_fn handlers[] = { ev_forward };
+	struct ttrpc_service ev_svc = {
+		.desc = &containerd__services__events__ttrpc__v1__events__descriptor,
+		.handlers = handlers,
+		.n_handlers = 1,
+	};
+	struct ttrpc_server_config cfg = { .services = &ev_svc,
+					   .n_services = 1 };
+	char path[128], ready;
+	int p[2];
+
+	snprintf(path, sizeof(path), "%s/events.sock", tmpdir);
+	unlink(path); /* an earlier server's */
+	events_len = 0;
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	events_pid = fork();
+	assert_true(events_pid >= 0);
+	if (events_pid == 0) {
+		struct ttrpc_server *srv = ttrpc_server_create(&cfg);
+
+		events_out = p[1];
+		if (!srv || ttrpc_server_listen(srv, path) ||
+		    write(p[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			ttrpc_server_poll(srv, -1);
+	}
+	close(p[1]);
+	events_rd = p[0];
+	assert_int_equal(read(events_rd, &ready, 1), 1);
+	shim_events_init(&shim.events, path, "default");
+}
+
+/* The topics containerd has been sent so far, one line each. */
+static const char *events_seen(void)
+{
+	struct pollfd p = { .fd = events_rd, .events = POLLIN };
+	ssize_t n;
+
+	while (events_len < sizeof(events_text) - 1 && poll(&p, 1, 0) == 1) {
+		n = read(events_rd, events_text + events_len,
+			 sizeof(events_text) - 1 - events_len);
+		if (n <= 0)
+			break;
+		events_len += (size_t)n;
+	}
+	events_text[events_len] = 0;
+	return events_text;
+}
+
+static void events_stop(void)
+{
+	if (events_pid <= 0)
+		return;
+	shim_events_close(&shim.events);
+	kill(events_pid, SIGKILL);
+	waitpid(events_pid, NULL, 0);
+	events_pid = -1;
+	close(events_rd);
+	events_rd = -1;
+}
+
+/* A child that the OOM killer ends, as far as its parent can tell. */
+static pid_t killed_child(void)
+{
+	pid_t child = fork();
+	siginfo_t info;
+
+	assert_true(child >= 0);
+	if (child == 0) {
+		raise(SIGKILL);
+		_exit(0);
+	}
+	assert_int_equal(waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT),
+			 0);
+	return child;
+}
+
+static void expect_wait_status(uint32_t id, uint32_t status)
+{
+	Hintvm__Ttrpc__Response *r = response(id);
+	Containerd__Task__V2__WaitResponse *wr;
+
+	assert_int_equal(r->status->code, GOOGLE__RPC__CODE__OK);
+	wr = containerd__task__v2__wait_response__unpack(NULL, r->payload.len,
+							 r->payload.data);
+	assert_non_null(wr);
+	assert_int_equal(wr->exit_status, status);
+	containerd__task__v2__wait_response__free_unpacked(wr, NULL);
+	hintvm__ttrpc__response__free_unpacked(r, NULL);
+}
+
+/*
+ * A plain task's VMM process ends after the guest sent its OOM kills
+ * with the exit (the runtime's RT_OOM_FILE): containerd hears TaskOOM,
+ * then TaskExit, and Wait says 137. No count, a zero, or a file that is
+ * no count: TaskExit alone.
+ */
+static void test_task_oom_before_exit(void **state)
+{
+	static const struct {
+		const char *file; /* NULL: none */
+		const char *events;
+	} cases[] = {
+		{ "1\n", "/tasks/oom\n/tasks/exit\n" },
+		{ "0\n", "/tasks/exit\n" },
+		{ NULL, "/tasks/exit\n" },
+		{ "lots\n", "/tasks/exit\n" },
+	};
+	Containerd__Task__V2__WaitRequest w =
+		CONTAINERD__TASK__V2__WAIT_REQUEST__INIT;
+	char path[160];
+	FILE *f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t wait_id;
+		pid_t child;
+
+		make_state(false);
+		snprintf(path, sizeof(path), "%s/t1/%s", tmpdir, RT_OOM_FILE);
+		if (cases[i].file) {
+			f = fopen(path, "w");
+			assert_non_null(f);
+			fputs(cases[i].file, f);
+			fclose(f);
+		}
+		events_start();
+		child = killed_child();
+		fake_task(child);
+		w.id = "t1";
+		wait_id = call("Wait", &w.base);
+		shim_task_reaped(&shim);
+		expect_wait_status(wait_id, 128 + SIGKILL);
+		if (strcmp(events_seen(), cases[i].events))
+			fail_msg("OOM file %s: events [%s], expected [%s]",
+				 cases[i].file ? cases[i].file : "(none)",
+				 events_seen(), cases[i].events);
+		events_stop();
+		shim.task.exists = false;
+		snprintf(path, sizeof(path), "rm -rf %s/t1", tmpdir);
+		assert_int_equal(system(path), 0);
+	}
+	expect_alive();
+}
+
+/* The fake agent's side of the hybrid vsock handshake and HELLO. */
+static void agent_accept_greeting(int agent)
+{
+	uint8_t frame[128], *payload = NULL;
+	struct agent_builder b;
+	struct agent_hdr hdr;
+	char c = 0;
+	int len;
+
+	while (c != '\n')
+		assert_int_equal(read(agent, &c, 1), 1);
+	assert_int_equal(write(agent, "OK 1\n", 5), 5);
+	assert_int_equal(agent_read_frame(agent, &hdr, &payload, 5000), 0);
+	assert_int_equal(hdr.type, AGENT_MSG_HELLO);
+	free(payload);
+	agent_build_begin(&b, frame, sizeof(frame), AGENT_MSG_HELLO, hdr.id);
+	agent_put_u32(&b, AGENT_ATTR_VERSION, AGENT_PROTO_VERSION);
+	len = agent_build_end(&b);
+	assert_int_equal(write(agent, frame, (size_t)len), len);
+}
+
+/*
+ * A pod container's own process ends: its OOM count is the guest's to
+ * say, asked in a child. While the guest takes its time the shim answers
+ * other requests, holds Wait and TaskExit, and does not signal the
+ * reaped pid; the answer (one OOM kill) brings TaskOOM, then TaskExit,
+ * then Wait's 137.
+ */
+static void test_ctr_oom_does_not_block(void **state)
+{
+	Containerd__Task__V2__WaitRequest w =
+		CONTAINERD__TASK__V2__WAIT_REQUEST__INIT;
+	Containerd__Task__V2__StateRequest sr =
+		CONTAINERD__TASK__V2__STATE_REQUEST__INIT;
+	Containerd__Task__V2__KillRequest k =
+		CONTAINERD__TASK__V2__KILL_REQUEST__INIT;
+	struct pollfd p = { .fd = peer, .events = POLLIN };
+	uint8_t frame[256], *payload = NULL;
+	struct shim_exec *e = &shim.execs[0];
+	struct agent_stats st;
+	struct agent_hdr hdr;
+	char cgroup[64];
+	uint32_t wait_id;
+	int lfd, agent, len, waited = 0;
+	pid_t child;
+
+	(void)state;
+	fake_task(getpid());
+	lfd = make_state(true);
+	events_start();
+	memset(e, 0, sizeof(*e));
+	shim_console_reset(&e->console);
+	e->used = e->started = true;
+	snprintf(e->id, sizeof(e->id), "c1");
+	snprintf(e->container, sizeof(e->container), "c1");
+	child = killed_child();
+	e->pid = child;
+	w.id = "t1";
+	w.exec_id = "c1";
+	wait_id = call("Wait", &w.base);
+	assert_true(shim_exec_reaped(&shim, child));
+
+	/* The question reaches the guest, which does not answer yet. */
+	p.fd = lfd;
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	agent = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(agent >= 0);
+	agent_accept_greeting(agent);
+	assert_int_equal(agent_read_frame(agent, &hdr, &payload, 5000), 0);
+	assert_int_equal(hdr.type, AGENT_MSG_STATS);
+	assert_int_equal(agent_get_str(payload, hdr.len, AGENT_ATTR_CGROUP,
+				       cgroup, sizeof(cgroup)),
+			 0);
+	assert_string_equal(cgroup, "c1");
+	free(payload);
+	sr.id = "t1";
+	expect(call("State", &sr.base), GOOGLE__RPC__CODE__OK, NULL);
+	k.id = "t1";
+	k.exec_id = "c1";
+	k.signal = SIGTERM;
+	expect(call("Kill", &k.base), GOOGLE__RPC__CODE__NOT_FOUND,
+	       "already finished");
+	p.fd = peer;
+	assert_int_equal(poll(&p, 1, 0), 0); /* Wait still held */
+	assert_string_equal(events_seen(), "");
+
+	/* One OOM kill in its cgroup. */
+	for (unsigned int i = 0; i < AGENT_STATS_COUNT; i++)
+		st.value[i] = AGENT_STATS_UNKNOWN;
+	st.value[AGENT_STAT(AGENT_ATTR_OOM_KILLS)] = 1;
+	len = agent_stats_encode(frame, sizeof(frame), hdr.id, &st);
+	assert_true(len > 0);
+	assert_int_equal(write(agent, frame, (size_t)len), len);
+	while (poll(&p, 1, 0) == 0) {
+		assert_int_equal(ttrpc_server_poll(shim.server, 100), 0);
+		assert_true(++waited < 100);
+	}
+	expect_wait_status(wait_id, 128 + SIGKILL);
+	assert_string_equal(events_seen(), "/tasks/oom\n/tasks/exit\n");
+	close(agent);
+	close(lfd);
+	events_stop();
+	shim.task.exists = false;
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 }
@@ -781,6 +1084,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_does_not_block,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_oom_before_exit,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ctr_oom_does_not_block,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_console_connect_then_send,
 						setup, teardown),
