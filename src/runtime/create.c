@@ -273,11 +273,161 @@ static int console_guest(struct hvm_config *cfg,
 	return ret;
 }
 
+/*
+ * Whether this container's VM starts from a template: the node owner
+ * said template = auto, and the VM is a CRI pod's sandbox, which runs no
+ * process of its own in the guest (its app containers are execs, whose
+ * roots come through the pod's share): a clone of a VM booted to its
+ * agent needs nothing the boot would have put in. A NIC (a network
+ * namespace) is no part of a template yet, nor is a terminal; arm64 has
+ * no snapshots: those boot.
+ */
+static bool from_template(const struct rt_guest_config *g,
+			  const struct oci_spec *spec)
+{
+	const char *type =
+		oci_spec_annotation(spec, "io.kubernetes.cri.container-type");
+
+#if !defined(__x86_64__)
+	(void)g;
+	(void)type;
+	return false;
+#else
+	return g->template_auto && type && !strcmp(type, "sandbox") &&
+	       g->kernel && strcmp(g->kernel, "builtin") &&
+	       (!g->initrd || !strcmp(g->initrd, "agent")) &&
+	       !spec->has_netns && !spec->process.terminal;
+#endif
+}
+
+/*
+ * A clone's guest (docs/template.md, "Containers and pods"): the agent as
+ * PID 1 with a task cgroup, each bind-mounted directory a share the
+ * agent mounts on its destination only when the first exec under it
+ * asks (hintvm.share=TAG:DIR), so the template's guest never uses one
+ * and the clone's host names its own. Bind-mounted files are not copied
+ * in (no initramfs of the container's): logged.
+ */
+static int template_guest(struct hvm_config *cfg,
+			  const struct rt_guest_config *g,
+			  const struct oci_spec *spec,
+			  const struct rt_container *c)
+{
+	char share[PATH_MAX * 2 + 64], vsock[PATH_MAX + 32];
+	char cmdline[4096];
+	size_t used;
+	unsigned int shares = 0;
+
+	used = (size_t)snprintf(
+		cmdline, sizeof(cmdline),
+		"console=ttyS0 quiet loglevel=0 panic=-1 hintvm.task-cgroup=1");
+	for (size_t i = 0; i < spec->nmounts; i++) {
+		const struct oci_mount *m = &spec->mounts[i];
+		struct stat st;
+		int n;
+
+		if (!m->bind || !m->source)
+			continue;
+		if (stat(m->source, &st) || !S_ISDIR(st.st_mode) ||
+		    shares == RT_MAX_SHARES || strchr(m->destination, ' ')) {
+			rt_warn("mounts[%zu] %s: not mounted in a VM started from a template (only directories are shared)",
+				i, m->destination);
+			continue;
+		}
+		snprintf(share, sizeof(share), "%s,tag=m%zu%s", m->source, i,
+			 m->readonly ? ",ro" : "");
+		n = snprintf(cmdline + used, sizeof(cmdline) - used,
+			     " hintvm.share=m%zu:%s", i, m->destination);
+		if (n < 0 || (size_t)n >= sizeof(cmdline) - used) {
+			rt_error(
+				"mounts[%zu] %s: the kernel command line is full",
+				i, m->destination);
+			return -E2BIG;
+		}
+		used += (size_t)n;
+		if (set_option(cfg, "share", share, m->destination))
+			return -EINVAL;
+		shares++;
+	}
+	if (g->cmdline)
+		snprintf(cmdline + used, sizeof(cmdline) - used, " %s",
+			 g->cmdline);
+	rt_container_path(c, RT_VSOCK_FILE, vsock, sizeof(vsock));
+	snprintf(share, sizeof(share), "cid=3,uds=%s", vsock);
+	if (set_option(cfg, "agent", NULL, "template = auto") ||
+	    set_option(cfg, "vsock", share, "vsock") ||
+	    set_option(cfg, "cmdline", cmdline, "cmdline"))
+		return -EINVAL;
+	/* The guest kernel's words, as a booted VM's, on stderr. */
+	if (hvm_config_set_console_fds(cfg, -1, 2)) {
+		rt_error("console: %s", hvm_last_error());
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The clone's template, made here on first use (by root, in the store
+ * root owns; outside the container's cgroup, which is sized for one VM):
+ * CFG's key, found in the store or made. A store without it is listed
+ * first, which removes the templates whose key can no longer match (a
+ * kernel replaced, another hintvm), so a node keeps only live ones. The
+ * VMM process then restores that key: a create never boots twice.
+ */
+static int template_prepare(struct hvm_config *cfg,
+			    const struct rt_guest_config *g)
+{
+	char def[PATH_MAX], key[65];
+	const char *dir = NULL;
+	struct hvm_template *list = NULL;
+	size_t n = 0;
+	bool found = false;
+
+	for (size_t i = 0; i < g->noptions; i++)
+		if (!strcmp(g->options[i].key, "template-dir"))
+			dir = g->options[i].value;
+	if (!dir) {
+		if (hvm_template_dir(def, sizeof(def))) {
+			rt_error("template store: %s", hvm_last_error());
+			return -EINVAL;
+		}
+		dir = def;
+	}
+	if (hvm_template_key(cfg, key)) {
+		rt_error("template: %s", hvm_last_error());
+		return -EINVAL;
+	}
+	if (hvm_template_list(dir, &list, &n)) {
+		rt_error("template store %s: %s", dir, hvm_last_error());
+		return -EPERM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (list[i].removed)
+			rt_debug("template %s removed: %s", list[i].key,
+				 list[i].problem);
+		else if (!strcmp(list[i].key, key) && !list[i].problem[0])
+			found = true;
+	}
+	hvm_template_list_free(list, n);
+	if (!found) {
+		rt_debug("template %s: making it (first use)", key);
+		if (hvm_template_make(cfg, dir, 0, key) < 0) {
+			rt_error("cannot make the VM template: %s",
+				 hvm_last_error());
+			return -EIO;
+		}
+	}
+	if (set_option(cfg, "template-dir", dir, "template store") ||
+	    set_option(cfg, "template", key, "template = auto"))
+		return -EINVAL;
+	return 0;
+}
+
 /* config.json + runtime configuration -> the VM's hintvm options. */
 static int build_vm_config(struct hvm_config *cfg,
 			   const struct rt_guest_config *g,
 			   const struct oci_spec *spec,
-			   const struct rt_container *c)
+			   const struct rt_container *c, bool *clone)
 {
 	struct rt_vm_resources res;
 	char err[512], num[32], control[PATH_MAX + 16];
@@ -293,7 +443,12 @@ static int build_vm_config(struct hvm_config *cfg,
 		if (set_option(cfg, "kernel", g->kernel, "kernel"))
 			return -EINVAL;
 	}
-	if (g->kernel && strcmp(g->kernel, "builtin")) {
+	*clone = from_template(g, spec);
+	if (*clone) {
+		ret = template_guest(cfg, g, spec, c);
+		if (ret)
+			return ret;
+	} else if (g->kernel && strcmp(g->kernel, "builtin")) {
 		/*
 		 * Console mode: the container's root and what its init runs
 		 * (the CONTAINER frame) travel in an initramfs of its own, the process's stdio is the
@@ -708,6 +863,7 @@ static pid_t create_container(struct create_opts *o)
 	char *text = NULL;
 	size_t len = 0;
 	int ready[2] = { -1, -1 }, ret;
+	bool clone = false;
 	ssize_t n;
 	pid_t pid = -1;
 
@@ -765,7 +921,9 @@ static pid_t create_container(struct create_opts *o)
 	}
 
 	cfg = hvm_config_new();
-	ret = cfg ? build_vm_config(cfg, &g, &spec, &c) : -ENOMEM;
+	ret = cfg ? build_vm_config(cfg, &g, &spec, &c, &clone) : -ENOMEM;
+	if (!ret && clone)
+		ret = template_prepare(cfg, &g);
 	if (ret)
 		goto out_remove;
 	if (spec.process.terminal) {
@@ -803,8 +961,10 @@ static pid_t create_container(struct create_opts *o)
 			dup2(console.slave, 1);
 			dup2(console.slave, 2);
 		}
+		/* A clone has no oci-init to take signals on port 1026. */
 		vmm_main(cfg, &c, &spec, &console,
-			 g.kernel && strcmp(g.kernel, "builtin"), ready[1]);
+			 !clone && g.kernel && strcmp(g.kernel, "builtin"),
+			 ready[1]);
 	}
 	close(ready[1]);
 	ready[1] = -1;

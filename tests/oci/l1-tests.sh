@@ -197,6 +197,17 @@ guest-init = /oci/hintvm-oci-init
 rootfs = share
 mem = 256M
 CONF
+# Pods from VM templates (docs/template.md; the cri-pod-template* cases,
+# through containerd.toml's hintvm-template* handlers): one store, made
+# root's and private as the runtime requires; the kernel case's own copy
+# of the kernel, which it changes, and its own VM size, so its templates
+# are its own.
+mkdir -p -m 700 /var/lib/hintvm/templates
+{ cat /etc/hintvm/runtime.conf; echo "template = auto"; echo "template-dir = /var/lib/hintvm/templates"; } \
+	> /etc/hintvm/runtime-template.conf
+sed 's/^template = auto$/template = off/' /etc/hintvm/runtime-template.conf > /etc/hintvm/runtime-template-off.conf
+sed -e 's|^kernel = .*|kernel = /var/lib/hintvm/vmlinuz-template|' -e 's/^mem = .*/mem = 192M/' \
+	/etc/hintvm/runtime-template.conf > /etc/hintvm/runtime-template-kernel.conf
 # The other way to give the guest its root: copied into the initramfs.
 sed 's/^rootfs = share$/rootfs = initramfs/' /etc/hintvm/runtime.conf > /oci/initramfs.conf
 cat > /oci/hintvm-runtime-initramfs <<'EOF'
@@ -981,7 +992,7 @@ l1_case shim-ctr-rm-clean case_shim_ctr_rm_clean oci_case_reset
 # sandbox ("pause") image is made here from busybox and, with the test
 # image, imported into the CRI's namespace, k8s.io: no registry is reachable.
 PAUSE_IMAGE=docker.io/hintvm/pause:test
-CRI_CASES="cri-version cri-pod-run cri-pod-one-vm cri-pod-localhost cri-pod-exec-sync cri-pod-oom cri-pod-update"
+CRI_CASES="cri-version cri-pod-run cri-pod-one-vm cri-pod-localhost cri-pod-exec-sync cri-pod-oom cri-pod-update cri-pod-template cri-pod-template-off cri-pod-template-kernel"
 cri_wanted=""
 for c in $CRI_CASES; do
 	# arm64: run once before an issue is resolved, named with
