@@ -273,30 +273,53 @@ static int console_guest(struct hvm_config *cfg,
 	return ret;
 }
 
-/*
- * Whether this container's VM starts from a template: the node owner
- * said template = auto, and the VM is a CRI pod's sandbox, which runs no
- * process of its own in the guest (its app containers are execs, whose
- * roots come through the pod's share): a clone of a VM booted to its
- * agent needs nothing the boot would have put in. A NIC (a network
- * namespace) is no part of a template yet, nor is a terminal; arm64 has
- * no snapshots: those boot.
- */
-static bool from_template(const struct rt_guest_config *g,
-			  const struct oci_spec *spec)
+/* A bind mount of a directory: a share, which a plain task's clone lacks. */
+static bool has_dir_binds(const struct oci_spec *spec)
+{
+	for (size_t i = 0; i < spec->nmounts; i++) {
+		struct stat st;
+
+		if (spec->mounts[i].bind && spec->mounts[i].source &&
+		    !stat(spec->mounts[i].source, &st) && S_ISDIR(st.st_mode))
+			return true;
+	}
+	return false;
+}
+
+static bool is_sandbox(const struct oci_spec *spec)
 {
 	const char *type =
 		oci_spec_annotation(spec, "io.kubernetes.cri.container-type");
 
+	return type && !strcmp(type, "sandbox");
+}
+
+/*
+ * Whether this container's VM starts from a template: the node owner
+ * said template = auto, the guest is a Linux kernel with the agent's
+ * initramfs, and the container is one a clone can run (docs/template.md,
+ * "Containers and pods"): a CRI pod's sandbox, which runs no process of
+ * its own in the guest (its app containers are execs whose roots come
+ * through the pod's share); or a plain container without bind-mounted
+ * directories (volumes), whose process the agent runs in its rootfs
+ * share. A NIC is no part of a template yet: a network namespace at a
+ * path (which an engine fills with a veth) boots; a new one config.json
+ * names no path for has only lo, as the clone's guest. Nor is a
+ * terminal; arm64 has no snapshots: those boot.
+ */
+static bool from_template(const struct rt_guest_config *g,
+			  const struct oci_spec *spec)
+{
 #if !defined(__x86_64__)
 	(void)g;
-	(void)type;
+	(void)spec;
 	return false;
 #else
-	return g->template_auto && type && !strcmp(type, "sandbox") &&
-	       g->kernel && strcmp(g->kernel, "builtin") &&
+	return g->template_auto && g->kernel && strcmp(g->kernel, "builtin") &&
 	       (!g->initrd || !strcmp(g->initrd, "agent")) &&
-	       !spec->has_netns && !spec->process.terminal;
+	       (!spec->has_netns || !spec->netns_path) &&
+	       !spec->process.terminal &&
+	       (is_sandbox(spec) || !has_dir_binds(spec));
 #endif
 }
 
@@ -348,6 +371,42 @@ static int template_guest(struct hvm_config *cfg,
 		if (set_option(cfg, "share", share, m->destination))
 			return -EINVAL;
 		shares++;
+	}
+	/*
+	 * A plain container: its process runs in its rootfs, shared as it
+	 * is (read-only with root.readonly; its writes reach the rootfs, as
+	 * under runc), mounted by the agent on its first EXEC.
+	 */
+	if (!is_sandbox(spec)) {
+		char path[PATH_MAX + 32];
+		void *bpf = NULL;
+		size_t bpf_len = 0;
+		int n, r;
+
+		if (!spec->root_path) {
+			rt_error("config.json has no root.path");
+			return -EINVAL;
+		}
+		snprintf(share, sizeof(share), "%s%s%s,tag=root%s",
+			 spec->root_path[0] == '/' ? "" : c->bundle,
+			 spec->root_path[0] == '/' ? "" : "/", spec->root_path,
+			 spec->root_readonly ? ",ro" : "");
+		n = snprintf(cmdline + used, sizeof(cmdline) - used,
+			     " hintvm.share=root:" RT_CLONE_ROOT);
+		if (n < 0 || (size_t)n >= sizeof(cmdline) - used)
+			return -E2BIG;
+		used += (size_t)n;
+		if (set_option(cfg, "share", share, "root.path"))
+			return -EINVAL;
+		rt_container_path(c, RT_GUEST_ROOT_FILE, path, sizeof(path));
+		r = write_file(path, RT_CLONE_ROOT, strlen(RT_CLONE_ROOT),
+			       0600);
+		/* The agent applies it to the process: seccomp.bpf. */
+		if (!r)
+			r = compile_seccomp(spec, c, &bpf, &bpf_len);
+		free(bpf);
+		if (r)
+			return r;
 	}
 	if (g->cmdline)
 		snprintf(cmdline + used, sizeof(cmdline) - used, " %s",
@@ -577,6 +636,11 @@ struct vmm_signals {
 	volatile sig_atomic_t last;
 	pthread_t thread;
 	bool guest_listens; /* oci-init serves signals on vsock port 1026 */
+	/*
+	 * A template's clone running a container: the process's runner
+	 * (task_runner) reads the signals from this pipe, else -1.
+	 */
+	int forward_fd;
 };
 
 /*
@@ -620,6 +684,10 @@ static void *vmm_signal_thread(void *arg)
 	}
 	while (read(s->fd, &info, sizeof(info)) == sizeof(info)) {
 		if (info.ssi_signo == SIGCHLD || info.ssi_signo == SIGWINCH)
+			continue;
+		if (s->forward_fd >= 0 &&
+		    write(s->forward_fd, &info, sizeof(info)) ==
+			    (ssize_t)sizeof(info))
 			continue;
 		/* Into the guest when it listens; else the VM ends. */
 		if (s->guest_listens &&
@@ -700,12 +768,53 @@ static int wait_for_start(const struct rt_container *c)
 	return 0;
 }
 
+/*
+ * A container in a template's clone: its process is the agent's, not a
+ * guest init's, so a process of the VMM process's runs it (the
+ * runtime's exec, as `hintvm-runtime exec` does): forked before the VM
+ * starts, so it keeps root to reach the agent's socket in root's state
+ * directory and holds nothing of the VM; its stdio is the container's.
+ * When the process exits it hands the status over STATUS_FD and stops
+ * the VM through its control socket. Signals come from the VMM
+ * process's signal thread over SIG_FD.
+ */
+static pid_t task_runner(const struct rt_container *c,
+			 const struct oci_spec *spec, int sig_fd, int status_fd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char path[PATH_MAX + 16];
+		unsigned char st;
+		int status, fd;
+
+		prctl(PR_SET_NAME, "hintvm-task");
+		status = rt_exec_main_process(c, spec, RT_CLONE_ROOT, sig_fd);
+		st = (unsigned char)status;
+		if (write(status_fd, &st, 1) != 1)
+			_exit(status);
+		rt_container_path(c, "control.sock", path, sizeof(path));
+		fd = hvm_control_connect(path);
+		if (fd >= 0 && dprintf(fd, "stop\n") > 0) {
+			char reply[256];
+
+			/* The answer, or the VM gone: either way it ends. */
+			if (read(fd, reply, sizeof(reply)) < 0)
+				_exit(status);
+		}
+		_exit(status);
+	}
+	return pid;
+}
+
 static __attribute__((noreturn)) void
 vmm_main(struct hvm_config *cfg, const struct rt_container *c,
 	 const struct oci_spec *spec, struct rt_console *console,
-	 bool guest_has_init, int ready_fd)
+	 bool guest_has_init, bool clone_task, int ready_fd)
 {
-	struct vmm_signals sig = { .fd = -1 };
+	struct vmm_signals sig = { .fd = -1, .forward_fd = -1 };
+	int sig_pipe[2] = { -1, -1 }, status_pipe[2] = { -1, -1 };
+	bool task_status = false;
 	struct hvm_exit ex;
 	struct hvm_vm *vm;
 	sigset_t set;
@@ -740,6 +849,14 @@ vmm_main(struct hvm_config *cfg, const struct rt_container *c,
 	}
 	sig.vm = vm;
 	sig.guest_listens = guest_has_init;
+	if (clone_task) {
+		if (pipe2(sig_pipe, O_CLOEXEC) ||
+		    pipe2(status_pipe, O_CLOEXEC)) {
+			report_ready(ready_fd, "cannot make the task's pipes");
+			_exit(1);
+		}
+		sig.forward_fd = sig_pipe[1];
+	}
 	sig.fd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (sig.fd < 0 ||
 	    pthread_create(&sig.thread, NULL, vmm_signal_thread, &sig)) {
@@ -758,16 +875,32 @@ vmm_main(struct hvm_config *cfg, const struct rt_container *c,
 	if (spec->has_netns)
 		connect_network(c);
 	rt_log_keep_open();
+	if (clone_task &&
+	    task_runner(c, spec, sig_pipe[0], status_pipe[1]) < 0) {
+		rt_error("cannot fork the task's runner: %s", strerror(errno));
+		_exit(HVM_STATUS_HOST_ERROR);
+	}
 	if (hvm_vm_start(vm)) {
 		rt_error("cannot start the VM: %s", hvm_last_error());
 		_exit(HVM_STATUS_HOST_ERROR);
 	}
 	hvm_vm_wait(vm, &ex);
 	status = hvm_exit_status(&ex);
+	if (clone_task) {
+		unsigned char st;
+
+		/* The runner wrote it before it stopped the VM. */
+		close(status_pipe[1]);
+		if (fcntl(status_pipe[0], F_SETFL, O_NONBLOCK) == 0 &&
+		    read(status_pipe[0], &st, 1) == 1) {
+			status = st;
+			task_status = true;
+		}
+	}
 	/* Console mode: the guest init wrote the process's status there. */
 	if (ex.reason == HVM_EXIT_DEBUG)
 		status = (int)(ex.debug_code & 0xff);
-	if (ex.reason == HVM_EXIT_STOPPED && sig.last)
+	if (ex.reason == HVM_EXIT_STOPPED && sig.last && !task_status)
 		status = 128 + sig.last;
 	/*
 	 * A guest that crashed, reset or met a host error leaves a status
@@ -964,7 +1097,7 @@ static pid_t create_container(struct create_opts *o)
 		/* A clone has no oci-init to take signals on port 1026. */
 		vmm_main(cfg, &c, &spec, &console,
 			 !clone && g.kernel && strcmp(g.kernel, "builtin"),
-			 ready[1]);
+			 clone && !is_sandbox(&spec), ready[1]);
 	}
 	close(ready[1]);
 	ready[1] = -1;
