@@ -50,6 +50,11 @@ struct agent_boot {
 	bool debug;
 };
 int agent_pid1_setup(struct agent_boot *boot);
+/*
+ * Mount each hintvm.share=TAG:DIR whose DIR holds ROOT (an EXEC's), once;
+ * 0 or -errno of the mount.
+ */
+int agent_lazy_share_mount(const char *root);
 void agent_pid1_poweroff(void) __attribute__((noreturn));
 /* How many init arguments followed "--" on the kernel command line. */
 int agent_cmdline_init_argc(void);

@@ -28,6 +28,22 @@
 #define NEWROOT "/newroot"
 #define MAX_NETS 8
 #define CMDLINE_MAX 4096
+#define MAX_LAZY_SHARES 8
+#define TASK_CGROUP_MNT "/sys/fs/cgroup"
+
+/*
+ * hintvm.share=TAG:DIR: a share mounted on DIR only when the first EXEC
+ * whose ROOT lies under DIR asks for it (agent_lazy_share_mount). A VM
+ * template's guest boots with the share's device but sends it nothing,
+ * so the template can be snapshotted (docs/snapshot.md, "Shares"), and
+ * each clone mounts the directory its host named for the tag.
+ */
+static struct lazy_share {
+	char tag[65];
+	char dir[192];
+	bool mounted;
+} lazy_shares[MAX_LAZY_SHARES];
+static unsigned int nr_lazy_shares;
 
 struct boot_args {
 	char root[256]; /* /dev/vda, 9p:TAG, or "" */
@@ -36,6 +52,7 @@ struct boot_args {
 	bool overlay; /* default true */
 	char net[MAX_NETS][128];
 	unsigned int nr_nets;
+	bool task_cgroup; /* hintvm.task-cgroup=1 */
 };
 
 static void mount_or_log(const char *src, const char *dst, const char *type,
@@ -54,6 +71,51 @@ static void copy_value(char *dst, size_t size, const char *key,
 		return;
 	}
 	strcpy(dst, value);
+}
+
+/* TAG:DIR, DIR absolute without "..": else logged and ignored. */
+static void add_lazy_share(const char *v)
+{
+	const char *colon = strchr(v, ':');
+	struct lazy_share *ls = &lazy_shares[nr_lazy_shares];
+	size_t tag_len = colon ? (size_t)(colon - v) : 0;
+
+	if (nr_lazy_shares == MAX_LAZY_SHARES || !colon || tag_len == 0 ||
+	    tag_len >= sizeof(ls->tag) || colon[1] != '/' ||
+	    strlen(colon + 1) >= sizeof(ls->dir) || strstr(colon, "..")) {
+		agent_log("hintvm.share=%s: expected TAG:/DIR (at most %d)", v,
+			  MAX_LAZY_SHARES);
+		return;
+	}
+	memcpy(ls->tag, v, tag_len);
+	ls->tag[tag_len] = '\0';
+	strcpy(ls->dir, colon + 1);
+	nr_lazy_shares++;
+}
+
+int agent_lazy_share_mount(const char *root)
+{
+	for (unsigned int i = 0; i < nr_lazy_shares; i++) {
+		struct lazy_share *ls = &lazy_shares[i];
+		size_t n = strlen(ls->dir);
+
+		if (ls->mounted || strncmp(root, ls->dir, n) ||
+		    (root[n] != '/' && root[n] != '\0'))
+			continue;
+		if (mkdir(ls->dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		/* No cache: what the host mounts under it later shows. */
+		if (mount(ls->tag, ls->dir, "9p", MS_NOSUID | MS_NODEV,
+			  "trans=virtio,version=9p2000.L,msize=262144") < 0) {
+			int err = errno;
+
+			agent_log("share %s on %s: %s", ls->tag, ls->dir,
+				  strerror(err));
+			return -err;
+		}
+		ls->mounted = true;
+	}
+	return 0;
 }
 
 static void parse_cmdline(struct boot_args *args)
@@ -88,6 +150,10 @@ static void parse_cmdline(struct boot_args *args)
 			args->overlay = strcmp(v, "0") != 0;
 		else if (!strcmp(tok, "hintvm.debug"))
 			agent_debug = strcmp(v, "0") != 0;
+		else if (!strcmp(tok, "hintvm.share"))
+			add_lazy_share(v);
+		else if (!strcmp(tok, "hintvm.task-cgroup"))
+			args->task_cgroup = strcmp(v, "0") != 0;
 		else if (!strcmp(tok, "hintvm.net")) {
 			if (args->nr_nets < MAX_NETS)
 				copy_value(args->net[args->nr_nets++],
@@ -236,6 +302,22 @@ int agent_pid1_setup(struct agent_boot *boot)
 	for (unsigned int i = 0; i < args.nr_nets; i++)
 		if (agent_net_configure(args.net[i]) < 0)
 			agent_log("hintvm.net=%s failed", args.net[i]);
+	/*
+	 * The task cgroup oci-init makes otherwise (its pod containers'
+	 * cgroups go beside it, STATS reads it): for a VM whose agent is
+	 * PID 1 and runs the containers itself, a template's clone.
+	 */
+	if (args.task_cgroup) {
+		int dir = agent_task_cgroup_setup(TASK_CGROUP_MNT);
+		char fd[16];
+
+		if (dir < 0) {
+			agent_log("task cgroup: %s", strerror(-dir));
+		} else {
+			snprintf(fd, sizeof(fd), "%d", dir);
+			setenv(AGENT_TASK_CGROUP_ENV, fd, 1);
+		}
+	}
 	if (args.root[0]) {
 		if (mount_root(&args) < 0) {
 			agent_log("root %s: %s", args.root, strerror(errno));

@@ -601,6 +601,13 @@ static void session_start(struct server *srv, struct session *s)
 		child_fd[i] = i == 0 ? p[0] : p[1];
 		s->local_fd[i] = i == 0 ? p[1] : p[0];
 	}
+	if (s->req.root) {
+		r = agent_lazy_share_mount(s->req.root);
+		if (r < 0) {
+			err = -r;
+			goto fail;
+		}
+	}
 	if (s->req.cgroup) {
 		r = srv->task_cgroup < 0
 			    ? -ENOENT

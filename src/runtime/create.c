@@ -273,11 +273,220 @@ static int console_guest(struct hvm_config *cfg,
 	return ret;
 }
 
+/* A bind mount of a directory: a share, which a plain task's clone lacks. */
+static bool has_dir_binds(const struct oci_spec *spec)
+{
+	for (size_t i = 0; i < spec->nmounts; i++) {
+		struct stat st;
+
+		if (spec->mounts[i].bind && spec->mounts[i].source &&
+		    !stat(spec->mounts[i].source, &st) && S_ISDIR(st.st_mode))
+			return true;
+	}
+	return false;
+}
+
+static bool is_sandbox(const struct oci_spec *spec)
+{
+	const char *type =
+		oci_spec_annotation(spec, "io.kubernetes.cri.container-type");
+
+	return type && !strcmp(type, "sandbox");
+}
+
+/*
+ * Whether this container's VM starts from a template: the node owner
+ * said template = auto, the guest is a Linux kernel with the agent's
+ * initramfs, and the container is one a clone can run (docs/template.md,
+ * "Containers and pods"): a CRI pod's sandbox, which runs no process of
+ * its own in the guest (its app containers are execs whose roots come
+ * through the pod's share); or a plain container without bind-mounted
+ * directories (volumes), whose process the agent runs in its rootfs
+ * share. A NIC is no part of a template yet: a network namespace at a
+ * path (which an engine fills with a veth) boots; a new one config.json
+ * names no path for has only lo, as the clone's guest. Nor is a
+ * terminal; arm64 has no snapshots: those boot.
+ */
+static bool from_template(const struct rt_guest_config *g,
+			  const struct oci_spec *spec)
+{
+#if !defined(__x86_64__)
+	(void)g;
+	(void)spec;
+	return false;
+#else
+	return g->template_auto && g->kernel && strcmp(g->kernel, "builtin") &&
+	       (!g->initrd || !strcmp(g->initrd, "agent")) &&
+	       (!spec->has_netns || !spec->netns_path) &&
+	       !spec->process.terminal &&
+	       (is_sandbox(spec) || !has_dir_binds(spec));
+#endif
+}
+
+/*
+ * A clone's guest (docs/template.md, "Containers and pods"): the agent as
+ * PID 1 with a task cgroup, each bind-mounted directory a share the
+ * agent mounts on its destination only when the first exec under it
+ * asks (hintvm.share=TAG:DIR), so the template's guest never uses one
+ * and the clone's host names its own. Bind-mounted files are not copied
+ * in (no initramfs of the container's): logged.
+ */
+static int template_guest(struct hvm_config *cfg,
+			  const struct rt_guest_config *g,
+			  const struct oci_spec *spec,
+			  const struct rt_container *c)
+{
+	char share[PATH_MAX * 2 + 64], vsock[PATH_MAX + 32];
+	char cmdline[4096];
+	size_t used;
+	unsigned int shares = 0;
+
+	used = (size_t)snprintf(
+		cmdline, sizeof(cmdline),
+		"console=ttyS0 quiet loglevel=0 panic=-1 hintvm.task-cgroup=1");
+	for (size_t i = 0; i < spec->nmounts; i++) {
+		const struct oci_mount *m = &spec->mounts[i];
+		struct stat st;
+		int n;
+
+		if (!m->bind || !m->source)
+			continue;
+		if (stat(m->source, &st) || !S_ISDIR(st.st_mode) ||
+		    shares == RT_MAX_SHARES || strchr(m->destination, ' ')) {
+			rt_warn("mounts[%zu] %s: not mounted in a VM started from a template (only directories are shared)",
+				i, m->destination);
+			continue;
+		}
+		snprintf(share, sizeof(share), "%s,tag=m%zu%s", m->source, i,
+			 m->readonly ? ",ro" : "");
+		n = snprintf(cmdline + used, sizeof(cmdline) - used,
+			     " hintvm.share=m%zu:%s", i, m->destination);
+		if (n < 0 || (size_t)n >= sizeof(cmdline) - used) {
+			rt_error(
+				"mounts[%zu] %s: the kernel command line is full",
+				i, m->destination);
+			return -E2BIG;
+		}
+		used += (size_t)n;
+		if (set_option(cfg, "share", share, m->destination))
+			return -EINVAL;
+		shares++;
+	}
+	/*
+	 * A plain container: its process runs in its rootfs, shared as it
+	 * is (read-only with root.readonly; its writes reach the rootfs, as
+	 * under runc), mounted by the agent on its first EXEC.
+	 */
+	if (!is_sandbox(spec)) {
+		char path[PATH_MAX + 32];
+		void *bpf = NULL;
+		size_t bpf_len = 0;
+		int n, r;
+
+		if (!spec->root_path) {
+			rt_error("config.json has no root.path");
+			return -EINVAL;
+		}
+		snprintf(share, sizeof(share), "%s%s%s,tag=root%s",
+			 spec->root_path[0] == '/' ? "" : c->bundle,
+			 spec->root_path[0] == '/' ? "" : "/", spec->root_path,
+			 spec->root_readonly ? ",ro" : "");
+		n = snprintf(cmdline + used, sizeof(cmdline) - used,
+			     " hintvm.share=root:" RT_CLONE_ROOT);
+		if (n < 0 || (size_t)n >= sizeof(cmdline) - used)
+			return -E2BIG;
+		used += (size_t)n;
+		if (set_option(cfg, "share", share, "root.path"))
+			return -EINVAL;
+		rt_container_path(c, RT_GUEST_ROOT_FILE, path, sizeof(path));
+		r = write_file(path, RT_CLONE_ROOT, strlen(RT_CLONE_ROOT),
+			       0600);
+		/* The agent applies it to the process: seccomp.bpf. */
+		if (!r)
+			r = compile_seccomp(spec, c, &bpf, &bpf_len);
+		free(bpf);
+		if (r)
+			return r;
+	}
+	if (g->cmdline)
+		snprintf(cmdline + used, sizeof(cmdline) - used, " %s",
+			 g->cmdline);
+	rt_container_path(c, RT_VSOCK_FILE, vsock, sizeof(vsock));
+	snprintf(share, sizeof(share), "cid=3,uds=%s", vsock);
+	if (set_option(cfg, "agent", NULL, "template = auto") ||
+	    set_option(cfg, "vsock", share, "vsock") ||
+	    set_option(cfg, "cmdline", cmdline, "cmdline"))
+		return -EINVAL;
+	/* The guest kernel's words, as a booted VM's, on stderr. */
+	if (hvm_config_set_console_fds(cfg, -1, 2)) {
+		rt_error("console: %s", hvm_last_error());
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The clone's template, made here on first use (by root, in the store
+ * root owns; outside the container's cgroup, which is sized for one VM):
+ * CFG's key, found in the store or made. A store without it is listed
+ * first, which removes the templates whose key can no longer match (a
+ * kernel replaced, another hintvm), so a node keeps only live ones. The
+ * VMM process then restores that key: a create never boots twice.
+ */
+static int template_prepare(struct hvm_config *cfg,
+			    const struct rt_guest_config *g)
+{
+	char def[PATH_MAX], key[65];
+	const char *dir = NULL;
+	struct hvm_template *list = NULL;
+	size_t n = 0;
+	bool found = false;
+
+	for (size_t i = 0; i < g->noptions; i++)
+		if (!strcmp(g->options[i].key, "template-dir"))
+			dir = g->options[i].value;
+	if (!dir) {
+		if (hvm_template_dir(def, sizeof(def))) {
+			rt_error("template store: %s", hvm_last_error());
+			return -EINVAL;
+		}
+		dir = def;
+	}
+	if (hvm_template_key(cfg, key)) {
+		rt_error("template: %s", hvm_last_error());
+		return -EINVAL;
+	}
+	if (hvm_template_list(dir, &list, &n)) {
+		rt_error("template store %s: %s", dir, hvm_last_error());
+		return -EPERM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (list[i].removed)
+			rt_debug("template %s removed: %s", list[i].key,
+				 list[i].problem);
+		else if (!strcmp(list[i].key, key) && !list[i].problem[0])
+			found = true;
+	}
+	hvm_template_list_free(list, n);
+	if (!found) {
+		rt_debug("template %s: making it (first use)", key);
+		if (hvm_template_make(cfg, dir, 0, key) < 0) {
+			rt_error("cannot make the VM template: %s",
+				 hvm_last_error());
+			return -EIO;
+		}
+	}
+	if (set_option(cfg, "template-dir", dir, "template store") ||
+	    set_option(cfg, "template", key, "template = auto"))
+		return -EINVAL;
+	return 0;
+}
+
 /* config.json + runtime configuration -> the VM's hintvm options. */
 static int build_vm_config(struct hvm_config *cfg,
 			   const struct rt_guest_config *g,
 			   const struct oci_spec *spec,
-			   const struct rt_container *c)
+			   const struct rt_container *c, bool *clone)
 {
 	struct rt_vm_resources res;
 	char err[512], num[32], control[PATH_MAX + 16];
@@ -293,7 +502,12 @@ static int build_vm_config(struct hvm_config *cfg,
 		if (set_option(cfg, "kernel", g->kernel, "kernel"))
 			return -EINVAL;
 	}
-	if (g->kernel && strcmp(g->kernel, "builtin")) {
+	*clone = from_template(g, spec);
+	if (*clone) {
+		ret = template_guest(cfg, g, spec, c);
+		if (ret)
+			return ret;
+	} else if (g->kernel && strcmp(g->kernel, "builtin")) {
 		/*
 		 * Console mode: the container's root and what its init runs
 		 * (the CONTAINER frame) travel in an initramfs of its own, the process's stdio is the
@@ -422,6 +636,11 @@ struct vmm_signals {
 	volatile sig_atomic_t last;
 	pthread_t thread;
 	bool guest_listens; /* oci-init serves signals on vsock port 1026 */
+	/*
+	 * A template's clone running a container: the process's runner
+	 * (task_runner) reads the signals from this pipe, else -1.
+	 */
+	int forward_fd;
 };
 
 /*
@@ -465,6 +684,10 @@ static void *vmm_signal_thread(void *arg)
 	}
 	while (read(s->fd, &info, sizeof(info)) == sizeof(info)) {
 		if (info.ssi_signo == SIGCHLD || info.ssi_signo == SIGWINCH)
+			continue;
+		if (s->forward_fd >= 0 &&
+		    write(s->forward_fd, &info, sizeof(info)) ==
+			    (ssize_t)sizeof(info))
 			continue;
 		/* Into the guest when it listens; else the VM ends. */
 		if (s->guest_listens &&
@@ -545,12 +768,53 @@ static int wait_for_start(const struct rt_container *c)
 	return 0;
 }
 
+/*
+ * A container in a template's clone: its process is the agent's, not a
+ * guest init's, so a process of the VMM process's runs it (the
+ * runtime's exec, as `hintvm-runtime exec` does): forked before the VM
+ * starts, so it keeps root to reach the agent's socket in root's state
+ * directory and holds nothing of the VM; its stdio is the container's.
+ * When the process exits it hands the status over STATUS_FD and stops
+ * the VM through its control socket. Signals come from the VMM
+ * process's signal thread over SIG_FD.
+ */
+static pid_t task_runner(const struct rt_container *c,
+			 const struct oci_spec *spec, int sig_fd, int status_fd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char path[PATH_MAX + 16];
+		unsigned char st;
+		int status, fd;
+
+		prctl(PR_SET_NAME, "hintvm-task");
+		status = rt_exec_main_process(c, spec, RT_CLONE_ROOT, sig_fd);
+		st = (unsigned char)status;
+		if (write(status_fd, &st, 1) != 1)
+			_exit(status);
+		rt_container_path(c, "control.sock", path, sizeof(path));
+		fd = hvm_control_connect(path);
+		if (fd >= 0 && dprintf(fd, "stop\n") > 0) {
+			char reply[256];
+
+			/* The answer, or the VM gone: either way it ends. */
+			if (read(fd, reply, sizeof(reply)) < 0)
+				_exit(status);
+		}
+		_exit(status);
+	}
+	return pid;
+}
+
 static __attribute__((noreturn)) void
 vmm_main(struct hvm_config *cfg, const struct rt_container *c,
 	 const struct oci_spec *spec, struct rt_console *console,
-	 bool guest_has_init, int ready_fd)
+	 bool guest_has_init, bool clone_task, int ready_fd)
 {
-	struct vmm_signals sig = { .fd = -1 };
+	struct vmm_signals sig = { .fd = -1, .forward_fd = -1 };
+	int sig_pipe[2] = { -1, -1 }, status_pipe[2] = { -1, -1 };
+	bool task_status = false;
 	struct hvm_exit ex;
 	struct hvm_vm *vm;
 	sigset_t set;
@@ -585,6 +849,14 @@ vmm_main(struct hvm_config *cfg, const struct rt_container *c,
 	}
 	sig.vm = vm;
 	sig.guest_listens = guest_has_init;
+	if (clone_task) {
+		if (pipe2(sig_pipe, O_CLOEXEC) ||
+		    pipe2(status_pipe, O_CLOEXEC)) {
+			report_ready(ready_fd, "cannot make the task's pipes");
+			_exit(1);
+		}
+		sig.forward_fd = sig_pipe[1];
+	}
 	sig.fd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (sig.fd < 0 ||
 	    pthread_create(&sig.thread, NULL, vmm_signal_thread, &sig)) {
@@ -610,16 +882,32 @@ vmm_main(struct hvm_config *cfg, const struct rt_container *c,
 	if (oom_fd < 0)
 		rt_warn("%s: %s: an OOM kill will go unreported", oom_path,
 			strerror(errno));
+	if (clone_task &&
+	    task_runner(c, spec, sig_pipe[0], status_pipe[1]) < 0) {
+		rt_error("cannot fork the task's runner: %s", strerror(errno));
+		_exit(HVM_STATUS_HOST_ERROR);
+	}
 	if (hvm_vm_start(vm)) {
 		rt_error("cannot start the VM: %s", hvm_last_error());
 		_exit(HVM_STATUS_HOST_ERROR);
 	}
 	hvm_vm_wait(vm, &ex);
 	status = hvm_exit_status(&ex);
+	if (clone_task) {
+		unsigned char st;
+
+		/* The runner wrote it before it stopped the VM. */
+		close(status_pipe[1]);
+		if (fcntl(status_pipe[0], F_SETFL, O_NONBLOCK) == 0 &&
+		    read(status_pipe[0], &st, 1) == 1) {
+			status = st;
+			task_status = true;
+		}
+	}
 	/* Console mode: the guest init wrote the process's status there. */
 	if (ex.reason == HVM_EXIT_DEBUG)
 		status = (int)(ex.debug_code & 0xff);
-	if (ex.reason == HVM_EXIT_STOPPED && sig.last)
+	if (ex.reason == HVM_EXIT_STOPPED && sig.last && !task_status)
 		status = 128 + sig.last;
 	/* Before the exit that lets the reaper read it (RT_OOM_FILE). */
 	if (ex.guest_reported && ex.guest_oom_kills != HVM_GUEST_STAT_UNKNOWN &&
@@ -726,6 +1014,7 @@ static pid_t create_container(struct create_opts *o)
 	char *text = NULL;
 	size_t len = 0;
 	int ready[2] = { -1, -1 }, ret;
+	bool clone = false;
 	ssize_t n;
 	pid_t pid = -1;
 
@@ -783,7 +1072,9 @@ static pid_t create_container(struct create_opts *o)
 	}
 
 	cfg = hvm_config_new();
-	ret = cfg ? build_vm_config(cfg, &g, &spec, &c) : -ENOMEM;
+	ret = cfg ? build_vm_config(cfg, &g, &spec, &c, &clone) : -ENOMEM;
+	if (!ret && clone)
+		ret = template_prepare(cfg, &g);
 	if (ret)
 		goto out_remove;
 	if (spec.process.terminal) {
@@ -821,8 +1112,10 @@ static pid_t create_container(struct create_opts *o)
 			dup2(console.slave, 1);
 			dup2(console.slave, 2);
 		}
+		/* A clone has no oci-init to take signals on port 1026. */
 		vmm_main(cfg, &c, &spec, &console,
-			 g.kernel && strcmp(g.kernel, "builtin"), ready[1]);
+			 !clone && g.kernel && strcmp(g.kernel, "builtin"),
+			 clone && !is_sandbox(&spec), ready[1]);
 	}
 	close(ready[1]);
 	ready[1] = -1;

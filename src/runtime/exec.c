@@ -419,7 +419,9 @@ int cmd_exec(int argc, char **argv)
 	struct rt_console console = { .slave = -1 };
 	struct rt_container c;
 	struct hvm_process *p;
-	char vsock[PATH_MAX + 32], err[256];
+	char vsock[PATH_MAX + 32], err[256], path[PATH_MAX + 32];
+	char *guest_root = NULL;
+	size_t root_len = 0;
 	const char **envp = NULL;
 	int status = 255, sig_fd, ready[2] = { -1, -1 };
 	pid_t child = 0;
@@ -455,6 +457,15 @@ int cmd_exec(int argc, char **argv)
 	ps.envp = envp;
 	ps.cwd = o.cwd ? o.cwd : spec.process.cwd;
 	ps.root = o.guest_root;
+	/* A container in a template's clone: its root, not the VM's. */
+	if (!ps.root) {
+		rt_container_path(&c, RT_GUEST_ROOT_FILE, path, sizeof(path));
+		guest_root = read_small_file(path, PATH_MAX, &root_len);
+		if (guest_root) {
+			guest_root[root_len] = '\0';
+			ps.root = guest_root;
+		}
+	}
 	ps.cgroup = o.guest_cgroup;
 	ps.memory_max = o.guest_memory_max;
 	ps.pidns = o.guest_pidns;
@@ -601,7 +612,50 @@ int cmd_exec(int argc, char **argv)
 out:
 	rt_console_close(&console);
 	free(seccomp);
+	free(guest_root);
 	free(envp);
 	oci_spec_free(&spec);
+	return status;
+}
+
+int rt_exec_main_process(const struct rt_container *c,
+			 const struct oci_spec *spec, const char *root,
+			 int sig_fd)
+{
+	struct hvm_process_spec ps = {
+		.argv = (const char *const *)spec->process.args,
+		.envp = (const char *const *)spec->process.env,
+		.cwd = spec->process.cwd,
+		.root = root,
+		.uid = spec->process.uid,
+		.gid = spec->process.gid,
+		.flags = HVM_PROCESS_STDIN | HVM_PROCESS_STDOUT |
+			 HVM_PROCESS_STDERR,
+	};
+	struct hvm_process_rlimit rlimits[OCI_MAX_RLIMITS];
+	struct hvm_process_limits limits;
+	char vsock[PATH_MAX + 32];
+	struct hvm_process *p = NULL;
+	void *seccomp = NULL;
+	int status;
+
+	if (exec_limits(c, &spec->process, false, rlimits, &limits, &seccomp))
+		return 255;
+	ps.limits = &limits;
+	rt_container_path(c, RT_VSOCK_FILE, vsock, sizeof(vsock));
+	/* The clone's agent answers at once; its VM starts as we try. */
+	for (int waited = 0; waited < 30 * 50; waited++) {
+		p = hvm_process_start(vsock, &ps);
+		if (p || hvm_process_errno())
+			break;
+		usleep(20000);
+	}
+	free(seccomp);
+	if (!p) {
+		rt_error("container %s: %s", c->id, hvm_last_error());
+		return hvm_process_errno() == ENOENT ? 127 : 126;
+	}
+	status = pump(p, 0, 1, 2, false, sig_fd);
+	hvm_process_free(p);
 	return status;
 }

@@ -151,6 +151,16 @@ static int set_key(struct rt_guest_config *g, const char *key,
 		g->rootfs_share = !strcmp(value, "share");
 		return 0;
 	}
+	/* Not hintvm's option of that name: the runtime decides per VM. */
+	if (!strcmp(key, "template")) {
+		if (strcmp(value, "auto") && strcmp(value, "off"))
+			return fail(
+				err, errlen,
+				"line %u: template = \"%s\": use auto or off",
+				line, value);
+		g->template_auto = !strcmp(value, "auto");
+		return 0;
+	}
 	if (!strcmp(key, "guest-init"))
 		return set_str(&g->guest_init, value);
 	if (!strcmp(key, "cmdline"))

@@ -45,6 +45,12 @@ struct rt_guest_config {
 	uint64_t mem_mib; /* default guest RAM */
 	uint64_t overhead_mib;
 	char *annotations; /* comma list of options pods may set */
+	/*
+	 * template = auto: a pod's sandbox VM is a clone of a VM template
+	 * (docs/template.md), made on first use; off (the default): every
+	 * VM boots.
+	 */
+	bool template_auto;
 	struct rt_option options[RT_MAX_OPTIONS]; /* any other hintvm option */
 	size_t noptions;
 };

@@ -59,6 +59,21 @@ int cmd_ps(int argc, char **argv);
 int cmd_pause(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
+
+struct rt_container;
+struct oci_spec;
+/*
+ * A container in a clone of a VM template (docs/template.md): run SPEC's
+ * process through the guest agent with root ROOT (the agent mounts the
+ * container's rootfs share there), its limits and the seccomp program
+ * create compiled, stdin, stdout and stderr this process's own; signals
+ * read from SIG_FD as signalfd_siginfo records are forwarded to it.
+ * Returns its exit status (128+N for signal N), or 255 when it could not
+ * be started (reason logged).
+ */
+int rt_exec_main_process(const struct rt_container *c,
+			 const struct oci_spec *spec, const char *root,
+			 int sig_fd);
 int cmd_features(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_update(int argc, char **argv);

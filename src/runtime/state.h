@@ -42,6 +42,13 @@ bool rt_valid_id(const char *id);
  * shim's /run/hintvm-shim/<namespace>/ leaves 7 bytes for the name.
  */
 #define RT_VSOCK_FILE "v.sock"
+/*
+ * A container in a template's clone: its root in the guest, which exec
+ * gives the agent (EXEC's ROOT) unless told another (docs/template.md).
+ */
+#define RT_GUEST_ROOT_FILE "guest-root"
+/* Where a clone's agent mounts such a container's rootfs share. */
+#define RT_CLONE_ROOT "/hintvm-root"
 
 /*
  * The guest's OOM kills in the container's cgroup at its exit: the VMM

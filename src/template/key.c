@@ -26,9 +26,6 @@
 #include "snapshot/format.h"
 #include "template/template.h"
 
-/* The key text's own layout: a new line or order is a new version. */
-#define TEMPLATE_KEY_VERSION 1
-
 int template_host_this(struct template_host *host)
 {
 	int r = arch_host_cpu_id(host->cpu, sizeof(host->cpu));
@@ -58,8 +55,6 @@ int template_check_config(const struct hvm_config *cfg)
 		what = "--disk (a clone would need its own copy of each image)";
 	else if (cfg->nr_nets)
 		what = "--net (virtio-net is not snapshotted yet)";
-	else if (cfg->nr_shares)
-		what = "--share (virtio-9p is not snapshotted yet)";
 	else if (cfg->init_args && cfg->init_args[0])
 		what = "--init-args or arguments after -- (a template has no main process: run it with hintvm exec)";
 	else if (cfg->restore)
@@ -259,6 +254,33 @@ int template_key_gather(const struct hvm_config *cfg,
 	if (r == 0)
 		r = add_line(k->text, &k->len, "vsock", "%s",
 			     cfg->agent || cfg->vsock.enabled ? "on" : "off");
+	/*
+	 * Shares by tag, in order: the guest probed each device and knows it
+	 * by its tag; the directory is each clone's own (the restore names
+	 * it), and a share the template's guest used cannot be snapshotted
+	 * (docs/snapshot.md, "Shares").
+	 */
+	if (r == 0) {
+		char tags[HVM_MAX_SHARES * 65 + 8] = "none";
+		size_t used = 0;
+
+		for (unsigned int i = 0; r == 0 && i < cfg->nr_shares; i++) {
+			int n = snprintf(tags + used, sizeof(tags) - used,
+					 "%s%s", i ? "," : "",
+					 cfg->shares[i].tag);
+
+			if (n < 0 || (size_t)n >= sizeof(tags) - used)
+				r = hvm_set_error(
+					-EINVAL,
+					"--share %s: tag '%s' is longer than a template's key takes",
+					cfg->shares[i].path,
+					cfg->shares[i].tag);
+			else
+				used += (size_t)n;
+		}
+		if (r == 0)
+			r = add_line(k->text, &k->len, "shares", "%s", tags);
+	}
 	if (r == 0)
 		r = add_line(k->text, &k->len, "snapshot-format", "%u",
 			     host->snapshot_format);

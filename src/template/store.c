@@ -285,6 +285,14 @@ int template_stale(const struct template_key *k,
 {
 	char v[256], want[32];
 
+	snprintf(want, sizeof(want), "%u", TEMPLATE_KEY_VERSION);
+	if (template_text_get(k->text, k->len, "template", v, sizeof(v)) ||
+	    strcmp(v, want)) {
+		snprintf(why, len,
+			 "its key is of layout %s, this hintvm's is %s", v,
+			 want);
+		return 1;
+	}
 	snprintf(want, sizeof(want), "%u", host->snapshot_format);
 	if (template_text_get(k->text, k->len, "snapshot-format", v,
 			      sizeof(v)) ||

@@ -18,6 +18,11 @@
 
 #include "core/config.h"
 
+/*
+ * The key text's own layout: a new line or order is a new version, and a
+ * template of another is stale (2: the shares line).
+ */
+#define TEMPLATE_KEY_VERSION 2
 #define TEMPLATE_KEY_HEX 64
 #define TEMPLATE_TEXT_MAX 8192
 /* The files of one template: the snapshot's two and the key's two. */

@@ -7,7 +7,8 @@
 # of it (`run --template KEY`) each get their own CID (the transport
 # reset) and answer a new connection, carrying the template's state (the
 # greeting it answered before the snapshot); `--template auto` makes the
-# template of a new configuration on first use; a template whose initrd
+# template of a new configuration on first use, and one template serves
+# clones of a share (by its tag) on directories of their own; a template whose initrd
 # changed is removed by `template list`; a store others may write is
 # refused; drop of one, all, and a bad key; what a template cannot hold.
 # TAP output; skips without /dev/kvm (x86: arm64 has no snapshots).
@@ -109,6 +110,25 @@ fi
 "$hintvm" ctl auto1 stop >/dev/null 2>&1
 wait "$auto_pid" 2>/dev/null
 [ "$(ls "$store" | wc -l)" = 2 ] && ok "the store has two templates" || { ls -la "$store" >"$tmp/err"; not_ok "the store has two templates"; }
+
+# A share the template's guest never mounts is in it by its tag: each
+# clone names a directory of its own, and both find the one template.
+mkdir "$tmp/s1" "$tmp/s2"
+for d in s1 s2; do
+	"$hintvm" run --template auto "${auto[@]}" --share "$tmp/$d,tag=pod" --name "sh$d" \
+		--vsock "cid=10,uds=$tmp/$d.sock" </dev/null >"$tmp/$d.out" 2>&1 &
+	pids+=($!)
+	sh_pid=$!
+	if wait_for_line "$tmp/$d.out" "transport reset, cid 10"; then
+		ok "run --template auto with a share on $d"
+	else
+		cp "$tmp/$d.out" "$tmp/err"; not_ok "run --template auto with a share on $d"
+	fi
+	"$hintvm" ctl "sh$d" stop >/dev/null 2>&1
+	wait "$sh_pid" 2>/dev/null
+done
+[ "$(ls "$store" | wc -l)" = 3 ] && ok "one template per share tag, not per directory" ||
+	{ ls -la "$store" >"$tmp/err"; not_ok "one template per share tag, not per directory"; }
 
 # Stale: the initrd it was made from changes.
 echo one >"$tmp/initrd"

@@ -197,6 +197,17 @@ guest-init = /oci/hintvm-oci-init
 rootfs = share
 mem = 256M
 CONF
+# Pods from VM templates (docs/template.md; the cri-pod-template* cases,
+# through containerd.toml's hintvm-template* handlers): one store, made
+# root's and private as the runtime requires; the kernel case's own copy
+# of the kernel, which it changes, and its own VM size, so its templates
+# are its own.
+mkdir -p -m 700 /var/lib/hintvm/templates
+{ cat /etc/hintvm/runtime.conf; echo "template = auto"; echo "template-dir = /var/lib/hintvm/templates"; } \
+	> /etc/hintvm/runtime-template.conf
+sed 's/^template = auto$/template = off/' /etc/hintvm/runtime-template.conf > /etc/hintvm/runtime-template-off.conf
+sed -e 's|^kernel = .*|kernel = /var/lib/hintvm/vmlinuz-template|' -e 's/^mem = .*/mem = 192M/' \
+	/etc/hintvm/runtime-template.conf > /etc/hintvm/runtime-template-kernel.conf
 # The other way to give the guest its root: copied into the initramfs.
 sed 's/^rootfs = share$/rootfs = initramfs/' /etc/hintvm/runtime.conf > /oci/initramfs.conf
 cat > /oci/hintvm-runtime-initramfs <<'EOF'
@@ -204,6 +215,12 @@ cat > /oci/hintvm-runtime-initramfs <<'EOF'
 exec /oci/hintvm-runtime --config /oci/initramfs.conf "$@"
 EOF
 chmod 755 /oci/hintvm-runtime-initramfs
+# hintvm-runtime with template = auto (docs/template.md).
+cat > /oci/hintvm-runtime-template <<'EOF'
+#!/bin/bash
+exec /oci/hintvm-runtime --config /etc/hintvm/runtime-template.conf "$@"
+EOF
+chmod 755 /oci/hintvm-runtime-template
 HVM="--runc-binary /oci/hintvm-runtime"
 # hvm_ctr NAME ARGS...: ctr run --rm with hintvm-runtime; output in $out,
 # status in $st.
@@ -324,6 +341,60 @@ case_hvm_ctr_initramfs_root() {
 	fi
 }
 l1_case hvm-ctr-initramfs-root case_hvm_ctr_initramfs_root oci_case_reset
+# A task from a VM template (docs/template.md, "Containers and pods"):
+# two runs of one container shape, through hintvm-runtime (ARGS name a
+# wrapper with its configuration) or the shim (--runtime-config-path):
+# from an empty store (hintvm template drop --all), the first makes the
+# template, the second only restores it; each
+# prints, reads its own random bytes (the guest's CRNG reseeded by the
+# host in each clone) and exits with 3. NAME TASK ARGS...
+template_task_case() {
+	local name=$1 task=$2 n0 n1 n2 t0 t1 t2 o1 o2 s1 s2 r1 r2
+	shift 2
+	if [ "$(uname -m)" = aarch64 ]; then
+		result "$name" skip "arm64 has no snapshots: its containers boot"
+		return
+	fi
+	local probe='echo hello-from-a-clone; echo rand=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d " \n"); [ -e /hintvm-root ] && echo in-vm-root; exit 3'
+	/oci/hintvm template drop --dir /var/lib/hintvm/templates --all
+	n0=$(ls /var/lib/hintvm/templates | wc -l)
+	t0=$(now_ms)
+	o1=$(timeout 180 ctr run --rm "$@" "$IMAGE" "$task-1" sh -c "$probe" 2>"$work/$task-1.err")
+	s1=$?
+	t1=$(now_ms)
+	n1=$(ls /var/lib/hintvm/templates | wc -l)
+	o2=$(timeout 180 ctr run --rm "$@" "$IMAGE" "$task-2" sh -c "$probe" 2>"$work/$task-2.err")
+	s2=$?
+	t2=$(now_ms)
+	n2=$(ls /var/lib/hintvm/templates | wc -l)
+	problems=""
+	[ $s1 = 3 ] && [ $s2 = 3 ] || problems="$problems statuses $s1 and $s2, expected 3;"
+	[ "$(echo "$o1" | head -n 1)" = hello-from-a-clone ] && [ "$(echo "$o2" | head -n 1)" = hello-from-a-clone ] ||
+		problems="$problems outputs [$o1] [$o2];"
+	echo "$o1$o2" | grep -q in-vm-root && problems="$problems the process ran in the VM's root, not its own;"
+	r1=$(echo "$o1" | grep '^rand=')
+	r2=$(echo "$o2" | grep '^rand=')
+	[ -n "$r1" ] && [ "$r1" != "$r2" ] || problems="$problems random bytes [$r1] [$r2], expected two that differ;"
+	[ $((n1 - n0)) = 1 ] && [ "$n2" = "$n1" ] || problems="$problems templates $n0, $n1, $n2: expected one made by the first run only;"
+	if [ -z "$problems" ]; then
+		result "$name" pass "from a template: made on the first run ($((t1 - t0)) ms), restored on the second ($((t2 - t1)) ms); output, status 3, random bytes of its own"
+	else
+		cat "$work/$task-1.err" "$work/$task-2.err" > "$work/$task.err" 2>/dev/null
+		last_err=$work/$task.err
+		out="$o1 $o2"
+		fail_logs "$name"
+		result "$name" fail "$problems"
+	fi
+}
+case_hvm_ctr_template() {
+	# Once before resolving, named (HINTVM_OCI_ONLY): CI has the shim's.
+	if [ -z "$L1_ONLY" ]; then
+		result hvm-ctr-template skip "only when named (HINTVM_OCI_ONLY): CI runs shim-ctr-template"
+		return
+	fi
+	template_task_case hvm-ctr-template hvm-tpl --runc-binary /oci/hintvm-runtime-template
+}
+l1_case hvm-ctr-template case_hvm_ctr_template oci_case_reset
 # A dual-stack bridge network made by the CNI plugins (ctr run --cni):
 # the bridge's addresses are the host side; everything stays inside this
 # L1, which has no NIC of its own.
@@ -698,6 +769,43 @@ case_shim_ctr_run() {
 	fi
 }
 l1_case shim-ctr-run case_shim_ctr_run oci_case_reset
+case_shim_ctr_template() {
+	template_task_case shim-ctr-template shim-tpl $SHIM --runtime-config-path /etc/hintvm/runtime-template.conf
+}
+l1_case shim-ctr-template case_shim_ctr_template oci_case_reset
+# A task from a template, running: ctr task exec runs in its root (its
+# marker file seen, the VM's /hintvm-root not), metrics come from the
+# clone's task cgroup, and SIGTERM reaches its process through the
+# runner (status 143). Once before resolving, by name.
+case_shim_ctr_template_exec() {
+	local tpl="--runtime-config-path /etc/hintvm/runtime-template.conf"
+	if [ -z "$L1_ONLY" ]; then
+		result shim-ctr-template-exec skip "only when named (HINTVM_OCI_ONLY): CI runs shim-ctr-template"
+		return
+	fi
+	problems=""
+	# shellcheck disable=SC2086
+	ctr run -d $SHIM $tpl "$IMAGE" shim-tpl-exec sh -c 'echo in-its-root > /tpl-marker; exec sleep 1000' \
+		> "$work/shim-tpl-exec.err" 2>&1 || problems="ctr run -d failed;"
+	shim_wait_status shim-tpl-exec RUNNING || problems="$problems not RUNNING;"
+	out=$(timeout 240 ctr task exec --exec-id e1 shim-tpl-exec sh -c 'cat /tpl-marker; [ -e /hintvm-root ] && echo in-vm-root; exit 6' 2>>"$work/shim-tpl-exec.err")
+	st=$?
+	[ $st = 6 ] || problems="$problems exec status $st, expected 6;"
+	[ "$out" = in-its-root ] || problems="$problems exec output [$out], expected in-its-root;"
+	timeout 60 ctr task metrics shim-tpl-exec 2>>"$work/shim-tpl-exec.err" | grep -q '^memory.usage_in_bytes' ||
+		problems="$problems no metrics;"
+	ctr task kill -s SIGTERM shim-tpl-exec >> "$work/shim-tpl-exec.err" 2>&1
+	shim_wait_status shim-tpl-exec STOPPED || problems="$problems not STOPPED after SIGTERM;"
+	code=$(ctr task delete shim-tpl-exec 2>&1 | grep -o 'exit status [0-9]*' | head -n 1)
+	ctr container rm shim-tpl-exec >> "$work/shim-tpl-exec.err" 2>&1
+	if [ -z "$problems" ]; then
+		result shim-ctr-template-exec pass "a task from a template: exec in its root (exit 6), metrics, SIGTERM stopped it${code:+ ($code)}"
+	else
+		last_err=$work/shim-tpl-exec.err; shim_fail_logs shim-ctr-template-exec shim-tpl-exec
+		result shim-ctr-template-exec fail "$problems"
+	fi
+}
+l1_case shim-ctr-template-exec case_shim_ctr_template_exec oci_case_reset
 case_shim_ctr_exit_code() {
 	shim_ctr shim-exit sh -c 'echo to-stdout; echo to-stderr >&2; exit 3'
 	if [ $st = 3 ] && [ "$out" = to-stdout ] && grep -qx to-stderr "$last_err"; then
@@ -1016,7 +1124,7 @@ l1_case shim-ctr-rm-clean case_shim_ctr_rm_clean oci_case_reset
 # sandbox ("pause") image is made here from busybox and, with the test
 # image, imported into the CRI's namespace, k8s.io: no registry is reachable.
 PAUSE_IMAGE=docker.io/hintvm/pause:test
-CRI_CASES="cri-version cri-pod-run cri-pod-one-vm cri-pod-localhost cri-pod-exec-sync cri-pod-oom cri-pod-update"
+CRI_CASES="cri-version cri-pod-run cri-pod-one-vm cri-pod-localhost cri-pod-exec-sync cri-pod-oom cri-pod-update cri-pod-template cri-pod-template-off cri-pod-template-kernel"
 cri_wanted=""
 for c in $CRI_CASES; do
 	# arm64: run once before an issue is resolved, named with
@@ -1025,6 +1133,14 @@ for c in $CRI_CASES; do
 		l1_resumed "$c" || result "$c" skip "arm64: only when named (HINTVM_OCI_ONLY)"
 		continue
 	fi
+	# Once before resolving, by name: CI's time allows one template pod
+	# case (cri-pod-template) beside the task's (shim-ctr-template).
+	case "$c" in cri-pod-template-off | cri-pod-template-kernel)
+		if [ -z "$L1_ONLY" ]; then
+			l1_resumed "$c" || result "$c" skip "only when named (HINTVM_OCI_ONLY): CI runs cri-pod-template"
+			continue
+		fi
+	esac
 	l1_selected "$c" && cri_wanted="$cri_wanted $c"
 done
 if [ -n "$cri_wanted" ]; then
@@ -1346,6 +1462,16 @@ case_bench_start() {
 	hvm_ms=$(first_output_ms ctr run --rm $HVM "$IMAGE" bench-hvm echo x)
 	hvm_cpio_ms=$(first_output_ms ctr run --rm --runc-binary /oci/hintvm-runtime-initramfs "$IMAGE" bench-hvm-cpio echo x)
 	shim_ms=$(first_output_ms ctr run --rm $SHIM "$IMAGE" bench-shim echo x)
+	# From a template (docs/template.md): made by an untimed first run
+	# (its own store, emptied first), then a clone's first output.
+	# arm64 has no snapshots: no such column there.
+	tpl_ms=none
+	if [ "$(uname -m)" != aarch64 ]; then
+		/oci/hintvm template drop --dir /var/lib/hintvm/templates --all
+		ctr run --rm --runc-binary /oci/hintvm-runtime-template "$IMAGE" bench-tpl-make echo x > /dev/null 2>&1
+		tpl_ms=$(first_output_ms ctr run --rm --runc-binary /oci/hintvm-runtime-template "$IMAGE" bench-tpl echo x)
+		ctr run -d --runc-binary /oci/hintvm-runtime-template "$IMAGE" rss-tpl sleep 600 > /dev/null 2>&1
+	fi
 	# Memory per container: a sleeping container's cgroup (runc: the
 	# container's processes; hintvm: the VMM process, guest RAM touched so
 	# far included), each process's RSS summed and the kernel's charge,
@@ -1361,17 +1487,19 @@ case_bench_start() {
 	runc_mem=$(cgroup_mem_kib rss-runc)
 	hvm_mem=$(cgroup_mem_kib rss-hvm)
 	shimvm_mem=$(cgroup_mem_kib rss-shim)
+	tpl_rss=$(cgroup_rss_kib rss-tpl)
+	tpl_mem=$(cgroup_mem_kib rss-tpl)
 	shim_rss=$(rss_kib $(pgrep -f containerd-shim-runc-v2 | head -1))
 	# hintvm's shim: the process of that command line that is not the
 	# VMM (the VMM is a fork of it, named hintvm-vmm).
 	hvm_shim_rss=$(rss_kib $(for p in $(pgrep -f 'containerd-shim-hintvm-v2 -namespace default -id rss-shim '); do
 		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = hintvm-vmm ] || echo "$p"
 	done | head -n 1))
-	for c in rss-runc rss-hvm rss-shim; do
+	for c in rss-runc rss-hvm rss-shim rss-tpl; do
 		ctr task kill -s SIGKILL $c > /dev/null 2>&1
 	done
 	sleep 2
-	for c in rss-runc rss-hvm rss-shim; do
+	for c in rss-runc rss-hvm rss-shim rss-tpl; do
 		ctr task delete $c > /dev/null 2>&1
 		ctr container rm $c > /dev/null 2>&1
 	done
@@ -1379,7 +1507,8 @@ case_bench_start() {
 	echo "E2E-BENCH name=bench-start runtime=runc first_output_ms=$runc_ms container_rss_kib=$runc_rss container_memory_current_kib=$runc_mem shim_rss_kib=$shim_rss"
 	echo "E2E-BENCH name=bench-start runtime=hintvm rootfs=share first_output_ms=$hvm_ms container_rss_kib=$hvm_rss container_memory_current_kib=$hvm_mem shim_rss_kib=$shim_rss"
 	echo "E2E-BENCH name=bench-start runtime=hintvm rootfs=initramfs first_output_ms=$hvm_cpio_ms"
+	[ "$tpl_ms" = none ] || echo "E2E-BENCH name=bench-start runtime=hintvm rootfs=template first_output_ms=$tpl_ms container_rss_kib=$tpl_rss container_memory_current_kib=$tpl_mem shim_rss_kib=$shim_rss"
 	echo "E2E-BENCH name=bench-start runtime=hintvm-shim-v2 rootfs=share first_output_ms=$shim_ms container_rss_kib=$shimvm_rss container_memory_current_kib=$shimvm_mem shim_rss_kib=$hvm_shim_rss"
-	result bench-start pass "first output: runc ${runc_ms} ms, hintvm-runtime ${hvm_ms} ms (root share) / ${hvm_cpio_ms} ms (root in initramfs), hintvm shim v2 ${shim_ms} ms; container cgroup RSS / memory.current: runc ${runc_rss} / ${runc_mem} KiB, hintvm-runtime ${hvm_rss} / ${hvm_mem} KiB, shim v2 ${shimvm_rss} / ${shimvm_mem} KiB; shims' RSS: runc's ${shim_rss} KiB, hintvm's ${hvm_shim_rss} KiB (TCG, functional)"
+	result bench-start pass "first output: runc ${runc_ms} ms, hintvm-runtime ${hvm_ms} ms (root share) / ${hvm_cpio_ms} ms (root in initramfs) / ${tpl_ms} ms (from a template: $([ "$tpl_ms" = none ] && echo none || awk "BEGIN { printf \"%.2fx runc's\", $tpl_ms / $runc_ms }")), hintvm shim v2 ${shim_ms} ms; container cgroup RSS / memory.current: runc ${runc_rss} / ${runc_mem} KiB, hintvm-runtime ${hvm_rss} / ${hvm_mem} KiB, from a template ${tpl_rss} / ${tpl_mem} KiB, shim v2 ${shimvm_rss} / ${shimvm_mem} KiB; shims' RSS: runc's ${shim_rss} KiB, hintvm's ${hvm_shim_rss} KiB (TCG, functional)"
 }
 l1_case bench-start case_bench_start oci_case_reset

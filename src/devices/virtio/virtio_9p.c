@@ -61,6 +61,12 @@ struct virtio_9p {
 	char name[24];
 	uint32_t generation; /* under vdev.lock */
 	bool waiting_for_slot; /* under vdev.lock */
+	/*
+	 * The guest sent a request since the last reset (under vdev.lock):
+	 * from then on the server may hold its fids, which a snapshot
+	 * cannot keep (virtio_9p_save).
+	 */
+	bool used;
 	/* Work queue, under work_lock (taken inside vdev.lock, never around). */
 	pthread_mutex_t work_lock;
 	pthread_cond_t work_cond;
@@ -256,6 +262,7 @@ static int handle(struct virtio_device *vdev, uint16_t q,
 	struct p9_request *req = request_of(p9, chain);
 	uint8_t type;
 
+	p9->used = true;
 	if (chain->in_len < P9_HDR_SIZE + 4)
 		return 0; /* no room even for an Rlerror */
 	req->len = chain->out_len;
@@ -304,6 +311,7 @@ static void p9_reset(struct virtio_device *vdev)
 
 	/* Requests in flight finish and are dropped; a new session starts. */
 	p9->generation++;
+	p9->used = false;
 	p9->waiting_for_slot = false;
 	/* Tflushes parked behind a request are nobody's now: free them. */
 	for (unsigned int i = 0; i < P9_QUEUE_SIZE; i++) {
@@ -386,6 +394,52 @@ static void raise_fd_limit(unsigned int wanted)
 	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
 		pr_debug("raised the open-file limit to %llu for --share",
 			 (unsigned long long)rl.rlim_cur);
+}
+
+_Static_assert(sizeof(((struct virtio_9p_state *)0)->tag) == P9_MOUNT_TAG_MAX,
+	       "a saved tag holds the longest tag");
+
+int virtio_9p_save(struct virtio_device *vdev, struct virtio_9p_state *s)
+{
+	struct virtio_9p *p9 = to_p9(vdev);
+	size_t len = p9->config_size - 2;
+
+	memset(s, 0, sizeof(*s));
+	if (p9->used)
+		return hvm_set_error(
+			-EBUSY,
+			"device %s (tag %.*s) cannot be snapshotted: the guest has used the share (mounted it), and its open files and walked paths there (9P fids) live in hintvm's 9P server, which a snapshot does not save; a share can be snapshotted only before the guest's first request on it",
+			p9->name, (int)len, (const char *)p9->config + 2);
+	s->tag_len = htole16((uint16_t)len);
+	memcpy(s->tag, p9->config + 2, len);
+	return 0;
+}
+
+int virtio_9p_load(struct virtio_device *vdev, const struct virtio_9p_state *s)
+{
+	struct virtio_9p *p9 = to_p9(vdev);
+	size_t len = le16toh(s->tag_len), have = p9->config_size - 2;
+
+	for (size_t i = 0; i < sizeof(s->reserved); i++)
+		if (s->reserved[i])
+			return hvm_set_error(
+				-EINVAL,
+				"%s: reserved byte %zu is 0x%02x; expected 0",
+				p9->name, i, s->reserved[i]);
+	if (len == 0 || len > sizeof(s->tag))
+		return hvm_set_error(
+			-EINVAL,
+			"%s: the snapshot's mount tag is %zu bytes; expected 1-%zu",
+			p9->name, len, sizeof(s->tag));
+	/* The guest read its tag at probe and mounts by it. */
+	if (len != have || memcmp(s->tag, p9->config + 2, len))
+		return hvm_set_error(
+			-EINVAL,
+			"%s: the share's tag is %.*s, but the snapshot's was %.*s: the restored guest knows the share by the tag it read at boot; restore with --share DIR,tag=%.*s",
+			p9->name, (int)have, (const char *)p9->config + 2,
+			(int)len, s->tag, (int)len, s->tag);
+	p9->used = false;
+	return 0;
 }
 
 void virtio_9p_set_before_op(struct virtio_device *vdev,

@@ -60,6 +60,29 @@ uint32_t virtio_9p_msize(struct virtio_device *vdev);
 /* The file-server process's pid (server=process), else 0. */
 pid_t virtio_9p_server_pid(struct virtio_device *vdev);
 
+/*
+ * A share in a snapshot (docs/snapshot.md, "Shares"): only one the guest
+ * has sent no request since the device's last reset, so no fid, open
+ * file or walked path exists that a restore would lose. What is saved is
+ * the mount tag, which the guest read at probe and mounts by; the
+ * directory is the restoring VM's own (a template's clone names its
+ * container's, docs/template.md).
+ */
+struct virtio_9p_state {
+	uint16_t tag_len;
+	uint8_t reserved[6]; /* zero */
+	char tag[64]; /* P9_MOUNT_TAG_MAX bytes, not NUL-terminated */
+};
+_Static_assert(sizeof(struct virtio_9p_state) == 72,
+	       "docs/snapshot.md's layout");
+/*
+ * Locked, frozen. -EBUSY naming the device when the guest has used the
+ * share (sent a request since the device's last reset).
+ */
+int virtio_9p_save(struct virtio_device *vdev, struct virtio_9p_state *s);
+/* Locked. -EINVAL naming the device for another tag or a bad length. */
+int virtio_9p_load(struct virtio_device *vdev, const struct virtio_9p_state *s);
+
 /* Tests: a hook run by a worker before it serves a request of TYPE. */
 void virtio_9p_set_before_op(struct virtio_device *vdev,
 			     void (*fn)(void *ctx, uint8_t type), void *ctx);

@@ -44,8 +44,6 @@ struct virtio_vm {
 	struct virtio_pci pci[VIRTIO_VM_MAX_DEVICES];
 	struct virtio_mmio mmio[VIRTIO_VM_MAX_DEVICES];
 	bool plugged[VIRTIO_VM_MAX_DEVICES]; /* on a transport */
-	/* A 9P device's share, for the message refusing its snapshot. */
-	const struct hvm_share_config *shares[VIRTIO_VM_MAX_DEVICES];
 };
 
 static int kvm_ioeventfd(void *ctx, uint64_t addr, uint32_t len, bool datamatch,
@@ -214,8 +212,6 @@ int virtio_vm_create(struct vm *vm)
 		};
 
 		r = add(v, virtio_9p_create(&v->host, &share, i), VIRTIO_VM_9P);
-		if (!r)
-			v->shares[v->nr - 1] = c;
 	}
 	for (unsigned int i = 0; !r && i < v->nr; i++)
 		r = virtio_device_attach_loop(v->devs[i], v->loop);
@@ -336,19 +332,17 @@ static int kind_state(const struct virtio_vm *v, unsigned int i, size_t *extra)
 		*extra = sizeof(struct virtio_vsock_state);
 		return 0;
 	/*
-	 * Refused rather than saved by path: a fid is an open host file or
-	 * a walked directory in the 9P server (or its file-server process),
-	 * and a path does not bring back a file unlinked or renamed since,
-	 * a lock, or an open O_TMPFILE; a restored mount that lost its
-	 * fids fails every request. Refused here, both when snapshotting
-	 * and when a restore names a share, so no restore is half broken.
+	 * Only while the guest has sent it nothing (virtio_9p_save): a fid
+	 * is an open host file or a walked directory in the 9P server (or
+	 * its file-server process), and a path does not bring back a file
+	 * unlinked or renamed since, a lock, or an open O_TMPFILE; a
+	 * restored mount that lost its fids would fail every request. An
+	 * unused share has none, and a restore may name another directory
+	 * for it: how a template's clone gets its container's files.
 	 */
 	case VIRTIO_VM_9P:
-		return hvm_set_error(
-			-EOPNOTSUPP,
-			"device %s (--share %s,tag=%s) cannot be snapshotted: the guest's open files and walked paths on the share (9P fids) live in hintvm's 9P server and are not saved, so a restored mount would fail; a VM to snapshot must run without --share",
-			name, v->shares[i] ? v->shares[i]->path : "?",
-			v->shares[i] ? v->shares[i]->tag : "?");
+		*extra = sizeof(struct virtio_9p_state);
+		return 0;
 	}
 	return hvm_set_error(-EOPNOTSUPP, "device %s of unknown kind %d", name,
 			     (int)v->kinds[i]);
@@ -386,7 +380,7 @@ static unsigned int in_flight(struct virtio_vm *v, unsigned int i)
 	case VIRTIO_VM_CONSOLE:
 	case VIRTIO_VM_RNG:
 	case VIRTIO_VM_VSOCK:
-	/* Refused by kind_state before a freeze. */
+	/* A used share is refused by its save, an unused one has none. */
 	case VIRTIO_VM_9P:
 		break;
 	}
@@ -483,6 +477,14 @@ int virtio_vm_save_device(struct vm *vm, unsigned int i, void *buf)
 		virtio_net_save(
 			vdev,
 			(void *)(p + common + sizeof(struct virtio_pci_state)));
+	if (v->kinds[i] == VIRTIO_VM_9P) {
+		int used = virtio_9p_save(
+			vdev,
+			(void *)(p + common + sizeof(struct virtio_pci_state)));
+
+		if (used < 0)
+			r = used;
+	}
 	pthread_mutex_unlock(&vdev->lock);
 	return r;
 }
@@ -503,7 +505,15 @@ int virtio_vm_load_device(struct vm *vm, unsigned int i, const void *buf)
 		return hvm_set_error(-ENOMEM, "out of memory");
 	memcpy(ps, data + common, sizeof(*ps));
 	pthread_mutex_lock(&vdev->lock);
-	r = virtio_device_load(vdev, data, common);
+	/* The tag first: its length shapes the config space PCI checks. */
+	if (v->kinds[i] == VIRTIO_VM_9P) {
+		struct virtio_9p_state s9;
+
+		memcpy(&s9, data + common + sizeof(*ps), sizeof(s9));
+		r = virtio_9p_load(vdev, &s9);
+	}
+	if (r == 0)
+		r = virtio_device_load(vdev, data, common);
 	if (r == 0)
 		r = virtio_pci_load(&v->pci[i], ps);
 	if (r == 0 && v->kinds[i] == VIRTIO_VM_BLK) {

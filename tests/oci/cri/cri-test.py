@@ -16,6 +16,7 @@ PATH python3 may be another interpreter that cannot see them).
 """
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -144,15 +145,16 @@ def vmm_count():
 class Pod:
     """A pod sandbox and its containers, removed whatever happens."""
 
-    def __init__(self, client, args, name):
+    def __init__(self, client, args, name, handler=None):
         self.client, self.args, self.name = client, args, name
+        self.handler = handler or args.handler
         self.config = sandbox_config(args, name)
         self.id = None
         self.containers = []
 
     def __enter__(self):
         req = cri.RunPodSandboxRequest(config=self.config,
-                                       runtime_handler=self.args.handler)
+                                       runtime_handler=self.handler)
         self.id = self.client.runtime("RunPodSandbox", req).pod_sandbox_id
         return self
 
@@ -487,6 +489,142 @@ def case_pod_update(client, args, case):
             " 100 ms); still RUNNING" % (before, after))
 
 
+# ---- pods from VM templates (docs/template.md, "Containers and pods") ----
+# The handlers' runtime configurations (tests/oci/containerd.toml,
+# l1-tests.sh) share one template store.
+TEMPLATE_STORE = "/var/lib/hintvm/templates"
+TEMPLATE_KERNEL = "/var/lib/hintvm/vmlinuz-template"
+
+
+def templates():
+    """The store's templates: {key: sha256 of its memory file}."""
+    out = {}
+    if not os.path.isdir(TEMPLATE_STORE):
+        return out
+    for key in sorted(os.listdir(TEMPLATE_STORE)):
+        if key.startswith("."):
+            continue
+        r = subprocess.run(["sha256sum",
+                            os.path.join(TEMPLATE_STORE, key, "memory")],
+                           capture_output=True, text=True, timeout=120,
+                           check=False)
+        out[key] = r.stdout.split()[0] if r.stdout else "?"
+    return out
+
+
+# What each template pod's first container prints: its random bytes
+# (the guest's CRNG after the host's reseed), whether it sees what a
+# container of an earlier pod left in the VM's memory (/dev/shm is a
+# tmpfs in guest RAM), then it leaves its own mark there.
+TEMPLATE_PROBE = ("echo rand=$(head -c 16 /dev/urandom | od -An -tx1 |"
+                  " tr -d ' \\n'); if [ -e /dev/shm/clone-mark ]; then"
+                  " echo saw=$(cat /dev/shm/clone-mark); else echo saw=none;"
+                  " fi; echo $HOSTNAME-$$ > /dev/shm/clone-mark; exit 4")
+
+
+def template_pod(client, args, case, name, handler):
+    """A pod of two containers (the probe, and one printing and exiting)
+    on HANDLER: (probe's stdout lines, problems, seconds to both
+    exits)."""
+    t0 = time.monotonic()
+    problems = []
+    with Pod(client, args, name, handler) as pod:
+        probe = pod.container("probe", ["sh", "-c", TEMPLATE_PROBE])
+        other = pod.container("other", ["sh", "-c",
+                                        "echo other-$(uname -r); exit 0"])
+        st_probe = wait_exited(client, probe, 240)
+        st_other = wait_exited(client, other, 240)
+        elapsed = time.monotonic() - t0
+        lines = cri_log_lines(pod.log_path("probe"))
+        other_lines = cri_log_lines(pod.log_path("other"))
+    if st_probe.exit_code != 4 or st_other.exit_code != 0:
+        problems.append("%s: exit codes %d and %d, expected 4 and 0" %
+                        (name, st_probe.exit_code, st_other.exit_code))
+    if not any(t.startswith("other-") for _, _, t in other_lines):
+        problems.append("%s: the second container printed %r" %
+                        (name, other_lines))
+    problems += pod.cleanup_problems
+    return [t for st, _, t in lines if st == "stdout"], problems, elapsed
+
+
+def case_pod_template(client, args, case):
+    """Two pods of two containers each from one VM template: the first
+    pod's sandbox makes it (booted to its agent, snapshotted), the second
+    finds it; the template's memory file is the same after both (a clone
+    writes only its private copy), the second pod's container does not
+    see the mark the first left in its VM's memory, and their random
+    bytes differ (each clone's CRNG reseeded by the host)."""
+    before = templates()
+    out1, problems, s1 = template_pod(client, args, case, case + "-a",
+                                      "hintvm-template")
+    made = templates()
+    out2, p2, s2 = template_pod(client, args, case, case + "-b",
+                                "hintvm-template")
+    problems += p2
+    after = templates()
+    new = [k for k in made if k not in before]
+    log(case, "first pod %r (%.1f s), second %r (%.1f s)" %
+        (out1, s1, out2, s2))
+    if len(new) != 1:
+        problems.append("the first pod made %d templates, expected 1: %r"
+                        % (len(new), made))
+    elif after != made:
+        problems.append("the second pod changed the store or the template's"
+                        " memory: %r then %r" % (made, after))
+    rand = [o for o in out1 + out2 if o.startswith("rand=")]
+    if len(rand) != 2 or rand[0] == rand[1]:
+        problems.append("random bytes %r: expected two that differ" % rand)
+    if "saw=none" not in out2:
+        problems.append("the second pod's container saw %r in its VM's"
+                        " /dev/shm, expected none" % out2)
+    verdict(case, not problems, "; ".join(problems) or
+            "pods from template %s: the first made it (%.1f s to both"
+            " containers' exits), the second restored it (%.1f s); its"
+            " memory unchanged, no mark of the first clone in the second,"
+            " random bytes differ" % (new[0][:12], s1, s2))
+
+
+def case_pod_template_off(client, args, case):
+    """template = off: the pod boots its VM and makes no template."""
+    before = templates()
+    out, problems, secs = template_pod(client, args, case, case,
+                                       "hintvm-template-off")
+    after = templates()
+    if after != before:
+        problems.append("the store changed with templating off: %r then %r"
+                        % (before, after))
+    if not any(o.startswith("rand=") for o in out):
+        problems.append("the probe printed %r" % out)
+    verdict(case, not problems, "; ".join(problems) or
+            "template = off: the pod ran from a booted VM (%.1f s), the"
+            " store untouched" % secs)
+
+
+def case_pod_template_kernel(client, args, case):
+    """A kernel changed in place makes a new template on the next pod
+    and the old one, whose key can no longer match, is removed."""
+    shutil.copyfile("/boot/vmlinuz", TEMPLATE_KERNEL)
+    _, problems, _ = template_pod(client, args, case, case + "-a",
+                                  "hintvm-template-kernel")
+    first = templates()
+    # Trailing bytes: the loader reads what the header announces.
+    with open(TEMPLATE_KERNEL, "ab") as f:
+        f.write(b"\0" * 4096)
+    _, p2, _ = template_pod(client, args, case, case + "-b",
+                            "hintvm-template-kernel")
+    problems += p2
+    second = templates()
+    gone = [k for k in first if k not in second]
+    new = [k for k in second if k not in first]
+    if len(new) != 1 or len(gone) != 1:
+        problems.append("templates %r before the change, %r after: expected"
+                        " one new and the old one removed" %
+                        (sorted(first), sorted(second)))
+    verdict(case, not problems, "; ".join(problems) or
+            "the kernel changed: template %s made, the stale %s removed" %
+            (new[0][:12], gone[0][:12]))
+
+
 CASES = {
     "cri-version": case_version,
     "cri-pod-run": case_pod_run,
@@ -495,6 +633,9 @@ CASES = {
     "cri-pod-exec-sync": case_pod_exec_sync,
     "cri-pod-oom": case_pod_oom,
     "cri-pod-update": case_pod_update,
+    "cri-pod-template": case_pod_template,
+    "cri-pod-template-off": case_pod_template_off,
+    "cri-pod-template-kernel": case_pod_template_kernel,
 }
 
 

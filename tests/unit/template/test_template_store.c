@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "base/log.h"
+#include "base/sha256.h"
 #include "core/config.h"
 #include "hintvm/hintvm.h"
 #include "template/template.h"
@@ -38,14 +39,27 @@ static void write_file(const char *path, const char *text, size_t len)
 	close(fd);
 }
 
-/* A template of CFG on HOST in the store, as make leaves it. */
-static void put_template(const struct hvm_config *cfg,
-			 const struct template_host *host, char hex[65])
+/*
+ * A template of CFG on HOST in the store, as make leaves it; with
+ * OLD_LAYOUT its key text says layout 1, as one made before the shares
+ * line (named by that text's hash, so it is no corrupt one).
+ */
+static void put_template_of(const struct hvm_config *cfg,
+			    const struct template_host *host, bool old_layout,
+			    char hex[65])
 {
 	static struct template_key k;
 	char path[400];
 
 	assert_int_equal(template_key_gather(cfg, host, &k), 0);
+	if (old_layout) {
+		uint8_t sum[32];
+
+		assert_memory_equal(k.text, "template=2\n", 11);
+		k.text[9] = '1';
+		sha256(k.text, k.len, sum);
+		sha256_hex(sum, k.hex);
+	}
 	snprintf(path, sizeof(path), "%s/%s", store, k.hex);
 	assert_int_equal(mkdir(path, 0700), 0);
 	snprintf(path, sizeof(path), "%s/%s/key", store, k.hex);
@@ -57,6 +71,12 @@ static void put_template(const struct hvm_config *cfg,
 	snprintf(path, sizeof(path), "%s/%s/memory", store, k.hex);
 	write_file(path, "memory", 6);
 	memcpy(hex, k.hex, 65);
+}
+
+static void put_template(const struct hvm_config *cfg,
+			 const struct template_host *host, char hex[65])
+{
+	put_template_of(cfg, host, false, hex);
 }
 
 static struct hvm_config *vm_config(const char *cmdline)
@@ -171,7 +191,10 @@ static void test_list_and_drop(void **state)
 	hvm_config_free(b);
 }
 
-/* Removed by the listing: the kernel changed, another CPU's. */
+/*
+ * Removed by the listing: the kernel changed, another CPU's, a key of
+ * another layout (made by a hintvm before the shares line).
+ */
 static void test_stale_removed(void **state)
 {
 	struct template_host host, other;
@@ -182,6 +205,14 @@ static void test_stale_removed(void **state)
 
 	(void)state;
 	assert_int_equal(template_host_this(&host), 0);
+	put_template_of(a, &host, true, ka);
+	assert_int_equal(hvm_template_list(store, &t, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(t[0].removed, 1);
+	assert_non_null(strstr(t[0].problem,
+			       "its key is of layout 1, this hintvm's is 2"));
+	hvm_template_list_free(t, n);
+	assert_false(exists(ka));
 	other = host;
 	snprintf(other.cpu, sizeof(other.cpu), "OtherVendor sig=00000001");
 	put_template(a, &host, ka);

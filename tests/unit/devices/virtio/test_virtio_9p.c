@@ -8,6 +8,8 @@
  * Tflush of the slow Tread is answered only after the Tread's own reply.
  * Skips without io_uring (qemu-user).
  */
+#include <endian.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -413,6 +415,58 @@ static void test_process_server(void **state)
 	assert_int_equal(ecode, EIO);
 }
 
+/*
+ * A snapshot keeps a share only while the guest has sent it nothing: the
+ * tag is saved, the directory is the restoring VM's own; once the guest
+ * mounted it (a Tversion), the save is refused naming the device, and a
+ * device reset (a new session, no fid left) makes it saveable again.
+ */
+static void test_snapshot_unused_share_only(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_9p_state s, saved;
+	struct p9_writer w;
+
+	if (!f)
+		skip();
+	pthread_mutex_lock(&f->vdev->lock);
+	assert_int_equal(virtio_9p_save(f->vdev, &saved), 0);
+	pthread_mutex_unlock(&f->vdev->lock);
+	assert_int_equal(le16toh(saved.tag_len), 9);
+	assert_memory_equal(saved.tag, "hostshare", 9);
+
+	w = msg(0, P9_TVERSION);
+	p9_put_u32(&w, 8192);
+	p9_put_str(&w, P9_VERSION_L, strlen(P9_VERSION_L));
+	assert_int_equal(rpc(f, 0, &w), P9_TVERSION + 1);
+	pthread_mutex_lock(&f->vdev->lock);
+	assert_int_equal(virtio_9p_save(f->vdev, &s), -EBUSY);
+	assert_non_null(strstr(
+		hvm_error_message(),
+		"device virtio-9p0 (tag hostshare) cannot be snapshotted: the guest has used the share"));
+	f->vdev->ops->reset(f->vdev);
+	assert_int_equal(virtio_9p_save(f->vdev, &s), 0);
+
+	/* Loaded back: the same tag is taken, another one refused. */
+	assert_int_equal(virtio_9p_load(f->vdev, &saved), 0);
+	s = saved;
+	memcpy(s.tag, "otherdir!", 9);
+	assert_int_equal(virtio_9p_load(f->vdev, &s), -EINVAL);
+	assert_string_equal(
+		hvm_error_message(),
+		"virtio-9p0: the share's tag is hostshare, but the snapshot's was otherdir!: the restored guest knows the share by the tag it read at boot; restore with --share DIR,tag=otherdir!");
+	s = saved;
+	s.tag_len = htole16(65);
+	assert_int_equal(virtio_9p_load(f->vdev, &s), -EINVAL);
+	assert_string_equal(
+		hvm_error_message(),
+		"virtio-9p0: the snapshot's mount tag is 65 bytes; expected 1-64");
+	s = saved;
+	s.reserved[3] = 1;
+	assert_int_equal(virtio_9p_load(f->vdev, &s), -EINVAL);
+	pthread_mutex_unlock(&f->vdev->lock);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -424,6 +478,8 @@ int main(void)
 			test_flush_answers_after_the_flushed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_flush, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_unused_share_only,
+						setup, teardown),
 	};
 	/* Root only: the file server's mount namespace. */
 	const struct CMUnitTest as_root[] = {
