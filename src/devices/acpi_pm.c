@@ -80,33 +80,48 @@ static uint16_t pm_write_mask(uint64_t offset, uint32_t len, uint64_t first,
 	return mask;
 }
 
+/*
+ * PM1_EVT and GPE0 are alike: a 2-byte status register (write 1 to
+ * clear), then a 2-byte enable register (read/write, EN_MASK its bits).
+ * With PM's lock held.
+ */
+static void sts_en_read(uint16_t sts, uint16_t en, uint64_t offset,
+			uint8_t *data, uint32_t len)
+{
+	uint8_t regs[4] = { sts & 0xff, sts >> 8, en & 0xff, en >> 8 };
+
+	pm_read_bytes(offset, data, len, regs, sizeof(regs));
+}
+
+static void sts_en_write(uint16_t *sts, uint16_t *en, uint16_t en_mask,
+			 uint64_t offset, const uint8_t *data, uint32_t len)
+{
+	uint16_t mask, value;
+
+	mask = pm_write_mask(offset, len, 0, data, &value);
+	*sts &= ~(value & mask);
+	mask = pm_write_mask(offset, len, 2, data, &value);
+	*en = (*en & ~mask) | (value & mask & en_mask);
+}
+
 static void pm1_evt_read(void *dev, uint64_t offset, uint8_t *data,
 			 uint32_t len)
 {
 	struct acpi_pm *pm = dev;
-	uint8_t regs[ACPI_PM1_EVT_LEN];
 
 	pthread_mutex_lock(&pm->lock);
-	regs[0] = pm->pm1_sts & 0xff;
-	regs[1] = pm->pm1_sts >> 8;
-	regs[2] = pm->pm1_en & 0xff;
-	regs[3] = pm->pm1_en >> 8;
+	sts_en_read(pm->pm1_sts, pm->pm1_en, offset, data, len);
 	pthread_mutex_unlock(&pm->lock);
-	pm_read_bytes(offset, data, len, regs, sizeof(regs));
 }
 
 static void pm1_evt_write(void *dev, uint64_t offset, const uint8_t *data,
 			  uint32_t len)
 {
 	struct acpi_pm *pm = dev;
-	uint16_t mask, value;
 
 	pthread_mutex_lock(&pm->lock);
-	/* PM1_STS: write 1 to clear. */
-	mask = pm_write_mask(offset, len, 0, data, &value);
-	pm->pm1_sts &= ~(value & mask);
-	mask = pm_write_mask(offset, len, 2, data, &value);
-	pm->pm1_en = (pm->pm1_en & ~mask) | (value & mask & PM1_EN_DEFINED);
+	sts_en_write(&pm->pm1_sts, &pm->pm1_en, PM1_EN_DEFINED, offset, data,
+		     len);
 	pthread_mutex_unlock(&pm->lock);
 }
 
@@ -124,29 +139,19 @@ static void update_sci(struct acpi_pm *pm)
 static void gpe0_read(void *dev, uint64_t offset, uint8_t *data, uint32_t len)
 {
 	struct acpi_pm *pm = dev;
-	uint8_t regs[ACPI_GPE0_LEN];
 
 	pthread_mutex_lock(&pm->lock);
-	regs[0] = pm->gpe0_sts & 0xff;
-	regs[1] = pm->gpe0_sts >> 8;
-	regs[2] = pm->gpe0_en & 0xff;
-	regs[3] = pm->gpe0_en >> 8;
+	sts_en_read(pm->gpe0_sts, pm->gpe0_en, offset, data, len);
 	pthread_mutex_unlock(&pm->lock);
-	pm_read_bytes(offset, data, len, regs, sizeof(regs));
 }
 
 static void gpe0_write(void *dev, uint64_t offset, const uint8_t *data,
 		       uint32_t len)
 {
 	struct acpi_pm *pm = dev;
-	uint16_t mask, value;
 
 	pthread_mutex_lock(&pm->lock);
-	/* GPE0_STS: write 1 to clear; GPE0_EN: read/write. */
-	mask = pm_write_mask(offset, len, 0, data, &value);
-	pm->gpe0_sts &= ~(value & mask);
-	mask = pm_write_mask(offset, len, 2, data, &value);
-	pm->gpe0_en = (pm->gpe0_en & ~mask) | (value & mask);
+	sts_en_write(&pm->gpe0_sts, &pm->gpe0_en, 0xffff, offset, data, len);
 	update_sci(pm);
 	pthread_mutex_unlock(&pm->lock);
 }

@@ -98,34 +98,32 @@ done
 
 # auto: this configuration's template, made on first use.
 auto=(-p "$payload" -m 64M --template-dir "$store" -c 2)
-"$hintvm" run --template auto "${auto[@]}" --name auto1 \
-	--vsock "cid=9,uds=$tmp/auto.sock" </dev/null >"$tmp/auto.out" 2>&1 &
-pids+=($!)
-auto_pid=$!
-if wait_for_line "$tmp/auto.out" "transport reset, cid 9"; then
-	ok "run --template auto: made, then restored"
-else
-	cp "$tmp/auto.out" "$tmp/err"; not_ok "run --template auto: made, then restored"
-fi
-"$hintvm" ctl auto1 stop >/dev/null 2>&1
-wait "$auto_pid" 2>/dev/null
+# A VM NAME from --template auto on vsock CID, OPTIONs added: WHAT passes
+# when its guest reaches the transport reset a restore sends; then stopped.
+run_auto() { # NAME CID WHAT [OPTION...]
+	local name=$1 cid=$2 what=$3 pid
+	shift 3
+	"$hintvm" run --template auto "${auto[@]}" "$@" --name "$name" \
+		--vsock "cid=$cid,uds=$tmp/$name.sock" </dev/null >"$tmp/$name.out" 2>&1 &
+	pids+=($!)
+	pid=$!
+	if wait_for_line "$tmp/$name.out" "transport reset, cid $cid"; then
+		ok "$what"
+	else
+		cp "$tmp/$name.out" "$tmp/err"; not_ok "$what"
+	fi
+	"$hintvm" ctl "$name" stop >/dev/null 2>&1
+	wait "$pid" 2>/dev/null
+}
+run_auto auto1 9 "run --template auto: made, then restored"
 [ "$(ls "$store" | wc -l)" = 2 ] && ok "the store has two templates" || { ls -la "$store" >"$tmp/err"; not_ok "the store has two templates"; }
 
 # A share the template's guest never mounts is in it by its tag: each
 # clone names a directory of its own, and both find the one template.
 mkdir "$tmp/s1" "$tmp/s2"
 for d in s1 s2; do
-	"$hintvm" run --template auto "${auto[@]}" --share "$tmp/$d,tag=pod" --name "sh$d" \
-		--vsock "cid=10,uds=$tmp/$d.sock" </dev/null >"$tmp/$d.out" 2>&1 &
-	pids+=($!)
-	sh_pid=$!
-	if wait_for_line "$tmp/$d.out" "transport reset, cid 10"; then
-		ok "run --template auto with a share on $d"
-	else
-		cp "$tmp/$d.out" "$tmp/err"; not_ok "run --template auto with a share on $d"
-	fi
-	"$hintvm" ctl "sh$d" stop >/dev/null 2>&1
-	wait "$sh_pid" 2>/dev/null
+	run_auto "sh$d" 10 "run --template auto with a share on $d" \
+		--share "$tmp/$d,tag=pod"
 done
 [ "$(ls "$store" | wc -l)" = 3 ] && ok "one template per share tag, not per directory" ||
 	{ ls -la "$store" >"$tmp/err"; not_ok "one template per share tag, not per directory"; }
