@@ -310,17 +310,17 @@ static bool is_sandbox(const struct oci_spec *spec)
 static bool from_template(const struct rt_guest_config *g,
 			  const struct oci_spec *spec)
 {
-#if !defined(__x86_64__)
-	(void)g;
-	(void)spec;
-	return false;
+#if defined(__x86_64__)
+	const bool arch_snapshots = true;
 #else
-	return g->template_auto && g->kernel && strcmp(g->kernel, "builtin") &&
+	const bool arch_snapshots = false; /* arm64 has no snapshots yet */
+#endif
+	return arch_snapshots && g->template_auto && g->kernel &&
+	       strcmp(g->kernel, "builtin") &&
 	       (!g->initrd || !strcmp(g->initrd, "agent")) &&
 	       (!spec->has_netns || !spec->netns_path) &&
 	       !spec->process.terminal &&
 	       (is_sandbox(spec) || !has_dir_binds(spec));
-#endif
 }
 
 /*
