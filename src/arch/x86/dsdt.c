@@ -305,8 +305,10 @@ static void device_vmgenid(struct aml *a)
 /* Scope (\_GPE) { Method (_Exx) { Notify (\_SB.VGEN, 0x80) } } */
 static void gpe_vmgenid(struct aml *a)
 {
-	static const char method[4] = { '_', 'E', '0' + X86_VMGENID_GPE / 10,
-					'0' + X86_VMGENID_GPE % 10 };
+	/* _Exx names the GPE in two hex digits (ACPI 5.6.4.1). */
+	const char method[4] = { '_', 'E',
+				 "0123456789ABCDEF"[X86_VMGENID_GPE >> 4],
+				 "0123456789ABCDEF"[X86_VMGENID_GPE & 15] };
 	size_t scope, m;
 
 	_Static_assert(X86_VMGENID_GPE < 16, "GPE0 has 16 events");
