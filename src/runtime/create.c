@@ -273,16 +273,21 @@ static int console_guest(struct hvm_config *cfg,
 	return ret;
 }
 
-/* A bind mount of a directory: a share, which a plain task's clone lacks. */
+/* A bind mount of a directory: what a clone's guest gets as a share. */
+static bool is_dir_bind(const struct oci_mount *m)
+{
+	struct stat st;
+
+	return m->bind && m->source && !stat(m->source, &st) &&
+	       S_ISDIR(st.st_mode);
+}
+
+/* Volumes, which a plain task's clone lacks. */
 static bool has_dir_binds(const struct oci_spec *spec)
 {
-	for (size_t i = 0; i < spec->nmounts; i++) {
-		struct stat st;
-
-		if (spec->mounts[i].bind && spec->mounts[i].source &&
-		    !stat(spec->mounts[i].source, &st) && S_ISDIR(st.st_mode))
+	for (size_t i = 0; i < spec->nmounts; i++)
+		if (is_dir_bind(&spec->mounts[i]))
 			return true;
-	}
 	return false;
 }
 
@@ -346,13 +351,12 @@ static int template_guest(struct hvm_config *cfg,
 		"console=ttyS0 quiet loglevel=0 panic=-1 hintvm.task-cgroup=1");
 	for (size_t i = 0; i < spec->nmounts; i++) {
 		const struct oci_mount *m = &spec->mounts[i];
-		struct stat st;
 		int n;
 
 		if (!m->bind || !m->source)
 			continue;
-		if (stat(m->source, &st) || !S_ISDIR(st.st_mode) ||
-		    shares == RT_MAX_SHARES || strchr(m->destination, ' ')) {
+		if (!is_dir_bind(m) || shares == RT_MAX_SHARES ||
+		    strchr(m->destination, ' ')) {
 			rt_warn("mounts[%zu] %s: not mounted in a VM started from a template (only directories are shared)",
 				i, m->destination);
 			continue;
