@@ -278,8 +278,8 @@ static void build_fadt(struct acpi_fadt *f, uint64_t dsdt, uint64_t facs)
 	/* GPE registers are read a byte at a time (ACPI 4.8.4.1). */
 	f->gpe0_blk = X86_GPE0_PORT;
 	f->gpe0_blk_len = ACPI_GPE0_LEN;
-	f->x_gpe0_blk = io_gas(X86_GPE0_PORT, 8 * ACPI_GPE0_LEN,
-			       ACPI_ACCESS_BYTE);
+	f->x_gpe0_blk =
+		io_gas(X86_GPE0_PORT, 8 * ACPI_GPE0_LEN, ACPI_ACCESS_BYTE);
 	f->p_lvl2_lat = P_LVL2_UNSUPPORTED;
 	f->p_lvl3_lat = P_LVL3_UNSUPPORTED;
 	/* The i8042 and the CMOS RTC exist (no NO_CMOS_RTC bit); no VGA. */

@@ -574,9 +574,8 @@ static int dsdt_devices(struct aml_device *devs, int max)
  */
 static void test_dsdt_vmgenid_and_its_gpe(void **state)
 {
-	static const uint8_t notify[] = { 0x86, '\\', 0x2e, '_', 'S', 'B',
-					  '_',	'V',  'G',  'E', 'N', 0x0a,
-					  0x80 };
+	static const uint8_t notify[] = { 0x86, '\\', 0x2e, '_', 'S',  'B', '_',
+					  'V',	'G',  'E',  'N', 0x0a, 0x80 };
 	struct guest_memory mem = mem_with_ram();
 	struct aml_device devs[4];
 	struct acpi_layout l;
